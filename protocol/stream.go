@@ -1,0 +1,131 @@
+package protocol
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"sync"
+)
+
+// DefaultMaxLine is the longest line a LineStream accepts: long enough for
+// tool outputs of tens of MiB, short enough that a plugin flooding stdout
+// without a newline cannot take the host's memory.
+const DefaultMaxLine = 64 << 20
+
+// LineStream frames JSON-RPC messages as one JSON value per line. It
+// implements github.com/sourcegraph/jsonrpc2's ObjectStream.
+//
+// A line that is not a JSON-RPC message, and a line longer than the cap, is
+// reported to Skipped and skipped: the connection goes on. Only the end of
+// the stream (or a read error) ends ReadObject.
+type LineStream struct {
+	rwc     io.ReadWriteCloser
+	r       *bufio.Reader
+	maxLine int
+	skipped func(line []byte, why error)
+
+	writeMu sync.Mutex
+	wbuf    bytes.Buffer
+}
+
+// LineStreamOptions configures a LineStream. The zero value is the default.
+type LineStreamOptions struct {
+	// MaxLine caps a line's length in bytes; 0 means DefaultMaxLine.
+	MaxLine int
+	// Skipped, if set, is told about every line that was skipped, with at
+	// most the first 512 bytes of it.
+	Skipped func(line []byte, why error)
+}
+
+// ErrLineTooLong is why a line over the cap was skipped.
+var ErrLineTooLong = errors.New("line exceeds the size cap")
+
+// NewLineStream frames messages over rwc.
+func NewLineStream(rwc io.ReadWriteCloser, opts LineStreamOptions) *LineStream {
+	if opts.MaxLine <= 0 {
+		opts.MaxLine = DefaultMaxLine
+	}
+	return &LineStream{rwc: rwc, r: bufio.NewReaderSize(rwc, 64<<10), maxLine: opts.MaxLine, skipped: opts.Skipped}
+}
+
+// WriteObject writes obj as one line.
+func (s *LineStream) WriteObject(obj any) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	s.wbuf.Reset()
+	enc := json.NewEncoder(&s.wbuf) // Encode appends the newline
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(obj); err != nil {
+		return err
+	}
+	_, err := s.rwc.Write(s.wbuf.Bytes())
+	return err
+}
+
+// ReadObject reads the next line that decodes into v, skipping any that do
+// not. v must be a pointer.
+func (s *LineStream) ReadObject(v any) error {
+	for {
+		line, err := s.readLine()
+		if errors.Is(err, ErrLineTooLong) {
+			s.skip(line, err)
+			continue
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			// Decode into a fresh value so a line that fails half-way
+			// leaves nothing behind in v.
+			fresh := reflect.New(reflect.TypeOf(v).Elem())
+			if derr := json.Unmarshal(line, fresh.Interface()); derr != nil {
+				s.skip(line, fmt.Errorf("not a JSON-RPC message: %w", derr))
+			} else {
+				reflect.ValueOf(v).Elem().Set(fresh.Elem())
+				return nil
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// readLine returns the next line without its newline. A line over the cap
+// is read through to its end and discarded, returning its head and
+// ErrLineTooLong.
+func (s *LineStream) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := s.r.ReadSlice('\n')
+		if len(line)+len(frag) > s.maxLine {
+			head := append(line, frag...)[:min(512, len(line)+len(frag))]
+			head = bytes.Clone(head)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = s.r.ReadSlice('\n')
+			}
+			if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+				return head, err
+			}
+			return head, ErrLineTooLong
+		}
+		line = append(line, frag...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			return line, err
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), nil
+	}
+}
+
+func (s *LineStream) skip(line []byte, why error) {
+	if s.skipped != nil {
+		s.skipped(line[:min(512, len(line))], why)
+	}
+}
+
+// Close closes the underlying pipe.
+func (s *LineStream) Close() error { return s.rwc.Close() }

@@ -1,0 +1,55 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// HookOutcome is what a hook decides. There is deliberately no Allow: a hook
+// can only tighten what happens, never widen it, which is why hooks may
+// cross the process boundary while policies may not.
+type HookOutcome string
+
+const (
+	HookContinue HookOutcome = "continue" // carry on as if the hook were not there
+	HookDeny     HookOutcome = "deny"     // refuse this one action; the turn goes on
+	HookAsk      HookOutcome = "ask"      // put the action to the person even if a rule allows it
+	HookBlock    HookOutcome = "block"    // stop the turn
+	HookRedirect HookOutcome = "redirect" // replace the payload with Value (same gate applies)
+)
+
+// Hook sites and points the host offers.
+const (
+	SiteTool   = "tool"   // payload: the ToolCall
+	SitePrompt = "prompt" // payload: the ProviderRequest about to go to the model
+	SiteTurn   = "turn"   // observe only
+
+	PointBefore = "before"
+	PointAfter  = "after"
+	PointEnd    = "end"
+)
+
+// HookEvent is what a hook is shown.
+type HookEvent struct {
+	Site    string          `json:"site"`
+	Point   string          `json:"point"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// HookDecision is a hook's answer.
+type HookDecision struct {
+	Outcome HookOutcome     `json:"outcome" jsonschema:"enum=continue,enum=deny,enum=ask,enum=block,enum=redirect"`
+	Value   json.RawMessage `json:"value,omitempty"`
+	Reason  string          `json:"reason,omitempty"`
+}
+
+// Hook decides at decision points and observes at observation points.
+type Hook interface {
+	ID() string
+	// Decide returns the hook's decision. On error (a remote hook past its
+	// deadline, a dead process) the hook decides nothing: the caller treats
+	// it as Continue.
+	Decide(ctx context.Context, ev HookEvent) (HookDecision, error)
+	// Observe tells the hook what happened; nothing waits on it.
+	Observe(ctx context.Context, ev HookEvent)
+}

@@ -1,0 +1,99 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// ProviderRequest is one model request.
+type ProviderRequest struct {
+	Model    string     `json:"model,omitempty"`
+	System   string     `json:"system,omitempty"`
+	Messages []Message  `json:"messages"`
+	Tools    []ToolSpec `json:"tools,omitempty"`
+}
+
+// EventKind tags a StreamEvent.
+type EventKind string
+
+const (
+	EventText     EventKind = "text"     // Text is more of the answer
+	EventToolCall EventKind = "toolCall" // ToolCall is (a piece of) a tool call
+)
+
+// StreamEvent is one chunk of a streamed model response.
+type StreamEvent struct {
+	Kind EventKind `json:"kind" jsonschema:"enum=text,enum=toolCall"`
+	Text string    `json:"text,omitempty"`
+	// ToolCall is a delta: chunks with the same Index build one call; ID
+	// and Name arrive once, ArgumentsDelta pieces are concatenated.
+	ToolCall *ToolCallDelta `json:"toolCall,omitempty"`
+}
+
+// ToolCallDelta is a piece of a streamed tool call.
+type ToolCallDelta struct {
+	Index          int    `json:"index"`
+	ID             string `json:"id,omitempty"`
+	Name           string `json:"name,omitempty"`
+	ArgumentsDelta string `json:"argumentsDelta,omitempty"`
+}
+
+// StreamEnd is how a streamed response ended.
+type StreamEnd struct {
+	StopReason string `json:"stopReason,omitempty"`
+}
+
+// Provider is a model.
+type Provider interface {
+	ID() string
+	// Stream runs one model request, calling emit for each chunk in order,
+	// and returns once the response is complete. Cancelling ctx stops it.
+	Stream(ctx context.Context, req ProviderRequest, emit func(StreamEvent)) (StreamEnd, error)
+}
+
+// Assemble folds stream events into the assistant message they spell.
+// Arguments of a call that are not valid JSON are kept as a JSON string so
+// the tool can say what was wrong.
+func Assemble(events []StreamEvent) Message {
+	msg := Message{Role: RoleAssistant}
+	type acc struct {
+		id, name string
+		args     []byte
+	}
+	var calls []*acc
+	for _, e := range events {
+		switch e.Kind {
+		case EventText:
+			msg.Content += e.Text
+		case EventToolCall:
+			if e.ToolCall == nil {
+				continue
+			}
+			d := e.ToolCall
+			for len(calls) <= d.Index {
+				calls = append(calls, &acc{})
+			}
+			c := calls[d.Index]
+			if d.ID != "" {
+				c.id = d.ID
+			}
+			if d.Name != "" {
+				c.name = d.Name
+			}
+			c.args = append(c.args, d.ArgumentsDelta...)
+		}
+	}
+	for _, c := range calls {
+		if c.name == "" {
+			continue
+		}
+		input := json.RawMessage(c.args)
+		if len(input) == 0 {
+			input = json.RawMessage("{}")
+		} else if !json.Valid(input) {
+			input, _ = json.Marshal(string(c.args))
+		}
+		msg.ToolCalls = append(msg.ToolCalls, ToolCallRequest{ID: c.id, Name: c.name, Input: input})
+	}
+	return msg
+}
