@@ -1,0 +1,34 @@
+// Package bridge owns one Plugin per manifest: starting its instance
+// through a transport, the handshake, routing what the plugin sends back
+// (progress, deltas, questions, notices, service calls), deadlines, and
+// the death rules. It builds the plugin's proxies (package proxy) from its
+// declaration and is the proxy.Caller they send through.
+//
+// The rules, from the spec:
+//
+//   - Handshake: initialize {protocol, pluginRoot, config, env}. A plugin
+//     answering another protocol than protocol.Version, or another name
+//     than its manifest's, is refused; the error is its one notice.
+//   - Nothing a process says about itself is believed: tool names become
+//     plugin__<plugin>__<tool> (refused, not shortened, past 64
+//     characters), bridge tools wear the untrusted default traits, and
+//     capabilities come only from the declaration.
+//   - Every request has a deadline (Deadlines, by kind). Past it the call
+//     fails with a DeadlineError (errors.Is context.DeadlineExceeded). A
+//     tool call whose context is cancelled sends tool/cancel and keeps
+//     waiting until the deadline; a provider stream sends provider/cancel.
+//     A call still unanswered Grace after its deadline marks the instance
+//     wedged: it is killed and the death rules apply.
+//   - A process is allowed to die. There are no health checks and no
+//     supervisor: when an instance ends, calls answer sdk.ErrUnavailable,
+//     one notice is raised, and the next call respawns it, spaced by
+//     Backoff; concurrent calls share one respawn.
+//   - The wire is line-delimited JSON-RPC (protocol.LineStream): a line that
+//     is not a message, or is over the cap, goes to the plugin's log and is
+//     skipped; an answer with an unknown id is logged and dropped.
+//   - bingo.host is the reserved service key: ask (only on a call this
+//     plugin is running now) and notice (one line under its name).
+//
+// Exec and wasm plugins follow the same rules because this package sees
+// only transport.Conn.
+package bridge

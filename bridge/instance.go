@@ -1,0 +1,149 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/transport"
+)
+
+// instance is one running incarnation of a plugin. Its owner is the
+// monitor goroutine, which ends it and reports its death.
+type instance struct {
+	p       *Plugin
+	conn    transport.Conn
+	rpc     *jsonrpc2.Conn
+	ctx     context.Context // ends when the instance does
+	cancel  context.CancelFunc
+	started time.Time
+	quiet   atomic.Bool // its death needs no notice (handshake failure, Close, already told)
+
+	exited   chan struct{} // closed once conn.Wait has returned
+	exitErr  error
+	dead     chan struct{} // closed once everything the instance started has ended
+	handlers sync.WaitGroup
+}
+
+func (p *Plugin) newInstance(conn transport.Conn) *instance {
+	ctx, cancel := context.WithCancel(context.Background())
+	inst := &instance{
+		p: p, conn: conn, ctx: ctx, cancel: cancel, started: p.opts.Now(),
+		exited: make(chan struct{}), dead: make(chan struct{}),
+	}
+	stream := protocol.NewLineStream(conn, protocol.LineStreamOptions{
+		MaxLine: p.opts.MaxLine,
+		Skipped: func(line []byte, why error) {
+			fmt.Fprintf(p.opts.Log, "bridge: skipped a stdout line (%v): %q\n", why, line)
+		},
+	})
+	inst.rpc = jsonrpc2.NewConn(ctx, stream, inst, jsonrpc2.SetLogger(logWriter{p.opts.Log}))
+	go func() {
+		inst.exitErr = conn.Wait()
+		close(inst.exited)
+		inst.rpc.Close() // a process that exited cannot answer; end the wire too
+	}()
+	go inst.monitor()
+	return inst
+}
+
+// monitor owns the instance: once the wire is down it makes sure the
+// instance has ended, waits for its handlers, and reports the death.
+func (inst *instance) monitor() {
+	<-inst.rpc.DisconnectNotify()
+	inst.cancel()
+	_ = inst.conn.Kill()
+	<-inst.exited
+	inst.handlers.Wait()
+	inst.p.died(inst, inst.waitReason())
+	close(inst.dead)
+}
+
+// waitReason is why the instance ended, once it has.
+func (inst *instance) waitReason() error {
+	select {
+	case <-inst.exited:
+		if inst.exitErr == nil {
+			return fmt.Errorf("exited")
+		}
+		return inst.exitErr
+	default:
+		return fmt.Errorf("closed its stdout")
+	}
+}
+
+// stop ends the instance gracefully (stdin closed first) and waits for it.
+func (inst *instance) stop() {
+	inst.quiet.Store(true)
+	inst.rpc.Close()
+	<-inst.dead
+}
+
+// kill ends the instance now; the monitor reports the death.
+func (inst *instance) kill() {
+	_ = inst.conn.Kill()
+	inst.rpc.Close()
+}
+
+// Handle answers what the plugin sends the host (jsonrpc2.Handler). It
+// runs on the wire's reader goroutine, so notifications are handled in wire
+// order (a stream's deltas all arrive before its answer); requests, which
+// may wait on a person, are answered on their own goroutine.
+func (inst *instance) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	p := inst.p
+	var params json.RawMessage
+	if req.Params != nil {
+		params = *req.Params
+	}
+	switch {
+	case req.Method == protocol.NotifyToolProgress && req.Notif:
+		var n protocol.ToolProgress
+		if json.Unmarshal(params, &n) == nil {
+			if rt := p.route(n.CallID); rt != nil && rt.ui != nil {
+				rt.deliver(func() { rt.ui.Progress(n.Tail) })
+				return
+			}
+		}
+		fmt.Fprintf(p.opts.Log, "bridge: tool/progress for no running call: %s\n", params)
+	case req.Method == protocol.NotifyProviderDelta && req.Notif:
+		var n protocol.ProviderDelta
+		if json.Unmarshal(params, &n) == nil {
+			if rt := p.route(n.StreamID); rt != nil && rt.deltas != nil {
+				rt.deliver(func() { rt.deltas(n.Event) })
+				return
+			}
+		}
+		fmt.Fprintf(p.opts.Log, "bridge: provider/delta for no running stream: %s\n", params)
+	case req.Method == protocol.MethodServiceCall && !req.Notif:
+		inst.handlers.Add(1)
+		go func() {
+			defer inst.handlers.Done()
+			res, err := p.serveService(inst.ctx, params)
+			if err != nil {
+				_ = conn.ReplyWithError(inst.ctx, req.ID, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidRequest, Message: err.Error()})
+				return
+			}
+			_ = conn.Reply(inst.ctx, req.ID, protocol.ServiceCallResult{Result: res})
+		}()
+	case req.Notif:
+		fmt.Fprintf(p.opts.Log, "bridge: ignored notification %q\n", req.Method)
+	default:
+		_ = conn.ReplyWithError(inst.ctx, req.ID, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound,
+			Message: "the host answers only service/call, not " + req.Method})
+	}
+}
+
+// logWriter adapts the plugin's log to jsonrpc2's Logger, which is where
+// an answer with an unknown id is reported.
+type logWriter struct{ w interface{ Write([]byte) (int, error) } }
+
+func (l logWriter) Printf(format string, v ...any) {
+	fmt.Fprintf(l.w, "bridge: "+strings.TrimPrefix(format, "jsonrpc2: "), v...)
+}

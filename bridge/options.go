@@ -1,0 +1,152 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/proxy"
+	"github.com/bingo/bingo-plugin-rpc/transport"
+)
+
+// Deadlines bound every crossing. A zero field takes its default
+// (DefaultDeadlines).
+type Deadlines struct {
+	Initialize  time.Duration
+	Tool        time.Duration
+	Command     time.Duration
+	Complete    time.Duration
+	Contributor time.Duration
+	Compactor   time.Duration
+	// Provider bounds the wait for a stream's first delta, ProviderIdle
+	// the silence between deltas (and before the end).
+	Provider     time.Duration
+	ProviderIdle time.Duration
+	Hook         time.Duration
+	Service      time.Duration
+	// Grace is how long past its deadline a call may stay unanswered
+	// before the instance is declared wedged and killed.
+	Grace time.Duration
+}
+
+// DefaultDeadlines are the deadlines a zero Deadlines field takes.
+func DefaultDeadlines() Deadlines {
+	return Deadlines{
+		Initialize: 10 * time.Second, Tool: 60 * time.Second, Command: 30 * time.Second,
+		Complete: 2 * time.Second, Contributor: 2 * time.Second, Compactor: 30 * time.Second,
+		Provider: 60 * time.Second, ProviderIdle: 30 * time.Second, Hook: 2 * time.Second,
+		Service: 10 * time.Second, Grace: 5 * time.Second,
+	}
+}
+
+func (d Deadlines) withDefaults() Deadlines {
+	def := DefaultDeadlines()
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&d.Initialize, &def.Initialize}, {&d.Tool, &def.Tool}, {&d.Command, &def.Command},
+		{&d.Complete, &def.Complete}, {&d.Contributor, &def.Contributor}, {&d.Compactor, &def.Compactor},
+		{&d.Provider, &def.Provider}, {&d.ProviderIdle, &def.ProviderIdle}, {&d.Hook, &def.Hook},
+		{&d.Service, &def.Service}, {&d.Grace, &def.Grace},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	return d
+}
+
+// For returns the deadline of a kind of request.
+func (d Deadlines) For(k proxy.Kind) time.Duration {
+	switch k {
+	case proxy.KindInitialize:
+		return d.Initialize
+	case proxy.KindTool:
+		return d.Tool
+	case proxy.KindCommand:
+		return d.Command
+	case proxy.KindComplete:
+		return d.Complete
+	case proxy.KindContributor:
+		return d.Contributor
+	case proxy.KindCompactor:
+		return d.Compactor
+	case proxy.KindProvider:
+		return d.Provider
+	case proxy.KindHook:
+		return d.Hook
+	}
+	return d.Service
+}
+
+// Backoff spaces respawns of a plugin that keeps dying. The first death is
+// respawned by the next read at once; each further death in a row doubles
+// the wait from Initial, up to Max. An instance that lived Reset or longer
+// starts the count again.
+type Backoff struct {
+	Initial, Max, Reset time.Duration
+}
+
+func (b Backoff) withDefaults() Backoff {
+	if b.Initial <= 0 {
+		b.Initial = 500 * time.Millisecond
+	}
+	if b.Max <= 0 {
+		b.Max = 30 * time.Second
+	}
+	if b.Reset <= 0 {
+		b.Reset = time.Minute
+	}
+	return b
+}
+
+// delay is the wait before the respawn that follows the n-th death in a
+// row (n ≥ 1).
+func (b Backoff) delay(n int) time.Duration {
+	if n <= 1 {
+		return 0
+	}
+	d := b.Initial
+	for i := 2; i < n && d < b.Max; i++ {
+		d *= 2
+	}
+	return min(d, b.Max)
+}
+
+// Notice is one line for the person, under a plugin's name.
+type Notice struct {
+	Plugin  string
+	Level   string // "info", "warn" or "error"
+	Message string
+}
+
+func (n Notice) String() string { return "plugin " + n.Plugin + ": " + n.Message }
+
+// ServiceRouter answers a plugin's service/call for any key other than
+// bingo.host: it routes by key to whoever declared it.
+type ServiceRouter func(ctx context.Context, from, key, method string, params json.RawMessage) (json.RawMessage, error)
+
+// Options configure a Plugin. Name, Root and Transport are required; every
+// other zero field takes its default.
+type Options struct {
+	Name      string // the manifest's name; the process must answer the same
+	Root      string // sent as initialize.pluginRoot
+	Transport transport.Transport
+	Config    json.RawMessage   // the person's plugins.<name> slice
+	Env       map[string]string // the manifest's entry.env, expanded
+
+	Deadlines Deadlines
+	Backoff   Backoff
+	// MaxLine caps one wire line (protocol.DefaultMaxLine if 0).
+	MaxLine int
+
+	// Notify receives notices: deaths, refusals, a plugin's own notice.
+	Notify func(Notice)
+	// Log receives what the bridge has to say about the wire (skipped
+	// lines, stray answers). It should be the plugin's log, the same
+	// writer its stderr goes to. It must be safe for concurrent use.
+	Log io.Writer
+	// Services routes plugin → host service calls other than bingo.host.
+	Services ServiceRouter
+	// Now is the clock the backoff reads; nil is time.Now.
+	Now func() time.Time
+}

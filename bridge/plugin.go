@@ -1,0 +1,363 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/proxy"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+)
+
+// Plugin is one plugin as the host sees it: its declaration, and at most one
+// live instance reached through its transport. It satisfies proxy.Caller,
+// so every proxy of the plugin sends through it. It is safe for concurrent
+// use.
+type Plugin struct {
+	opts Options
+
+	nextStream atomic.Uint64
+	spawning   singleflight.Group
+	watchers   sync.WaitGroup // wedge watchers
+
+	mu      sync.Mutex
+	inst    *instance // nil while dead
+	decl    *protocol.InitializeResult
+	closed  bool
+	deaths  int       // in a row
+	retryAt time.Time // no respawn before this
+	routes  map[string]*route
+}
+
+// New returns a plugin that has not started. Call Start.
+func New(opts Options) *Plugin {
+	opts.Deadlines = opts.Deadlines.withDefaults()
+	opts.Backoff = opts.Backoff.withDefaults()
+	if opts.Notify == nil {
+		opts.Notify = func(Notice) {}
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Plugin{opts: opts, routes: map[string]*route{}}
+}
+
+// Name is the plugin's name.
+func (p *Plugin) Name() string { return p.opts.Name }
+
+// Kind names the plugin's transport.
+func (p *Plugin) Kind() string { return p.opts.Transport.Kind() }
+
+// Start launches the first instance and performs the handshake. On error
+// the plugin contributes nothing; the error says why in one line.
+func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
+	inst, decl, err := p.spawn(ctx)
+	if err != nil {
+		return protocol.InitializeResult{}, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		go inst.stop()
+		return protocol.InitializeResult{}, ErrClosed
+	}
+	p.inst, p.decl = inst, &decl
+	return decl, nil
+}
+
+// Declaration is what the plugin declared at its first handshake.
+func (p *Plugin) Declaration() (protocol.InitializeResult, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.decl == nil {
+		return protocol.InitializeResult{}, false
+	}
+	return *p.decl, true
+}
+
+// Status is "running", "dead" (will respawn on the next read), "not
+// started" or "closed".
+func (p *Plugin) Status() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.closed:
+		return "closed"
+	case p.inst != nil:
+		return "running"
+	case p.decl != nil:
+		return "dead"
+	}
+	return "not started"
+}
+
+// ErrClosed is the error of a call on a closed Plugin.
+var ErrClosed = errors.New("plugin closed")
+
+// Close stops the live instance (stdin closed first, so a well-behaved
+// plugin exits on its own) and waits for everything the plugin started.
+func (p *Plugin) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	inst := p.inst
+	p.inst = nil
+	p.mu.Unlock()
+	if inst != nil {
+		inst.stop()
+	}
+	p.watchers.Wait()
+	return nil
+}
+
+// spawn starts an instance and performs the handshake.
+func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResult, error) {
+	var decl protocol.InitializeResult
+	conn, err := p.opts.Transport.Start(ctx)
+	if err != nil {
+		return nil, decl, fmt.Errorf("start: %w", err)
+	}
+	inst := p.newInstance(conn)
+	hctx, cancel := context.WithTimeout(ctx, p.opts.Deadlines.Initialize)
+	defer cancel()
+	err = inst.rpc.Call(hctx, protocol.MethodInitialize, protocol.InitializeParams{
+		Protocol: protocol.Version, PluginRoot: p.opts.Root, Config: orNull(p.opts.Config), Env: orEmpty(p.opts.Env),
+	}, &decl)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		err = fmt.Errorf("no answer to initialize within %s", p.opts.Deadlines.Initialize)
+	case errors.Is(err, jsonrpc2.ErrClosed):
+		err = fmt.Errorf("exited during the handshake (%v); see its log", inst.waitReason())
+	case err != nil:
+		err = fmt.Errorf("initialize failed: %w", err)
+	case decl.Protocol != protocol.Version:
+		err = fmt.Errorf("speaks protocol %d; this host speaks protocol %d only", decl.Protocol, protocol.Version)
+	case decl.Name != p.opts.Name:
+		err = fmt.Errorf("answered the handshake as %q, but its manifest names it %q", decl.Name, p.opts.Name)
+	}
+	if err != nil {
+		inst.quiet.Store(true)
+		inst.stop()
+		return nil, decl, err
+	}
+	return inst, decl, nil
+}
+
+// acquire returns the live instance, respawning a dead one unless the
+// backoff says not yet. Concurrent reads share one respawn.
+func (p *Plugin) acquire(ctx context.Context) (*instance, error) {
+	p.mu.Lock()
+	inst, closed, started, retryAt := p.inst, p.closed, p.decl != nil, p.retryAt
+	p.mu.Unlock()
+	switch {
+	case closed:
+		return nil, ErrClosed
+	case inst != nil:
+		return inst, nil
+	case !started:
+		return nil, fmt.Errorf("plugin %s did not start: %w", p.opts.Name, sdk.ErrUnavailable)
+	}
+	if now := p.opts.Now(); now.Before(retryAt) {
+		return nil, fmt.Errorf("plugin %s is down; next restart in %s: %w", p.opts.Name, retryAt.Sub(now).Round(time.Millisecond), sdk.ErrUnavailable)
+	}
+	v, err, _ := p.spawning.Do("spawn", func() (any, error) {
+		p.mu.Lock()
+		if p.inst != nil || p.closed {
+			inst := p.inst
+			p.mu.Unlock()
+			return inst, nil
+		}
+		p.mu.Unlock()
+		inst, _, err := p.spawn(context.WithoutCancel(ctx))
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if err != nil {
+			p.deaths++
+			p.retryAt = p.opts.Now().Add(p.opts.Backoff.delay(p.deaths + 1))
+			p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "error", Message: "restart failed: " + err.Error()})
+			return nil, err
+		}
+		if p.closed {
+			go inst.stop()
+			return nil, ErrClosed
+		}
+		p.inst = inst
+		return inst, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w: %w", p.opts.Name, err, sdk.ErrUnavailable)
+	}
+	if v.(*instance) == nil {
+		return nil, ErrClosed
+	}
+	return v.(*instance), nil
+}
+
+// died records an instance's end and raises its one notice.
+func (p *Plugin) died(inst *instance, why error) {
+	p.mu.Lock()
+	current := p.inst == inst
+	if current {
+		p.inst = nil
+		if p.opts.Now().Sub(inst.started) >= p.opts.Backoff.Reset {
+			p.deaths = 0
+		}
+		p.deaths++
+		p.retryAt = p.opts.Now().Add(p.opts.Backoff.delay(p.deaths))
+	}
+	p.mu.Unlock()
+	if current && !inst.quiet.Load() {
+		msg := "stopped"
+		if why != nil {
+			msg += " (" + why.Error() + ")"
+		}
+		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: msg + "; its contributions answer nothing until the next use restarts it"})
+	}
+}
+
+// Call implements proxy.Caller.
+func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error {
+	inst, err := p.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	rt := p.addRoute(inst, req)
+	defer p.removeRoute(req, rt)
+
+	w, err := inst.rpc.DispatchCall(ctx, req.Method, req.Params)
+	if err != nil {
+		return p.callError(req, err)
+	}
+
+	deadline := p.opts.Deadlines.For(req.Kind)
+	timer := time.NewTimer(deadline)
+	defer timer.Stop()
+	var activity <-chan struct{}
+	if rt != nil {
+		activity = rt.activity
+	}
+
+	waitCtx, stopWait := context.WithCancel(context.Background())
+	defer stopWait()
+	answered := make(chan error, 1)
+	go func() { answered <- w.Wait(waitCtx, result) }()
+	abandon := func() { stopWait(); <-answered }
+
+	cancelled := ctx.Done()
+	for {
+		select {
+		case err := <-answered:
+			return p.callError(req, err)
+		case <-cancelled:
+			if req.CancelMethod == "" {
+				abandon()
+				return fmt.Errorf("plugin %s: %s: %w", p.opts.Name, req.Method, ctx.Err())
+			}
+			_ = inst.rpc.Notify(context.Background(), req.CancelMethod, req.CancelParams)
+			cancelled = nil // keep waiting until the deadline
+		case <-activity:
+			if !timer.Stop() {
+				<-timer.C
+			}
+			deadline = p.opts.Deadlines.ProviderIdle
+			timer.Reset(deadline)
+		case <-timer.C:
+			abandon()
+			p.watchWedge(inst, req.Method, w)
+			return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
+		}
+	}
+}
+
+// watchWedge kills the instance if the call is still unanswered a grace
+// period after its deadline: a plugin that never answers is wedged, and the
+// death rules (notice, respawn on next read) take over.
+func (p *Plugin) watchWedge(inst *instance, method string, w jsonrpc2.Waiter) {
+	p.watchers.Add(1)
+	go func() {
+		defer p.watchers.Done()
+		ctx, cancel := context.WithTimeout(inst.ctx, p.opts.Deadlines.Grace)
+		defer cancel()
+		if err := w.Wait(ctx, nil); errors.Is(err, context.DeadlineExceeded) {
+			p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "error",
+				Message: fmt.Sprintf("%s still unanswered %s past its deadline; stopping the wedged instance", method, p.opts.Deadlines.Grace)})
+			inst.quiet.Store(true) // this notice is the death's notice
+			inst.kill()
+		}
+	}()
+}
+
+// Notify implements proxy.Caller. A dead plugin is not respawned for a
+// notification: nothing waits on it, so nothing is lost.
+func (p *Plugin) Notify(ctx context.Context, method string, params any) error {
+	p.mu.Lock()
+	inst := p.inst
+	p.mu.Unlock()
+	if inst == nil {
+		return fmt.Errorf("plugin %s: %w", p.opts.Name, sdk.ErrUnavailable)
+	}
+	return inst.rpc.Notify(ctx, method, params)
+}
+
+func (p *Plugin) callError(req proxy.Request, err error) error {
+	var rerr *jsonrpc2.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, jsonrpc2.ErrClosed) || errors.Is(err, io.ErrClosedPipe):
+		return fmt.Errorf("plugin %s stopped during %s: %w", p.opts.Name, req.Method, sdk.ErrUnavailable)
+	case errors.As(err, &rerr):
+		return &RemoteError{Plugin: p.opts.Name, Method: req.Method, Code: rerr.Code, Message: rerr.Message}
+	}
+	return fmt.Errorf("plugin %s: %s: %w", p.opts.Name, req.Method, err)
+}
+
+// DeadlineError is the error of a request past its deadline. It matches
+// context.DeadlineExceeded with errors.Is.
+type DeadlineError struct {
+	Plugin, Method string
+	After          time.Duration
+}
+
+func (e *DeadlineError) Error() string {
+	return fmt.Sprintf("plugin %s: %s did not answer within %s", e.Plugin, e.Method, e.After)
+}
+
+// Is makes errors.Is(err, context.DeadlineExceeded) true.
+func (e *DeadlineError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// RemoteError is a JSON-RPC error the plugin answered with.
+type RemoteError struct {
+	Plugin, Method string
+	Code           int64
+	Message        string
+}
+
+func (e *RemoteError) Error() string {
+	return fmt.Sprintf("plugin %s: %s: %s", e.Plugin, e.Method, e.Message)
+}
+
+func orNull(m json.RawMessage) json.RawMessage {
+	if len(m) == 0 {
+		return json.RawMessage("null")
+	}
+	return m
+}
+
+func orEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
