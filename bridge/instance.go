@@ -44,7 +44,18 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 			fmt.Fprintf(p.opts.Log, "bridge: skipped a stdout line (%v): %q\n", why, line)
 		},
 	})
-	inst.rpc = jsonrpc2.NewConn(ctx, stream, inst, jsonrpc2.SetLogger(logWriter{p.opts.Log}))
+	inst.rpc = jsonrpc2.NewConn(ctx, stream, inst, jsonrpc2.SetLogger(logWriter{p.opts.Log}),
+		jsonrpc2.OnRecv(func(req *jsonrpc2.Request, resp *jsonrpc2.Response) {
+			// Runs on the reader goroutine before the answer is delivered:
+			// ending the route here means nothing the plugin sends after its
+			// answer (a question, a progress line) reaches the finished call.
+			if req != nil && resp != nil && req.Params != nil {
+				var ids struct{ CallID, StreamID string }
+				if json.Unmarshal(*req.Params, &ids) == nil {
+					p.endRoutes(ids.CallID, ids.StreamID)
+				}
+			}
+		}))
 	go func() {
 		inst.exitErr = conn.Wait()
 		close(inst.exited)

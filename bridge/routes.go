@@ -58,20 +58,29 @@ func (p *Plugin) addRoute(inst *instance, req proxy.Request) *route {
 }
 
 func (p *Plugin) removeRoute(req proxy.Request, rt *route) {
-	if rt == nil {
-		return
+	if rt != nil {
+		p.endRoutes(req.CallID, req.StreamID)
 	}
+}
+
+// endRoutes ends the running calls or streams named by ids (empty ids are
+// ignored). Idempotent.
+func (p *Plugin) endRoutes(ids ...string) {
+	var ended []*route
 	p.mu.Lock()
-	for _, id := range []string{req.CallID, req.StreamID} {
-		if id != "" && p.routes[id] == rt {
+	for _, id := range ids {
+		if rt := p.routes[id]; id != "" && rt != nil {
 			delete(p.routes, id)
+			ended = append(ended, rt)
 		}
 	}
 	p.mu.Unlock()
-	rt.cancel()
-	rt.mu.Lock()
-	rt.ended = true
-	rt.mu.Unlock()
+	for _, rt := range ended {
+		rt.cancel()
+		rt.mu.Lock()
+		rt.ended = true
+		rt.mu.Unlock()
+	}
 }
 
 // route is the running call or stream named id, or nil.

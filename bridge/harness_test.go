@@ -1,0 +1,272 @@
+package bridge
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+	"github.com/bingo/bingo-plugin-rpc/transport"
+	"github.com/bingo/bingo-plugin-rpc/transport/mem"
+)
+
+// msg is one JSON-RPC message as a scripted plugin sees it.
+type msg struct {
+	JSONRPC string           `json:"jsonrpc"`
+	ID      *json.RawMessage `json:"id,omitempty"`
+	Method  string           `json:"method,omitempty"`
+	Params  json.RawMessage  `json:"params,omitempty"`
+	Result  json.RawMessage  `json:"result,omitempty"`
+	Error   *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+}
+
+// peer is the plugin end of a scripted in-memory plugin: it reads the
+// host's messages and writes raw lines, so a test can misbehave exactly.
+type peer struct {
+	in  *bufio.Reader
+	out io.Writer
+	mu  sync.Mutex
+}
+
+func (p *peer) read() (msg, error) {
+	line, err := p.in.ReadBytes('\n')
+	if err != nil {
+		return msg{}, err
+	}
+	var m msg
+	return m, json.Unmarshal(line, &m)
+}
+
+func (p *peer) raw(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	io.WriteString(p.out, s+"\n")
+}
+
+func (p *peer) send(v any) {
+	b, _ := json.Marshal(v)
+	p.raw(string(b))
+}
+
+func (p *peer) reply(m msg, result any) {
+	p.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": result})
+}
+
+func (p *peer) replyErr(m msg, code int, message string) {
+	p.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": code, "message": message}})
+}
+
+func (p *peer) notify(method string, params any) {
+	p.send(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+// call sends a request from the plugin to the host and waits for its answer
+// (which the script's loop must hand over on answers).
+func (p *peer) request(id int, method string, params any) {
+	p.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+// script is a scripted plugin: handle is called for each message after
+// the handshake; returning false ends the instance (a death).
+type script struct {
+	decl   protocol.InitializeResult
+	handle func(p *peer, m msg) bool
+	init   func(p *peer, m msg) // nil: answer decl
+}
+
+func (s script) main(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+	p := &peer{in: bufio.NewReader(stdin), out: stdout}
+	for {
+		m, err := p.read()
+		if err != nil {
+			return nil
+		}
+		if m.Method == protocol.MethodInitialize {
+			if s.init != nil {
+				s.init(p, m)
+			} else {
+				p.reply(m, s.decl)
+			}
+			continue
+		}
+		if s.handle != nil && !s.handle(p, m) {
+			return io.ErrUnexpectedEOF // the instance dies
+		}
+	}
+}
+
+func basicDecl() protocol.InitializeResult {
+	return protocol.InitializeResult{Protocol: protocol.Version, Name: "t", Version: "1",
+		Tools: []sdk.ToolSpec{{Name: "echo", Description: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
+}
+
+// syncLog is a concurrency-safe log buffer.
+type syncLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// notices collects notices.
+type notices struct {
+	mu   sync.Mutex
+	list []Notice
+	ch   chan Notice
+}
+
+func newNotices() *notices { return &notices{ch: make(chan Notice, 100)} }
+
+func (n *notices) add(x Notice) {
+	n.mu.Lock()
+	n.list = append(n.list, x)
+	n.mu.Unlock()
+	n.ch <- x
+}
+
+func (n *notices) all() []Notice {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]Notice(nil), n.list...)
+}
+
+func (n *notices) next(t *testing.T) Notice {
+	t.Helper()
+	select {
+	case x := <-n.ch:
+		return x
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notice")
+		return Notice{}
+	}
+}
+
+// countingTransport counts starts.
+type countingTransport struct {
+	*mem.Transport
+	mu     sync.Mutex
+	starts int
+}
+
+func (c *countingTransport) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.starts
+}
+
+func (c *countingTransport) Start(ctx context.Context) (transport.Conn, error) {
+	c.mu.Lock()
+	c.starts++
+	c.mu.Unlock()
+	return c.Transport.Start(ctx)
+}
+
+// fakeClock is a settable clock for the backoff.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+type env struct {
+	t       *testing.T
+	plugin  *Plugin
+	notices *notices
+	log     *syncLog
+}
+
+// start starts a scripted plugin named "t" over the in-memory transport.
+func start(t *testing.T, s script, tweak func(*Options)) (*env, error) {
+	t.Helper()
+	n := newNotices()
+	log := &syncLog{}
+	opts := Options{Name: "t", Root: "/plugins/t", Transport: mem.New(s.main, log), Notify: n.add, Log: log}
+	if tweak != nil {
+		tweak(&opts)
+	}
+	p := New(opts)
+	t.Cleanup(func() { p.Close() })
+	_, err := p.Start(context.Background())
+	return &env{t: t, plugin: p, notices: n, log: log}, err
+}
+
+func mustStart(t *testing.T, s script, tweak func(*Options)) *env {
+	t.Helper()
+	e, err := start(t, s, tweak)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e *env) tool(name string) sdk.Tool {
+	for _, tl := range e.plugin.Contributions().Tools {
+		if tl.Spec().Name == name {
+			return tl
+		}
+	}
+	e.t.Fatalf("no tool %s", name)
+	return nil
+}
+
+// ui records progress and answers questions.
+type ui struct {
+	mu       sync.Mutex
+	progress []string
+	answer   string
+}
+
+func (u *ui) Progress(s string) {
+	u.mu.Lock()
+	u.progress = append(u.progress, s)
+	u.mu.Unlock()
+}
+
+func (u *ui) Ask(ctx context.Context, q string) (string, error) { return u.answer + ":" + q, nil }
+
+func echoAnswer(p *peer, m msg) {
+	var tc protocol.ToolCallParams
+	json.Unmarshal(m.Params, &tc)
+	p.reply(m, protocol.ToolCallResult{Output: sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart("echo " + string(tc.Input))}}})
+}
+
+func call(t *testing.T, tl sdk.Tool, ctx context.Context, id string, u sdk.CallUI) (sdk.ToolOutput, error) {
+	t.Helper()
+	if u == nil {
+		u = &ui{}
+	}
+	return tl.Call(ctx, sdk.ToolCall{ID: id, Name: tl.Spec().Name, Input: json.RawMessage(`{}`), Cwd: "/"}, u)
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
