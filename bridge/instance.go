@@ -153,7 +153,9 @@ func (inst *instance) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrp
 
 // logWriter adapts the plugin's log to jsonrpc2's Logger, which is where
 // an answer with an unknown id is reported.
-type logWriter struct{ w interface{ Write([]byte) (int, error) } }
+type logWriter struct {
+	w interface{ Write([]byte) (int, error) }
+}
 
 func (l logWriter) Printf(format string, v ...any) {
 	fmt.Fprintf(l.w, "bridge: "+strings.TrimPrefix(format, "jsonrpc2: "), v...)
