@@ -1,0 +1,69 @@
+// Package manifest owns plugin.json: reading and validating one manifest,
+// expanding ${PLUGIN_ROOT}, the layers plugins are installed in, discovering
+// the plugins of every layer, and the environment an exec plugin runs with.
+// It starts nothing and speaks no wire; the bridge builds on what it returns.
+//
+// # The manifest
+//
+//	{
+//	  "name": "wordcount",
+//	  "version": "0.1.0",
+//	  "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py"]},
+//	  "config": {"type": "object"}
+//	}
+//
+// The rules, each refused with a message naming the file and the reason:
+//
+//   - The file is UTF-8, at most [MaxSize] bytes, and holds exactly one JSON
+//     object. A field name appears once and is spelled exactly (JSON field
+//     names are case-sensitive here, unlike encoding/json's default).
+//   - Unknown fields are refused, at the top level and inside entry, and the
+//     message names the field: a typo such as "entyr" must not silently give
+//     a plugin that runs nothing.
+//   - name is required, passes [ValidName], and equals the name of the
+//     directory the manifest sits in. The path is what one layer overrides
+//     another by, so two spellings would be two answers to "which plugin is
+//     this".
+//   - version is a required, non-blank string (no particular scheme).
+//   - entry is required and holds exactly one of command (exec transport) or
+//     wasm (a WASI preview1 module run in wazero), plus optional args (an
+//     array of strings) and env (an object of string values whose names are
+//     non-empty and contain neither "=" nor NUL).
+//   - config, if present, is a JSON object: a JSON Schema for the person's
+//     plugins.<name> settings slice. It is documentation only and is never
+//     used to validate anything.
+//
+// # ${PLUGIN_ROOT}
+//
+// ${PLUGIN_ROOT} expands, everywhere it appears, in entry.command,
+// entry.wasm, every argument and every env value, to the absolute directory
+// the manifest was read from. Nothing else is expanded: ${HOME}, $PLUGIN_ROOT
+// (without braces) and any other ${...} are passed on exactly as written, so
+// a manifest means the same thing on every machine. Env names and config are
+// never expanded.
+//
+// After expansion a relative entry.wasm is resolved against the plugin
+// directory. An entry.command without a slash ("python3") stays a PATH
+// lookup; a relative one with a slash ("./run", "bin/run") is resolved
+// against the plugin directory. Whether the file exists is the transport's
+// question, asked when the plugin starts.
+//
+// # Layers and discovery
+//
+// Plugins live one directory per plugin inside a layer directory. In
+// increasing precedence: the user layer (~/.bingo/plugins), the project
+// layer (<project>/.bingo/plugins, where the project is the nearest ancestor
+// of the working directory holding .bingo or .git), then every --plugin-dir,
+// later ones winning. The highest layer that holds a valid manifest of a
+// name wins that name.
+//
+// [Discover] reads every immediate sub-directory of each layer (a symlink to
+// a directory is followed; the link's own name is the plugin's name and its
+// path is ${PLUGIN_ROOT}). Plain files in a layer directory are ignored, a
+// missing layer directory is not a problem, and a sub-directory without a
+// plugin.json is skipped silently (it may be anything: a checkout, a
+// cache). Every broken manifest, whichever layer it is in, becomes one
+// [Problem]; the others still load, and a broken manifest in a higher layer
+// does not hide a valid one of the same name in a lower layer: the lower
+// one is used and the broken one is reported.
+package manifest

@@ -1,0 +1,172 @@
+package manifest
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// The layer names, lowest precedence first.
+const (
+	LayerUser    = "user"    // ~/.bingo/plugins: yours, in every project
+	LayerProject = "project" // <project>/.bingo/plugins: this repository's
+	LayerDir     = "dir"     // a --plugin-dir given for one run
+)
+
+// Layer is one place plugins are installed in.
+type Layer struct {
+	Name string // LayerUser, LayerProject or LayerDir
+	Dir  string // holds one sub-directory per plugin
+}
+
+// Problem is a manifest (or a layer directory) that could not be used. It
+// is one clear line for a notice: "plugin <file>: <reason>".
+type Problem struct {
+	File string // the plugin.json, or the directory, that is wrong
+	Err  error  // the reason
+}
+
+// Error returns "plugin <file>: <reason>".
+func (p Problem) Error() string {
+	if p.Err == nil {
+		return fmt.Sprintf("plugin %s: unknown problem", p.File)
+	}
+	return fmt.Sprintf("plugin %s: %s", p.File, p.Err)
+}
+
+// Unwrap returns the reason, so errors.Is sees through a Problem.
+func (p Problem) Unwrap() error { return p.Err }
+
+// ProjectRoot returns the nearest ancestor of cwd, cwd included, that holds
+// a .bingo or .git entry (a .git file, as in a worktree, counts), or "" if
+// none does. A relative cwd is made absolute first; an empty cwd has no
+// project.
+func ProjectRoot(cwd string) string {
+	if cwd == "" {
+		return ""
+	}
+	dir, err := filepath.Abs(cwd)
+	if err != nil {
+		return ""
+	}
+	for {
+		for _, marker := range []string{".bingo", ".git"} {
+			if _, err := os.Lstat(filepath.Join(dir, marker)); err == nil {
+				return dir
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// Layers returns the layers to discover plugins in, in increasing
+// precedence:
+//
+//   - {"user", home/.bingo/plugins}, unless home is "";
+//   - {"project", <project>/.bingo/plugins}, if cwd has a [ProjectRoot] and
+//     it is not home itself (then it would be the user layer twice);
+//   - {"dir", d} for each extra dir in order, so a later --plugin-dir wins
+//     over an earlier one. A relative d is taken relative to cwd (the
+//     session's directory, not the process's); empty entries are ignored.
+func Layers(home, cwd string, extraDirs []string) []Layer {
+	var layers []Layer
+	if home != "" {
+		layers = append(layers, Layer{LayerUser, filepath.Join(home, ".bingo", "plugins")})
+	}
+	if root := ProjectRoot(cwd); root != "" && (home == "" || !samePath(root, home)) {
+		layers = append(layers, Layer{LayerProject, filepath.Join(root, ".bingo", "plugins")})
+	}
+	for _, d := range extraDirs {
+		if d == "" {
+			continue
+		}
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(cwd, d)
+		}
+		layers = append(layers, Layer{LayerDir, filepath.Clean(d)})
+	}
+	return layers
+}
+
+// samePath reports whether a and b name one directory, spelled alike or
+// reached through a symlink.
+func samePath(a, b string) bool {
+	if aa, err := filepath.Abs(a); err == nil {
+		a = aa
+	}
+	if bb, err := filepath.Abs(b); err == nil {
+		b = bb
+	}
+	if a == b {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// Discover loads the plugins of every layer, given in increasing
+// precedence as [Layers] returns them. A later layer's valid manifest wins
+// its name over an earlier one's. found is sorted by name.
+//
+// Each immediate sub-directory of a layer directory (or symlink to one) is
+// a plugin directory. A missing layer directory, plain files in a layer
+// directory and sub-directories without a plugin.json are skipped silently.
+// Every manifest that fails [Load] becomes one Problem, in whichever layer,
+// and does not hide a valid manifest of the same name in a lower layer. A
+// layer directory that exists but cannot be read, and a symlink whose
+// target is missing, are Problems too. problems come in layer order, then
+// directory-name order.
+func Discover(layers []Layer) (found []*Manifest, problems []Problem) {
+	byName := make(map[string]*Manifest)
+	for _, l := range layers {
+		entries, err := os.ReadDir(l.Dir)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				problems = append(problems, Problem{File: l.Dir, Err: fmt.Errorf("cannot read the %s layer directory: %w", l.Name, bareErr(err))})
+			}
+			continue
+		}
+		for _, e := range entries { // ReadDir sorts by name
+			dir := filepath.Join(l.Dir, e.Name())
+			isDir := e.IsDir()
+			if e.Type()&fs.ModeSymlink != 0 {
+				fi, err := os.Stat(dir)
+				if err != nil {
+					problems = append(problems, Problem{File: dir, Err: fmt.Errorf("symlink to a plugin directory that cannot be reached: %w", bareErr(err))})
+					continue
+				}
+				isDir = fi.IsDir()
+			}
+			if !isDir {
+				continue
+			}
+			if _, err := os.Lstat(filepath.Join(dir, FileName)); errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			m, err := Load(dir, l.Name)
+			if err != nil {
+				var p Problem
+				if !errors.As(err, &p) {
+					p = Problem{File: filepath.Join(dir, FileName), Err: err}
+				}
+				problems = append(problems, p)
+				continue
+			}
+			byName[m.Name] = m
+		}
+	}
+	found = make([]*Manifest, 0, len(byName))
+	for _, m := range byName {
+		found = append(found, m)
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i].Name < found[j].Name })
+	return found, problems
+}

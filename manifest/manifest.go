@@ -1,0 +1,407 @@
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// FileName is the name of the manifest inside a plugin directory.
+const FileName = "plugin.json"
+
+// MaxSize is the largest plugin.json accepted, in bytes. A manifest is a few
+// hundred bytes; the cap keeps a stray huge file from being read whole.
+const MaxSize = 1 << 20
+
+// RootVar is the one variable expanded in a manifest's entry.
+const RootVar = "${PLUGIN_ROOT}"
+
+// The transports an Entry selects, as returned by [Entry.Transport].
+const (
+	TransportExec = "exec"
+	TransportWasm = "wasm"
+)
+
+// Manifest is one validated plugin.json.
+type Manifest struct {
+	Name    string          // equals the directory's name
+	Version string          // non-blank, no particular scheme
+	Entry   Entry           // with ${PLUGIN_ROOT} already expanded everywhere
+	Config  json.RawMessage // the optional "config" JSON Schema (documentation only; never validated against); nil if absent
+	Root    string          // absolute directory the manifest was read from (= ${PLUGIN_ROOT})
+	File    string          // absolute path of plugin.json
+	Layer   string          // name of the layer it came from ("user", "project", "dir")
+}
+
+// Entry says how to run a plugin. Exactly one of Command and Wasm is set.
+type Entry struct {
+	Command string            `json:"command,omitempty"` // exec transport: a bare name (PATH lookup) or an absolute path
+	Wasm    string            `json:"wasm,omitempty"`    // wasm transport: absolute path to a .wasm
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+}
+
+// Transport returns the transport the entry selects: [TransportExec] when
+// Command is set, [TransportWasm] otherwise.
+func (e Entry) Transport() string {
+	if e.Command != "" {
+		return TransportExec
+	}
+	return TransportWasm
+}
+
+// Load reads dir/plugin.json as a plugin of the named layer and validates it
+// (the rules are in the package doc). A relative dir is made absolute
+// against the process's working directory. Every error is a [Problem]
+// naming the file and the reason; a missing plugin.json satisfies
+// errors.Is(err, fs.ErrNotExist).
+func Load(dir, layer string) (*Manifest, error) {
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, Problem{File: filepath.Join(dir, FileName), Err: err}
+	}
+	file := filepath.Join(root, FileName)
+	data, err := readCapped(file)
+	if err != nil {
+		return nil, Problem{File: file, Err: err}
+	}
+	m, err := parse(data, root)
+	if err != nil {
+		return nil, Problem{File: file, Err: err}
+	}
+	m.File = file
+	m.Layer = layer
+	return m, nil
+}
+
+// readCapped reads a regular file of at most MaxSize bytes. It refuses
+// anything else before opening it, so a FIFO named plugin.json cannot block
+// discovery.
+func readCapped(file string) ([]byte, error) {
+	fi, err := os.Stat(file)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read it: %w", bareErr(err))
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+	}
+	if fi.Size() > MaxSize {
+		return nil, tooLarge()
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read it: %w", bareErr(err))
+	}
+	defer f.Close()
+	// The file may have grown since Stat: read one byte past the cap to
+	// notice.
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read it: %w", bareErr(err))
+	}
+	if len(data) > MaxSize {
+		return nil, tooLarge()
+	}
+	return data, nil
+}
+
+func tooLarge() error {
+	return fmt.Errorf("larger than the %d-byte (1 MiB) limit for a manifest", MaxSize)
+}
+
+// bareErr drops the path from an *fs.PathError: the Problem around it
+// already names the file.
+func bareErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+var (
+	topFields   = []string{"name", "version", "entry", "config"}
+	entryFields = []string{"command", "wasm", "args", "env"}
+)
+
+// parse validates one manifest read from root (absolute) and expands it.
+// Its errors are bare reasons; Load adds the file.
+func parse(data []byte, root string) (*Manifest, error) {
+	if len(data) > MaxSize {
+		return nil, tooLarge()
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("empty file; a manifest is a JSON object with name, version and entry")
+	}
+	if !utf8.Valid(data) {
+		return nil, errors.New("not valid UTF-8")
+	}
+	// Syntax first, over the whole input, so the message can say where.
+	var whole json.RawMessage
+	if err := json.Unmarshal(data, &whole); err != nil {
+		return nil, syntaxErr(data, err)
+	}
+	top, _, err := object(whole, "the manifest", "", topFields)
+	if err != nil {
+		return nil, err
+	}
+
+	m := &Manifest{Root: root}
+
+	// name
+	if m.Name, err = requiredString(top, "name", ""); err != nil {
+		return nil, err
+	}
+	if err := ValidName(m.Name); err != nil {
+		return nil, err
+	}
+	if base := filepath.Base(root); base != m.Name {
+		return nil, fmt.Errorf("name %q does not match the directory name %q; they must be spelled the same (rename the directory or the name)", m.Name, base)
+	}
+
+	// version
+	if m.Version, err = requiredString(top, "version", ""); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(m.Version) == "" {
+		return nil, errors.New(`"version" must not be blank`)
+	}
+
+	// entry
+	rawEntry, ok := top["entry"]
+	if !ok {
+		return nil, errors.New(`missing "entry"; it says how to run the plugin: {"command": ...} or {"wasm": ...}`)
+	}
+	entry, _, err := object(rawEntry, `"entry"`, "entry.", entryFields)
+	if err != nil {
+		return nil, err
+	}
+	if m.Entry, err = parseEntry(entry, root); err != nil {
+		return nil, err
+	}
+
+	// config
+	if raw, ok := top["config"]; ok {
+		if k := kind(raw); k != "an object" {
+			return nil, fmt.Errorf(`"config" must be a JSON object (a JSON Schema for the plugin's settings), found %s`, k)
+		}
+		m.Config = append(json.RawMessage(nil), raw...)
+	}
+	return m, nil
+}
+
+func parseEntry(entry map[string]json.RawMessage, root string) (Entry, error) {
+	var e Entry
+	_, hasCmd := entry["command"]
+	_, hasWasm := entry["wasm"]
+	switch {
+	case hasCmd && hasWasm:
+		return e, errors.New(`"entry" has both "command" and "wasm"; give exactly one ("command" runs a process, "wasm" runs a WASI module)`)
+	case !hasCmd && !hasWasm:
+		return e, errors.New(`"entry" needs one of "command" (runs a process) or "wasm" (runs a WASI module)`)
+	}
+	expand := func(s string) string { return strings.ReplaceAll(s, RootVar, root) }
+
+	if hasCmd {
+		cmd, err := requiredString(entry, "command", "entry.")
+		if err != nil {
+			return e, err
+		}
+		if err := nonEmptyNoNUL(cmd, `"entry.command"`); err != nil {
+			return e, err
+		}
+		cmd = expand(cmd)
+		// A bare name stays a PATH lookup; a relative path with a slash
+		// names a file beside the manifest.
+		if strings.ContainsRune(cmd, '/') || strings.ContainsRune(cmd, filepath.Separator) {
+			if !filepath.IsAbs(cmd) {
+				cmd = filepath.Join(root, cmd)
+			}
+		}
+		e.Command = cmd
+	} else {
+		wasm, err := requiredString(entry, "wasm", "entry.")
+		if err != nil {
+			return e, err
+		}
+		if err := nonEmptyNoNUL(wasm, `"entry.wasm"`); err != nil {
+			return e, err
+		}
+		wasm = expand(wasm)
+		if !filepath.IsAbs(wasm) {
+			wasm = filepath.Join(root, wasm)
+		}
+		e.Wasm = wasm
+	}
+
+	if raw, ok := entry["args"]; ok {
+		if k := kind(raw); k != "an array" {
+			return e, fmt.Errorf(`"entry.args" must be an array of strings, found %s`, k)
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return e, fmt.Errorf(`"entry.args": %w`, err)
+		}
+		e.Args = make([]string, 0, len(items))
+		for i, it := range items {
+			var s string
+			if k := kind(it); k != "a string" {
+				return e, fmt.Errorf(`"entry.args[%d]" must be a string, found %s`, i, k)
+			}
+			if err := json.Unmarshal(it, &s); err != nil {
+				return e, fmt.Errorf(`"entry.args[%d]": %w`, i, err)
+			}
+			if strings.ContainsRune(s, 0) {
+				return e, fmt.Errorf(`"entry.args[%d]" contains a NUL character`, i)
+			}
+			e.Args = append(e.Args, expand(s))
+		}
+	}
+
+	if raw, ok := entry["env"]; ok {
+		vars, names, err := object(raw, `"entry.env"`, "", nil)
+		if err != nil {
+			return e, err
+		}
+		e.Env = make(map[string]string, len(vars))
+		for _, name := range names { // in file order, so the first bad one is reported
+			v := vars[name]
+			if err := validVarName(name); err != nil {
+				return e, err
+			}
+			if k := kind(v); k != "a string" {
+				return e, fmt.Errorf(`"entry.env.%s" must be a string, found %s`, name, k)
+			}
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				return e, fmt.Errorf(`"entry.env.%s": %w`, name, err)
+			}
+			if strings.ContainsRune(s, 0) {
+				return e, fmt.Errorf(`"entry.env.%s" contains a NUL character`, name)
+			}
+			e.Env[name] = expand(s)
+		}
+	}
+	return e, nil
+}
+
+// validVarName accepts what an environment can carry: a non-empty name
+// without "=" (which would end the name early) or NUL.
+func validVarName(name string) error {
+	switch {
+	case name == "":
+		return errors.New(`"entry.env" has an empty variable name`)
+	case strings.ContainsRune(name, '='):
+		return fmt.Errorf(`"entry.env" variable name %q contains "="; a name cannot`, name)
+	case strings.ContainsRune(name, 0):
+		return fmt.Errorf(`"entry.env" variable name %q contains a NUL character`, name)
+	}
+	return nil
+}
+
+func nonEmptyNoNUL(s, what string) error {
+	if s == "" {
+		return fmt.Errorf("%s must not be empty", what)
+	}
+	if strings.ContainsRune(s, 0) {
+		return fmt.Errorf("%s contains a NUL character", what)
+	}
+	return nil
+}
+
+// requiredString returns obj[key] as a string; prefix is how the field is
+// named in messages ("entry.").
+func requiredString(obj map[string]json.RawMessage, key, prefix string) (string, error) {
+	raw, ok := obj[key]
+	if !ok {
+		return "", fmt.Errorf("missing %q", prefix+key)
+	}
+	if k := kind(raw); k != "a string" {
+		return "", fmt.Errorf("%q must be a string, found %s", prefix+key, k)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("%q: %w", prefix+key, err)
+	}
+	return s, nil
+}
+
+// object decodes raw (already known to be valid JSON) as one JSON object.
+// Unlike encoding/json into a struct, keys match exactly (not
+// case-insensitively), a repeated key is refused, and with known non-nil any
+// other key is refused by name. It returns the keys in file order too. what names the object in messages; prefix
+// names its fields.
+func object(raw json.RawMessage, what, prefix string, known []string) (map[string]json.RawMessage, []string, error) {
+	if k := kind(raw); k != "an object" {
+		return nil, nil, fmt.Errorf("%s must be a JSON object, found %s", what, k)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // the '{'
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
+	}
+	var keys []string
+	out := make(map[string]json.RawMessage)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", what, err)
+		}
+		key, _ := tok.(string) // an object key is always a string
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", what, err)
+		}
+		if known != nil && !slices.Contains(known, key) {
+			return nil, nil, fmt.Errorf("unknown field %q in %s (known fields: %s)", prefix+key, what, strings.Join(known, ", "))
+		}
+		if _, dup := out[key]; dup {
+			return nil, nil, fmt.Errorf("field %q appears more than once in %s", prefix+key, what)
+		}
+		out[key] = v
+		keys = append(keys, key)
+	}
+	return out, keys, nil
+}
+
+// kind names the JSON type of a valid value, for messages.
+func kind(raw json.RawMessage) string {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}
+
+// syntaxErr says where in the file the JSON went wrong, as line:column.
+func syntaxErr(data []byte, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		// Offset counts the bytes read, the offending one included.
+		off := min(max(int(se.Offset)-1, 0), len(data))
+		line := 1 + bytes.Count(data[:off], []byte("\n"))
+		col := off - bytes.LastIndexByte(data[:off], '\n')
+		return fmt.Errorf("invalid JSON at line %d, column %d: %s", line, col, se.Error())
+	}
+	return fmt.Errorf("invalid JSON: %w", err)
+}
