@@ -1,0 +1,447 @@
+package settings
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// layer is one file's settings as written. A nil pointer or map means the
+// file did not set that key, which is what the merge needs to know and
+// what decoding into Settings would lose.
+type layer struct {
+	allow, deny, ask []string
+	plugins          map[string]json.RawMessage
+	sandbox          map[string]Sandbox
+	deadlines        map[string]time.Duration
+	provider         struct {
+		plugin *string
+		openai *openAILayer
+	}
+	maxSteps, compactAt *int
+}
+
+type openAILayer struct {
+	baseURL, model, apiKeyEnv *string
+}
+
+var (
+	topKeys         = []string{"permissions", "plugins", "deadlines", "sandbox", "provider", "turn"}
+	permissionsKeys = []string{"allow", "deny", "ask"}
+	sandboxKeys     = []string{"writable", "memoryMiB"}
+	providerKeys    = []string{"plugin", "openai"}
+	openAIKeys      = []string{"baseURL", "model", "apiKeyEnv"}
+	turnKeys        = []string{"maxSteps", "compactAt"}
+)
+
+// parse reads one settings file. It walks the JSON token by token, rather
+// than unmarshalling into a struct, so that every refusal can name the key
+// and the line and column it sits at.
+func parse(file string, data []byte) (*layer, error) {
+	l := &layer{}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return l, nil // an empty file says nothing; it is not a mistake
+	}
+	p := &parser{file: file, data: data, dec: json.NewDecoder(bytes.NewReader(data))}
+	p.dec.UseNumber()
+	// Check the syntax of the whole file first: the decoder's streaming
+	// errors count offsets from the start of the value being read, so
+	// they cannot place a mistake, while Unmarshal's count from the file's
+	// start.
+	if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
+		return nil, p.syntax(0, err)
+	}
+	if err := p.top(l); err != nil {
+		return nil, err
+	}
+	at := p.at()
+	if _, err := p.dec.Token(); err != io.EOF {
+		return nil, p.errAt(at, "unexpected text after the settings object")
+	}
+	return l, nil
+}
+
+type parser struct {
+	file string
+	data []byte
+	dec  *json.Decoder
+}
+
+// at returns the offset at which the next token starts. The decoder's own
+// offset stops after the previous token, before any separator.
+func (p *parser) at() int64 {
+	off := p.dec.InputOffset()
+	for off < int64(len(p.data)) && strings.IndexByte(" \t\r\n,:", p.data[off]) >= 0 {
+		off++
+	}
+	return off
+}
+
+// errAt returns an *Error placing msg at byte offset off.
+func (p *parser) errAt(off int64, format string, args ...any) error {
+	off = min(max(off, 0), int64(len(p.data)))
+	before := p.data[:off]
+	line := 1 + bytes.Count(before, []byte("\n"))
+	col := 1 + utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:])
+	return &Error{File: p.file, Line: line, Col: col, Err: fmt.Errorf(format, args...)}
+}
+
+// token reads the next token, turning a syntax error into a placed *Error.
+func (p *parser) token() (json.Token, error) {
+	at := p.at()
+	tok, err := p.dec.Token()
+	if err != nil {
+		return nil, p.syntax(at, err)
+	}
+	return tok, nil
+}
+
+func (p *parser) syntax(at int64, err error) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se) && strings.Contains(se.Error(), "unexpected end of JSON input"):
+		return p.errAt(int64(len(p.data)), "not valid JSON: the file ends in the middle of a value")
+	case errors.As(err, &se):
+		// Offset counts the offending byte itself.
+		return p.errAt(se.Offset-1, "not valid JSON: %s", strings.TrimPrefix(se.Error(), "json: "))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return p.errAt(int64(len(p.data)), "not valid JSON: the file ends in the middle of a value")
+	}
+	return p.errAt(at, "not valid JSON: %v", err)
+}
+
+// describe names a token's JSON type for a message.
+func describe(tok json.Token) string {
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '[' {
+			return "an array"
+		}
+		return "an object"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "true or false"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%v", tok)
+}
+
+// object reads an object at path, calling each for every key with the
+// key's offset; each must read the key's value. A key given twice is
+// refused: JSON would silently keep the last, and the person meant one.
+func (p *parser) object(path string, each func(key string, at int64) error) error {
+	at := p.at()
+	tok, err := p.token()
+	if err != nil {
+		return err
+	}
+	if tok != json.Delim('{') {
+		return p.errAt(at, "%s must be an object, not %s", path, describe(tok))
+	}
+	seen := make(map[string]bool)
+	for p.dec.More() {
+		at := p.at()
+		tok, err := p.token()
+		if err != nil {
+			return err
+		}
+		key := tok.(string) // inside an object the decoder yields only string keys
+		if seen[key] {
+			return p.errAt(at, "key %q appears twice in %s", key, path)
+		}
+		seen[key] = true
+		if err := each(key, at); err != nil {
+			return err
+		}
+	}
+	_, err = p.token() // '}'
+	return err
+}
+
+func (p *parser) unknown(at int64, key, path string, known []string) error {
+	return p.errAt(at, "unknown key %q in %s (known keys: %s)", key, path, strings.Join(known, ", "))
+}
+
+func (p *parser) str(path string) (string, error) {
+	at := p.at()
+	tok, err := p.token()
+	if err != nil {
+		return "", err
+	}
+	s, ok := tok.(string)
+	if !ok {
+		return "", p.errAt(at, "%s must be a string, not %s", path, describe(tok))
+	}
+	return s, nil
+}
+
+func (p *parser) boolean(path string) (bool, error) {
+	at := p.at()
+	tok, err := p.token()
+	if err != nil {
+		return false, err
+	}
+	b, ok := tok.(bool)
+	if !ok {
+		return false, p.errAt(at, "%s must be true or false, not %s", path, describe(tok))
+	}
+	return b, nil
+}
+
+// positive reads a positive whole number.
+func (p *parser) positive(path string) (*int, error) {
+	at := p.at()
+	tok, err := p.token()
+	if err != nil {
+		return nil, err
+	}
+	n, ok := tok.(json.Number)
+	if !ok {
+		return nil, p.errAt(at, "%s must be a positive whole number, not %s", path, describe(tok))
+	}
+	i, err := strconv.Atoi(n.String())
+	if err != nil || i <= 0 {
+		return nil, p.errAt(at, "%s must be a positive whole number, not %s", path, n)
+	}
+	return &i, nil
+}
+
+func (p *parser) duration(path string) (time.Duration, error) {
+	at := p.at()
+	s, err := p.str(path)
+	if err != nil {
+		return 0, err
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, p.errAt(at, "%s: %q is not a duration (write it like \"60s\", \"150ms\" or \"1m30s\")", path, s)
+	}
+	if d <= 0 {
+		return 0, p.errAt(at, "%s must be positive, not %q", path, s)
+	}
+	return d, nil
+}
+
+func (p *parser) strs(path string) ([]string, error) {
+	at := p.at()
+	tok, err := p.token()
+	if err != nil {
+		return nil, err
+	}
+	if tok != json.Delim('[') {
+		return nil, p.errAt(at, "%s must be an array of strings, not %s", path, describe(tok))
+	}
+	out := []string{}
+	for p.dec.More() {
+		s, err := p.str(fmt.Sprintf("%s[%d]", path, len(out)))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	_, err = p.token() // ']'
+	return out, err
+}
+
+// raw reads any JSON value as it was written.
+func (p *parser) raw() (json.RawMessage, error) {
+	at := p.at()
+	var raw json.RawMessage
+	if err := p.dec.Decode(&raw); err != nil {
+		return nil, p.syntax(at, err)
+	}
+	return raw, nil
+}
+
+func (p *parser) top(l *layer) error {
+	return p.object("the settings file", func(key string, at int64) error {
+		switch key {
+		case "permissions":
+			return p.permissions(l)
+		case "plugins":
+			return p.plugins(l)
+		case "deadlines":
+			return p.deadlines(l)
+		case "sandbox":
+			return p.sandbox(l)
+		case "provider":
+			return p.provider(l)
+		case "turn":
+			return p.turn(l)
+		}
+		return p.unknown(at, key, "the settings file", topKeys)
+	})
+}
+
+func (p *parser) permissions(l *layer) error {
+	return p.object("permissions", func(key string, at int64) error {
+		var dst *[]string
+		switch key {
+		case "allow":
+			dst = &l.allow
+		case "deny":
+			dst = &l.deny
+		case "ask":
+			dst = &l.ask
+		default:
+			return p.unknown(at, key, "permissions", permissionsKeys)
+		}
+		v, err := p.strs("permissions." + key)
+		*dst = v
+		return err
+	})
+}
+
+func (p *parser) plugins(l *layer) error {
+	l.plugins = make(map[string]json.RawMessage)
+	return p.object("plugins", func(name string, at int64) error {
+		raw, err := p.raw()
+		l.plugins[name] = raw
+		return err
+	})
+}
+
+func (p *parser) deadlines(l *layer) error {
+	l.deadlines = make(map[string]time.Duration)
+	var scratch Deadlines
+	return p.object("deadlines", func(key string, at int64) error {
+		if scratch.field(key) == nil {
+			return p.unknown(at, key, "deadlines", deadlineKeys)
+		}
+		d, err := p.duration("deadlines." + key)
+		l.deadlines[key] = d
+		return err
+	})
+}
+
+func (p *parser) sandbox(l *layer) error {
+	l.sandbox = make(map[string]Sandbox)
+	return p.object("sandbox", func(name string, at int64) error {
+		path := "sandbox." + name
+		var sb Sandbox
+		err := p.object(path, func(key string, at int64) error {
+			switch key {
+			case "writable":
+				b, err := p.boolean(path + ".writable")
+				sb.Writable = b
+				return err
+			case "memoryMiB":
+				n, err := p.positive(path + ".memoryMiB")
+				if n != nil {
+					sb.MemoryMiB = *n
+				}
+				return err
+			}
+			return p.unknown(at, key, path, sandboxKeys)
+		})
+		l.sandbox[name] = sb
+		return err
+	})
+}
+
+func (p *parser) provider(l *layer) error {
+	start := p.at()
+	err := p.object("provider", func(key string, at int64) error {
+		switch key {
+		case "plugin":
+			s, err := p.str("provider.plugin")
+			if err != nil {
+				return err
+			}
+			if _, _, ok := (ProviderChoice{Plugin: s}).PluginProvider(); !ok {
+				return p.errAt(at, "provider.plugin must be \"<plugin>/<providerId>\", not %q", s)
+			}
+			l.provider.plugin = &s
+			return nil
+		case "openai":
+			o := &openAILayer{}
+			l.provider.openai = o
+			return p.openAI(o)
+		}
+		return p.unknown(at, key, "provider", providerKeys)
+	})
+	if err == nil && l.provider.plugin != nil && l.provider.openai != nil {
+		return p.errAt(start, "provider: choose plugin or openai, not both")
+	}
+	return err
+}
+
+func (p *parser) openAI(o *openAILayer) error {
+	return p.object("provider.openai", func(key string, at int64) error {
+		path := "provider.openai." + key
+		var dst **string
+		switch key {
+		case "baseURL":
+			dst = &o.baseURL
+		case "model":
+			dst = &o.model
+		case "apiKeyEnv":
+			dst = &o.apiKeyEnv
+		default:
+			return p.unknown(at, key, "provider.openai", openAIKeys)
+		}
+		vat := p.at()
+		s, err := p.str(path)
+		if err != nil {
+			return err
+		}
+		switch key {
+		case "baseURL":
+			if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return p.errAt(vat, "%s must be an http or https URL, not %q", path, s)
+			}
+		case "model":
+			if s == "" {
+				return p.errAt(vat, "%s must not be empty", path)
+			}
+		case "apiKeyEnv":
+			if !isEnvName(s) {
+				// Do not echo the value: a person who pasted the key
+				// itself here would see it again in a log.
+				return p.errAt(vat, "%s must name an environment variable (like OPENAI_API_KEY) that holds the key, not the key itself", path)
+			}
+		}
+		*dst = &s
+		return nil
+	})
+}
+
+// isEnvName reports whether s is a portable environment variable name.
+func isEnvName(s string) bool {
+	if s == "" || ('0' <= s[0] && s[0] <= '9') {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *parser) turn(l *layer) error {
+	return p.object("turn", func(key string, at int64) error {
+		switch key {
+		case "maxSteps":
+			n, err := p.positive("turn.maxSteps")
+			l.maxSteps = n
+			return err
+		case "compactAt":
+			n, err := p.positive("turn.compactAt")
+			l.compactAt = n
+			return err
+		}
+		return p.unknown(at, key, "turn", turnKeys)
+	})
+}

@@ -1,0 +1,285 @@
+package settings
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Settings is the merged result of every settings layer. Its zero value is
+// not the default: use Default, or Load.
+type Settings struct {
+	// Permissions are the rules package gate decides tool calls by.
+	Permissions Permissions
+	// Plugins holds plugins.<name>: the config slice sent to that plugin as
+	// initialize.config, exactly as the person wrote it. A plugin with no
+	// entry gets no config.
+	Plugins map[string]json.RawMessage
+	// Deadlines bound every crossing to a plugin, per kind.
+	Deadlines Deadlines
+	// Sandbox holds the wasm grants per plugin name. Only the person grants
+	// them, never a manifest; a plugin with no entry gets the narrowest
+	// sandbox.
+	Sandbox map[string]Sandbox
+	// Provider is the model provider a turn uses.
+	Provider ProviderChoice
+	// Turn bounds a turn.
+	Turn Turn
+}
+
+// Permissions are tool-name patterns, as written in permissions.allow,
+// permissions.deny and permissions.ask. Package gate owns their meaning.
+type Permissions struct {
+	Allow, Deny, Ask []string
+}
+
+// Deadlines is how long each kind of crossing to a plugin may take. In JSON
+// each is a Go duration string ("2s", "150ms") under deadlines.<kind>, where
+// kind is the field name in lower camel case ("providerIdle").
+type Deadlines struct {
+	Initialize   time.Duration // the handshake
+	Tool         time.Duration // tool/call
+	Command      time.Duration // command/run
+	Complete     time.Duration // command/complete
+	Contributor  time.Duration // context/contribute
+	Compactor    time.Duration // compactor/compact
+	Provider     time.Duration // provider/stream, to its end
+	ProviderIdle time.Duration // provider/stream, between two deltas
+	Hook         time.Duration // hook/decide
+	Service      time.Duration // service/call
+	Grace        time.Duration // after a deadline, before an unanswered instance is killed as wedged
+}
+
+// DefaultDeadlines returns the deadlines used where settings say nothing.
+func DefaultDeadlines() Deadlines {
+	return Deadlines{
+		Initialize:   10 * time.Second,
+		Tool:         60 * time.Second,
+		Command:      30 * time.Second,
+		Complete:     2 * time.Second,
+		Contributor:  2 * time.Second,
+		Compactor:    30 * time.Second,
+		Provider:     60 * time.Second,
+		ProviderIdle: 30 * time.Second,
+		Hook:         2 * time.Second,
+		Service:      10 * time.Second,
+		Grace:        5 * time.Second,
+	}
+}
+
+// deadlineKeys are the JSON keys of Deadlines, in the order of its fields.
+var deadlineKeys = []string{
+	"initialize", "tool", "command", "complete", "contributor", "compactor",
+	"provider", "providerIdle", "hook", "service", "grace",
+}
+
+// field returns the Deadlines field a JSON key names, or nil for an unknown
+// key.
+func (d *Deadlines) field(key string) *time.Duration {
+	switch key {
+	case "initialize":
+		return &d.Initialize
+	case "tool":
+		return &d.Tool
+	case "command":
+		return &d.Command
+	case "complete":
+		return &d.Complete
+	case "contributor":
+		return &d.Contributor
+	case "compactor":
+		return &d.Compactor
+	case "provider":
+		return &d.Provider
+	case "providerIdle":
+		return &d.ProviderIdle
+	case "hook":
+		return &d.Hook
+	case "service":
+		return &d.Service
+	case "grace":
+		return &d.Grace
+	}
+	return nil
+}
+
+// Sandbox is what the person grants one wasm plugin beyond the default
+// sandbox (the working directory read-only, no environment, no network).
+type Sandbox struct {
+	// Writable mounts the working directory read-write instead of read-only.
+	Writable bool
+	// MemoryMiB caps the module's memory. Zero means the wasm transport's
+	// default (256 MiB).
+	MemoryMiB int
+}
+
+// ProviderChoice is the model provider a turn uses: a plugin's provider, or
+// an OpenAI-compatible endpoint. At most one of the two is set; neither set
+// means no provider is configured.
+type ProviderChoice struct {
+	// Plugin is "<plugin>/<providerId>".
+	Plugin string
+	OpenAI *OpenAI
+}
+
+// PluginProvider splits Plugin into the plugin's name and the provider's
+// id. ok is false when the choice is not a plugin's provider.
+func (c ProviderChoice) PluginProvider() (plugin, id string, ok bool) {
+	plugin, id, ok = strings.Cut(c.Plugin, "/")
+	if !ok || plugin == "" || id == "" {
+		return "", "", false
+	}
+	return plugin, id, true
+}
+
+// OpenAI is an OpenAI-compatible chat endpoint.
+type OpenAI struct {
+	BaseURL string
+	Model   string
+	// APIKeyEnv names the environment variable holding the API key: the key
+	// itself never sits in a settings file, which people commit.
+	APIKeyEnv string
+}
+
+// Turn bounds one turn of the conversation loop.
+type Turn struct {
+	// MaxSteps is how many model responses one turn may take.
+	MaxSteps int
+	// CompactAt is the conversation size, in characters, at which the
+	// conversation is compacted before the next model call.
+	CompactAt int
+}
+
+// Default returns the settings in force when no file says anything.
+func Default() Settings {
+	return Settings{
+		Deadlines: DefaultDeadlines(),
+		Turn:      Turn{MaxSteps: 20, CompactAt: 200000},
+	}
+}
+
+// Files returns the settings files for a home directory and a project
+// directory, in the order Load wants them: the user's first, the
+// project's second so that it wins. An empty project yields only the
+// user's file.
+func Files(home, project string) []string {
+	files := []string{filepath.Join(home, ".bingo", "settings.json")}
+	if project != "" {
+		files = append(files, filepath.Join(project, ".bingo", "settings.json"))
+	}
+	return files
+}
+
+// Load reads the settings files in order, a later file winning (see the
+// package doc for the merge rule), over Default. A file that does not
+// exist is skipped. A file that cannot be read or is malformed adds one
+// *Error to errs and contributes nothing; the other files still apply, so
+// the returned Settings is always usable.
+func Load(files ...string) (s Settings, errs []error) {
+	s = Default()
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the path is already in the Error
+			}
+			errs = append(errs, &Error{File: file, Err: err})
+			continue
+		}
+		l, err := parse(file, data)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s.apply(l)
+	}
+	return s, errs
+}
+
+// Error is why one settings file was not applied.
+type Error struct {
+	File string
+	// Line and Col (1-based, Col in characters) place the mistake; both
+	// are 0 when the file could not be read at all.
+	Line, Col int
+	Err       error
+}
+
+func (e *Error) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("%s: %v", e.File, e.Err)
+	}
+	return fmt.Sprintf("%s:%d:%d: %v", e.File, e.Line, e.Col, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// apply merges one layer over s.
+func (s *Settings) apply(l *layer) {
+	s.Permissions.Allow = union(s.Permissions.Allow, l.allow)
+	s.Permissions.Deny = union(s.Permissions.Deny, l.deny)
+	s.Permissions.Ask = union(s.Permissions.Ask, l.ask)
+	for name, raw := range l.plugins {
+		if s.Plugins == nil {
+			s.Plugins = make(map[string]json.RawMessage)
+		}
+		s.Plugins[name] = raw
+	}
+	for name, sb := range l.sandbox {
+		if s.Sandbox == nil {
+			s.Sandbox = make(map[string]Sandbox)
+		}
+		s.Sandbox[name] = sb
+	}
+	for key, d := range l.deadlines {
+		*s.Deadlines.field(key) = d
+	}
+	switch {
+	case l.provider.plugin != nil:
+		s.Provider = ProviderChoice{Plugin: *l.provider.plugin}
+	case l.provider.openai != nil:
+		var o OpenAI
+		if s.Provider.OpenAI != nil {
+			o = *s.Provider.OpenAI
+		}
+		set(&o.BaseURL, l.provider.openai.baseURL)
+		set(&o.Model, l.provider.openai.model)
+		set(&o.APIKeyEnv, l.provider.openai.apiKeyEnv)
+		s.Provider = ProviderChoice{OpenAI: &o}
+	}
+	set(&s.Turn.MaxSteps, l.maxSteps)
+	set(&s.Turn.CompactAt, l.compactAt)
+}
+
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// union appends to a the elements of b it does not hold yet. It never
+// aliases a's backing array, so Settings values do not share slices.
+func union(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	seen := make(map[string]bool, len(a)+len(b))
+	out := make([]string, 0, len(a)+len(b))
+	for _, x := range append(a[:len(a):len(a)], b...) {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,25 @@
+// Package render owns how a sdk.View reaches a person: drawn on a terminal
+// (View), folded to plain text for --print and text-only channels (Fold),
+// and a tool call's live output line (Progress, ClearProgress).
+//
+// The terminal rendering draws tables with box-drawing borders and a bold
+// header, lists with "•" bullets, key-value pairs with aligned dim keys,
+// titles in bold, and the views of a stack one under another with a blank
+// line between. ANSI escapes are written only when Options.Color is set.
+// A table is fitted to Options.Width: its widest columns are narrowed
+// first and cells that no longer fit end in "…". Other views are not cut,
+// because the terminal wraps their lines without breaking anything. Widths
+// are counted in terminal cells: East Asian wide characters take two,
+// combining marks none.
+//
+// Everything in a View may come from a plugin, and nothing a process says
+// is believed: control characters (ESC, CR, backspace, C1 codes…) are
+// removed from its text before it is drawn or folded, so a plugin cannot
+// move the cursor, rewrite the line, retitle the window or write to the
+// clipboard through the person's terminal. Tabs and newlines survive where
+// they can be shown (text, list items, values); inside table cells and
+// titles they become spaces so the layout holds.
+//
+//	render.View(os.Stdout, out.Display, render.Options{Color: isTerminal})
+//	render.Fold(os.Stdout, out.Display) // --print
+package render

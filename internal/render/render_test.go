@@ -1,0 +1,343 @@
+package render
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// wordcount is the table the example plugin answers with.
+var wordcount = sdk.View{
+	Kind:    sdk.ViewTable,
+	Title:   "notes.txt",
+	Columns: []string{"measure", "count"},
+	Rows:    [][]string{{"words", "1204"}, {"lines", "87"}, {"characters", "7311"}},
+}
+
+// cases are the views every rendering is checked against; each has golden
+// files testdata/<name>.{term,color,fold}.golden.
+var cases = []struct {
+	name  string
+	view  sdk.View
+	width int
+}{
+	{"text", sdk.View{Kind: sdk.ViewText, Title: "Summary", Text: "Two lines\n\tand a tab.\n\n"}, 0},
+	{"text-untitled", sdk.View{Kind: sdk.ViewText, Text: "just text"}, 0},
+	{"table", wordcount, 0},
+	{"table-narrow", sdk.View{
+		Kind:    sdk.ViewTable,
+		Columns: []string{"file", "description", "n"},
+		Rows: [][]string{
+			{"README.md", "the contract, in a page, written for people who write plugins", "1"},
+			{"main.py", "a loop over stdin", "186"},
+		},
+	}, 40},
+	{"table-ragged-wide", sdk.View{
+		Kind:    sdk.ViewTable,
+		Columns: []string{"名前", "size"},
+		Rows:    [][]string{{"日本語.txt", "12", "extra"}, {"e\u0301te.md"}},
+	}, 0},
+	{"table-headless", sdk.View{Kind: sdk.ViewTable, Rows: [][]string{{"a", "b"}, {"cc", "d"}}}, 0},
+	{"list", sdk.View{Kind: sdk.ViewList, Title: "Files", Items: []string{"notes.txt", "a two-line\nitem", "todo.md"}}, 0},
+	{"keyvalue", sdk.View{Kind: sdk.ViewKeyValue, Title: "wordcount", Pairs: []sdk.KeyValue{
+		{Key: "version", Value: "0.1.0"}, {Key: "transport", Value: "exec"}, {Key: "tools", Value: "plugin__wordcount__count"},
+		{Key: "note", Value: "first line\nsecond line"}, {Key: "empty", Value: ""},
+	}}, 0},
+	{"stack", sdk.View{Kind: sdk.ViewStack, Title: "Report", Views: []sdk.View{
+		{Kind: sdk.ViewText, Text: "Counted one file."},
+		wordcount,
+		{Kind: sdk.ViewList, Items: []string{"no errors"}},
+		{Kind: sdk.ViewStack, Views: []sdk.View{{Kind: sdk.ViewKeyValue, Pairs: []sdk.KeyValue{{Key: "took", Value: "3ms"}}}}},
+	}}, 0},
+	{"unknown-kind", sdk.View{Kind: "chart", Title: "Later", Text: "a kind this version does not know"}, 0},
+	{"hostile", sdk.View{Kind: sdk.ViewStack, Title: "ok\x1b]0;pwned\x07", Views: []sdk.View{
+		{Kind: sdk.ViewText, Text: "clear\x1b[2J\rover\bwrite\x9b31m red \xff"},
+		{Kind: sdk.ViewTable, Columns: []string{"a\x1b[1m"}, Rows: [][]string{{"x\ny\tz"}}},
+		{Kind: sdk.ViewKeyValue, Pairs: []sdk.KeyValue{{Key: "k\x1b", Value: "v\x07"}}},
+	}}, 0},
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func renderView(t *testing.T, v sdk.View, o Options) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := View(&b, v, o); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func renderFold(t *testing.T, v sdk.View) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Fold(&b, v); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestGolden(t *testing.T) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			golden(t, tc.name+".term", renderView(t, tc.view, Options{Width: tc.width}))
+			golden(t, tc.name+".color", renderView(t, tc.view, Options{Color: true, Width: tc.width}))
+			golden(t, tc.name+".fold", renderFold(t, tc.view))
+		})
+	}
+}
+
+var (
+	ansi = regexp.MustCompile("\x1b")
+	box  = regexp.MustCompile("[\u2500-\u257f]")
+)
+
+func TestFoldIsPlain(t *testing.T) {
+	for _, tc := range cases {
+		got := renderFold(t, tc.view)
+		if ansi.MatchString(got) {
+			t.Errorf("%s: Fold holds an escape: %q", tc.name, got)
+		}
+		if box.MatchString(got) {
+			t.Errorf("%s: Fold holds box drawing: %q", tc.name, got)
+		}
+		if strings.ContainsFunc(got, func(r rune) bool { return isControl(r) && r != '\n' && r != '\t' }) {
+			t.Errorf("%s: Fold holds a control character: %q", tc.name, got)
+		}
+	}
+}
+
+// For a View with nothing to clean, Fold is exactly sdk's fold and a newline.
+func TestFoldIsSDKFold(t *testing.T) {
+	for _, tc := range cases {
+		if tc.name == "hostile" {
+			continue
+		}
+		if got, want := renderFold(t, tc.view), tc.view.Fold()+"\n"; got != want {
+			t.Errorf("%s: Fold = %q, want %q", tc.name, got, want)
+		}
+	}
+}
+
+func TestTerminalWithoutColorHasNoEscape(t *testing.T) {
+	for _, tc := range cases {
+		if got := renderView(t, tc.view, Options{Width: tc.width}); ansi.MatchString(got) {
+			t.Errorf("%s: escape without Color: %q", tc.name, got)
+		}
+	}
+}
+
+func TestColorStyles(t *testing.T) {
+	got := renderView(t, wordcount, Options{Color: true})
+	for _, want := range []string{ansiBold + "notes.txt" + ansiReset, ansiBold + "measure" + ansiReset, ansiBold + "count" + ansiReset} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing bold %q in %q", want, got)
+		}
+	}
+	if strings.Contains(got, ansiBold+"words") {
+		t.Errorf("a body cell is bold: %q", got)
+	}
+	kv := renderView(t, sdk.View{Kind: sdk.ViewKeyValue, Pairs: []sdk.KeyValue{{Key: "a", Value: "1"}}}, Options{Color: true})
+	if kv != ansiDim+"a:"+ansiReset+" 1\n" {
+		t.Errorf("key-value = %q, want a dim key", kv)
+	}
+}
+
+// Every line of a table fits the width, which defaults to 80.
+func TestTableFitsWidth(t *testing.T) {
+	long := strings.Repeat("x", 200)
+	v := sdk.View{Kind: sdk.ViewTable, Columns: []string{"short", "long", "中文"}, Rows: [][]string{{"a", long, strings.Repeat("字", 60)}}}
+	for _, w := range []int{0, 20, 40, 80, 120} {
+		want := w
+		if w == 0 {
+			want = DefaultWidth
+		}
+		got := renderView(t, v, Options{Width: w, Color: true})
+		for _, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
+			plain := regexp.MustCompile("\x1b\\[[0-9]*m").ReplaceAllString(line, "")
+			if n := textWidth(plain); n > want {
+				t.Errorf("width %d: line is %d cells: %q", w, n, plain)
+			}
+			if n := textWidth(plain); w != 20 && n < want-1 {
+				t.Errorf("width %d: a truncated table should use the width, line is %d cells: %q", w, n, plain)
+			}
+		}
+		if !strings.Contains(got, "…") {
+			t.Errorf("width %d: nothing was marked as cut: %q", w, got)
+		}
+		if w >= 40 && !strings.Contains(got, "short") {
+			t.Errorf("width %d: the narrow column lost its text: %q", w, got)
+		}
+	}
+}
+
+// A table with more columns than the width can hold overflows rather than
+// dropping columns.
+func TestTableTooManyColumns(t *testing.T) {
+	cols := strings.Split("abcdefghijklmnopqrstuvwxyz", "")
+	got := renderView(t, sdk.View{Kind: sdk.ViewTable, Columns: cols}, Options{Width: 20})
+	if !strings.Contains(got, "│ z │") {
+		t.Errorf("last column missing: %q", got)
+	}
+}
+
+func TestEmptyViews(t *testing.T) {
+	for _, v := range []sdk.View{{}, {Kind: sdk.ViewTable}, {Kind: sdk.ViewList}, {Kind: sdk.ViewStack, Views: []sdk.View{{}}}} {
+		if got := renderView(t, v, Options{}); got != "" {
+			t.Errorf("%+v rendered %q", v, got)
+		}
+	}
+	if got := renderView(t, sdk.View{Kind: sdk.ViewTable, Title: "T"}, Options{}); got != "T\n" {
+		t.Errorf("a titled empty table = %q", got)
+	}
+	if got := renderFold(t, sdk.View{}); got != "\n" {
+		t.Errorf("Fold of nothing = %q", got)
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"hello", 5, "hello"},
+		{"hello", 10, "hello"},
+		{"hello", 4, "hel…"},
+		{"hello", 1, "…"},
+		{"hello", 0, ""},
+		{"", 0, ""},
+		{"日本語", 6, "日本語"},
+		{"日本語", 5, "日本…"},
+		{"日本語", 4, "日…"}, // the wide 本 does not fit in the one cell left
+		{"e\u0301te", 3, "e\u0301te"},
+	} {
+		if got := truncate(tc.s, tc.n); got != tc.want {
+			t.Errorf("truncate(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
+		if got := truncate(tc.s, tc.n); textWidth(got) > max(tc.n, 0) {
+			t.Errorf("truncate(%q, %d) is %d cells", tc.s, tc.n, textWidth(got))
+		}
+	}
+}
+
+func TestTextWidth(t *testing.T) {
+	for s, want := range map[string]int{"abc": 3, "日本": 4, "ｆｕｌｌ": 8, "e\u0301": 1, "a\u200db": 2, "•": 1, "": 0} {
+		if got := textWidth(s); got != want {
+			t.Errorf("textWidth(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+func TestClean(t *testing.T) {
+	for _, tc := range []struct {
+		in, layout, line string
+	}{
+		{"plain", "plain", "plain"},
+		{"a\tb\nc", "a\tb\nc", "a b c"},
+		{"\x1b[31mred\x1b[0m", "[31mred[0m", "[31mred[0m"},
+		{"over\rwrite\b", "overwrite", "overwrite"},
+		{"c1\u009b2J\u0085", "c12J", "c12J"},
+		{"del\x7f", "del", "del"},
+		{"bad\xffutf8", "bad\uFFFDutf8", "bad\uFFFDutf8"},
+		{"日本", "日本", "日本"},
+	} {
+		if got := clean(tc.in, true); got != tc.layout {
+			t.Errorf("clean(%q, true) = %q, want %q", tc.in, got, tc.layout)
+		}
+		if got := clean(tc.in, false); got != tc.line {
+			t.Errorf("clean(%q, false) = %q, want %q", tc.in, got, tc.line)
+		}
+	}
+}
+
+func TestProgress(t *testing.T) {
+	for _, tc := range []struct{ tail, want string }{
+		{"reading notes.txt", "\r\x1b[2Kreading notes.txt"},
+		{"", "\r\x1b[2K"},
+		{"first\nsecond\n", "\r\x1b[2Ksecond"},
+		{"10%\r20%\r", "\r\x1b[2K20%"},
+		{"a\x1b]0;title\x07b", "\r\x1b[2Ka]0;titleb"},
+		{"tab\there", "\r\x1b[2Ktab here"},
+		{strings.Repeat("x", 100), "\r\x1b[2K" + strings.Repeat("x", 78) + "…"},
+	} {
+		var b bytes.Buffer
+		Progress(&b, tc.tail)
+		if got := b.String(); got != tc.want {
+			t.Errorf("Progress(%q) = %q, want %q", tc.tail, got, tc.want)
+		}
+		if strings.Contains(b.String(), "\n") {
+			t.Errorf("Progress(%q) wrote a newline", tc.tail)
+		}
+	}
+	var b bytes.Buffer
+	ClearProgress(&b)
+	if b.String() != "\r\x1b[2K" {
+		t.Errorf("ClearProgress = %q", b.String())
+	}
+}
+
+type failWriter struct{}
+
+var errWrite = errors.New("write failed")
+
+func (failWriter) Write([]byte) (int, error) { return 0, errWrite }
+
+func TestWriteErrors(t *testing.T) {
+	if err := View(failWriter{}, wordcount, Options{}); !errors.Is(err, errWrite) {
+		t.Errorf("View error = %v", err)
+	}
+	if err := Fold(failWriter{}, wordcount); !errors.Is(err, errWrite) {
+		t.Errorf("Fold error = %v", err)
+	}
+	Progress(failWriter{}, "x") // must not panic
+	ClearProgress(failWriter{})
+}
+
+func ExampleView() {
+	_ = View(os.Stdout, wordcount, Options{})
+	// Output:
+	// notes.txt
+	// ┌────────────┬───────┐
+	// │ measure    │ count │
+	// ├────────────┼───────┤
+	// │ words      │  1204 │
+	// │ lines      │    87 │
+	// │ characters │  7311 │
+	// └────────────┴───────┘
+}
+
+func ExampleFold() {
+	_ = Fold(os.Stdout, wordcount)
+	// Output:
+	// notes.txt
+	// measure     count
+	// words       1204
+	// lines       87
+	// characters  7311
+}

@@ -1,0 +1,95 @@
+package render
+
+import (
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/width"
+)
+
+// clean removes the characters a terminal would act on rather than show:
+// C0 controls (except tab and newline when keepLayout), DEL and C1
+// controls; invalid UTF-8 becomes U+FFFD. Without keepLayout, tabs and
+// newlines become spaces, for text that must stay on one line.
+func clean(s string, keepLayout bool) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	ok := true
+	for _, r := range s {
+		if isControl(r) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r == '\t' || r == '\n':
+			if keepLayout {
+				b.WriteRune(r)
+			} else {
+				b.WriteByte(' ')
+			}
+		case isControl(r):
+			// dropped
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return r < 0x20 || r == 0x7f || (0x80 <= r && r <= 0x9f)
+}
+
+// runeWidth is how many terminal cells r takes.
+func runeWidth(r rune) int {
+	if unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf) {
+		return 0 // combining marks and format characters (ZWJ) join the previous cell
+	}
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	return 1
+}
+
+// textWidth is how many terminal cells s takes on one line.
+func textWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeWidth(r)
+	}
+	return n
+}
+
+// truncate cuts s to at most n cells, ending it with "…" when it cut.
+func truncate(s string, n int) string {
+	if textWidth(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	var b strings.Builder
+	used := 0
+	for _, r := range s {
+		rw := runeWidth(r)
+		if used+rw > n-1 {
+			break
+		}
+		b.WriteRune(r)
+		used += rw
+	}
+	b.WriteString("…")
+	return b.String()
+}
+
+// pad fills s with spaces to n cells.
+func pad(s string, n int) string {
+	return s + strings.Repeat(" ", max(0, n-textWidth(s)))
+}
