@@ -1,0 +1,203 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	osexec "os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// conn is one running child process. The reaper goroutine (reap) owns the
+// process and the stderr pipe; Kill and the I/O methods only signal and
+// close.
+type conn struct {
+	name  string // the program as configured, for messages
+	cmd   *osexec.Cmd
+	pgid  int // == the child's pid: it leads its own group
+	grace time.Duration
+
+	stdin     *os.File // our end: Write
+	stdinOnce sync.Once
+	stdinErr  error
+
+	stdout     *os.File // our end: Read
+	stdoutOnce sync.Once
+	eof        atomic.Bool // stdout reached its end and is closed
+
+	killed   atomic.Bool
+	killOnce sync.Once
+	killErr  error
+
+	exited chan struct{} // closed once the child is reaped
+	done   chan struct{} // closed once everything is released; err is set
+	err    error
+}
+
+// Read reads the child's stdout. It returns io.EOF once every writer of the
+// pipe has gone (the child and anything it left holding stdout), and
+// ErrKilled once Kill has been called, even if unread output remains.
+func (c *conn) Read(p []byte) (int, error) {
+	if c.eof.Load() {
+		return 0, io.EOF
+	}
+	n, err := c.stdout.Read(p)
+	switch {
+	case err == nil:
+	case c.killed.Load():
+		err = ErrKilled
+	case err == io.EOF:
+		// Release the pipe as soon as its end is seen, rather than at
+		// Wait: output still in the pipe when the child exits belongs to
+		// the reader, so Wait must not close it.
+		c.eof.Store(true)
+		c.closeStdout()
+	case errors.Is(err, os.ErrClosed) && c.eof.Load():
+		err = io.EOF // another reader saw the end and closed the pipe
+	}
+	return n, err
+}
+
+// Write writes to the child's stdin.
+func (c *conn) Write(p []byte) (int, error) {
+	n, err := c.stdin.Write(p)
+	if err != nil {
+		switch {
+		case c.killed.Load():
+			err = ErrKilled
+		case errors.Is(err, os.ErrClosed):
+			err = io.ErrClosedPipe
+		}
+	}
+	return n, err
+}
+
+// Close closes the child's stdin, and only that: a well-behaved plugin
+// reads EOF and exits, and its last output can still be read. Idempotent.
+func (c *conn) Close() error {
+	c.stdinOnce.Do(func() { c.stdinErr = c.stdin.Close() })
+	return c.stdinErr
+}
+
+func (c *conn) closeStdout() {
+	c.stdoutOnce.Do(func() { _ = c.stdout.Close() })
+}
+
+// Wait returns once the child has been reaped, its process group has been
+// ended and its stderr drained: nil for exit status 0, otherwise an error
+// naming the exit status or the signal (an *os/exec.ExitError is in the
+// chain). Any number of goroutines may wait.
+func (c *conn) Wait() error {
+	<-c.done
+	return c.err
+}
+
+// Kill stops the child in three steps, each only if the last did not end
+// it: close stdin and wait StopGrace; SIGTERM the process group and wait
+// StopGrace; SIGKILL the process group. A plugin that exits on stdin EOF
+// is gone at once; at worst Kill blocks for 2×StopGrace (plus up to one
+// more StopGrace if something outside the group holds stderr). Read and
+// Write are unblocked at its first step. Idempotent: concurrent and later
+// calls return once the first has finished.
+func (c *conn) Kill() error {
+	c.killOnce.Do(func() { c.killErr = c.kill() })
+	return c.killErr
+}
+
+func (c *conn) kill() error {
+	c.killed.Store(true)
+	// A deadline in the past wakes a blocked Read now without closing the
+	// pipe: the child, still shutting down, may write a little more, and
+	// a closed pipe would kill it with SIGPIPE instead of letting it exit.
+	_ = c.stdout.SetReadDeadline(time.Unix(1, 0))
+	_ = c.Close() // EOF on the child's stdin; a blocked Write returns
+
+	// Each signal only if the step before did not end it; after SIGKILL,
+	// which cannot be ignored, the wait on done below is unbounded.
+	var err error
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		if c.waitExited(c.grace) {
+			break
+		}
+		if e := c.signalGroup(sig); e != nil && err == nil {
+			err = e
+		}
+	}
+	<-c.done
+	c.closeStdout()
+	return err
+}
+
+// waitExited reports whether the child is reaped within d.
+func (c *conn) waitExited(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// signalGroup sends sig to every process in the child's group. A group
+// that is already empty is not an error. Should the group refuse the
+// signal, the child itself still gets it (through its pidfd, which cannot
+// reach a reused pid), so Kill never waits on a child it failed to signal.
+func (c *conn) signalGroup(sig syscall.Signal) error {
+	err := syscall.Kill(-c.pgid, sig)
+	if err == nil {
+		return nil
+	}
+	if perr := c.cmd.Process.Signal(sig); perr == nil || errors.Is(perr, os.ErrProcessDone) {
+		if errors.Is(err, syscall.ESRCH) {
+			return nil
+		}
+	}
+	return fmt.Errorf("exec %q: %s process group %d: %w", c.name, sig, c.pgid, err)
+}
+
+// reap is the one goroutine that owns the process: it always waits for
+// it, so no instance is ever left a zombie, whether or not anyone calls
+// Wait or Kill.
+func (c *conn) reap(stderr *os.File, stderrDone <-chan struct{}) {
+	err := c.cmd.Wait()
+	close(c.exited)
+
+	// The instance is the whole group. With its leader gone, whatever it
+	// left behind is an orphan no one will stop: end it now, so it can
+	// hold neither the pipes nor the files the next instance needs. The
+	// group id cannot be reused while any member lives, so this signal
+	// reaches only what the plugin started.
+	_ = c.signalGroup(syscall.SIGKILL)
+
+	if stderr != nil {
+		// Something outside the group (a setsid'd daemon) may still hold
+		// the stderr pipe: drain what comes within the grace, then stop
+		// listening, so Wait is never held hostage by it.
+		_ = stderr.SetReadDeadline(time.Now().Add(c.grace))
+		<-stderrDone
+		_ = stderr.Close()
+	}
+	_ = c.Close() // nothing reads it any more
+
+	if err != nil {
+		var ee *osexec.ExitError
+		if errors.As(err, &ee) && c.killed.Load() && signaled(ee) {
+			err = fmt.Errorf("exec %q: %w: %w", c.name, ErrKilled, err)
+		} else {
+			err = fmt.Errorf("exec %q: %w", c.name, err)
+		}
+	}
+	c.err = err
+	close(c.done)
+}
+
+func signaled(ee *osexec.ExitError) bool {
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
+}

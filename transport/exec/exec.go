@@ -1,0 +1,245 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/transport"
+)
+
+// DefaultStopGrace is the StopGrace used when Config.StopGrace is zero.
+const DefaultStopGrace = 2 * time.Second
+
+// Config says how to run a plugin's program. The zero value of every field
+// except Command is a sensible default.
+type Config struct {
+	// Command is the program to run. A name without a path separator is
+	// looked up in the PATH of Env, or in the host's PATH when Env sets
+	// none; a relative path with a separator is taken relative to Dir.
+	Command string
+	// Args are the program's arguments, without the program itself.
+	Args []string
+	// Env is the child's whole environment, as "KEY=value" entries: the
+	// caller has already merged the host's environment with the
+	// manifest's entry.env. Nil means the host's environment unchanged.
+	Env []string
+	// Dir is the child's working directory (the session's cwd); empty
+	// means the host's.
+	Dir string
+	// Stderr receives everything the child writes to its stderr: the
+	// plugin's log. Nil discards it. It must never be the terminal. It is
+	// written from one goroutine per running instance, and never after
+	// that instance's Wait has returned.
+	Stderr io.Writer
+	// StopGrace is how long Kill waits after closing stdin before it sends
+	// SIGTERM to the process group, and after SIGTERM before SIGKILL. It
+	// also bounds how long an ended instance waits for its stderr to drain.
+	// Zero means DefaultStopGrace.
+	StopGrace time.Duration
+}
+
+// Transport starts instances of one plugin program as child processes. It
+// holds only its Config, so it is safe for concurrent use.
+type Transport struct {
+	cfg Config
+}
+
+// New returns a transport that runs the program cfg describes. The
+// program is looked up at each Start, so a plugin installed or fixed after
+// New is found on the next respawn.
+func New(cfg Config) *Transport {
+	if cfg.StopGrace <= 0 {
+		cfg.StopGrace = DefaultStopGrace
+	}
+	// Copies, so a caller reusing its slices cannot change a running
+	// plugin's respawns. Clone keeps an empty Env empty (not nil: nil
+	// would mean the host's environment).
+	cfg.Args = slices.Clone(cfg.Args)
+	cfg.Env = slices.Clone(cfg.Env)
+	return &Transport{cfg: cfg}
+}
+
+var _ transport.Transport = (*Transport)(nil)
+
+// Kind implements transport.Transport.
+func (*Transport) Kind() string { return "exec" }
+
+// ErrNotFound is why Start fails for a program that does not exist. Its
+// text is written to read on in the error: `exec: program "x" not found in
+// PATH`.
+var ErrNotFound = errors.New("not found")
+
+// ErrKilled is what Read and Write return once Kill has been called, and
+// what Wait's error wraps when the instance died of a signal Kill sent.
+var ErrKilled = errors.New("killed")
+
+// Start implements transport.Transport. ctx bounds the start only: once
+// the process runs, it lives until it exits or is killed.
+func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("exec: start %q: %w", t.cfg.Command, err)
+	}
+	path, err := t.resolve()
+	if err != nil {
+		return nil, err
+	}
+
+	// Three OS pipes, with the child's ends handed to it as *os.File so
+	// os/exec starts no copying goroutines of its own: the caller reads
+	// stdout and writes stdin directly, and Wait never waits on a copy
+	// that a lingering grandchild keeps alive.
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("exec: start %q: %w", t.cfg.Command, err)
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinR, stdinW)
+		return nil, fmt.Errorf("exec: start %q: %w", t.cfg.Command, err)
+	}
+	var stderrR, stderrW *os.File
+	if t.cfg.Stderr != nil {
+		if stderrR, stderrW, err = os.Pipe(); err != nil {
+			closeAll(stdinR, stdinW, stdoutR, stdoutW)
+			return nil, fmt.Errorf("exec: start %q: %w", t.cfg.Command, err)
+		}
+	}
+
+	cmd := &osexec.Cmd{
+		Path:   path,
+		Args:   append([]string{t.cfg.Command}, t.cfg.Args...),
+		Env:    t.cfg.Env,
+		Dir:    t.cfg.Dir,
+		Stdin:  stdinR,
+		Stdout: stdoutW,
+		// Its own process group, so Kill can signal the whole tree the
+		// plugin starts, and a ^C at the terminal (sent to the host's
+		// foreground group) does not reach plugins behind the host's back.
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if stderrW != nil {
+		cmd.Stderr = stderrW
+	} // else nil: os/exec connects the child's stderr to /dev/null.
+
+	err = cmd.Start()
+	// The child holds its own copies now; ours would keep the pipes open
+	// and hide the child's end (EOF) from us.
+	closeAll(stdinR, stdoutW)
+	if stderrW != nil {
+		closeAll(stderrW)
+	}
+	if err != nil {
+		closeAll(stdinW, stdoutR)
+		if stderrR != nil {
+			closeAll(stderrR)
+		}
+		return nil, fmt.Errorf("exec: start %q: %w", t.cfg.Command, err)
+	}
+
+	c := &conn{
+		name:   t.cfg.Command,
+		cmd:    cmd,
+		pgid:   cmd.Process.Pid,
+		grace:  t.cfg.StopGrace,
+		stdin:  stdinW,
+		stdout: stdoutR,
+		exited: make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	stderrDone := make(chan struct{})
+	if stderrR != nil {
+		go drainStderr(stderrR, t.cfg.Stderr, stderrDone)
+	} else {
+		close(stderrDone)
+	}
+	go c.reap(stderrR, stderrDone)
+	return c, nil
+}
+
+// resolve finds the file Start executes, so that a missing program fails
+// with one clear line instead of os/exec's generic text, and so that a
+// bare name is searched in the child's PATH rather than only the host's.
+func (t *Transport) resolve() (string, error) {
+	name := t.cfg.Command
+	if name == "" {
+		return "", errors.New("exec: no program to run (entry.command is empty)")
+	}
+	if strings.ContainsRune(name, os.PathSeparator) {
+		path := name
+		if !filepath.IsAbs(path) && t.cfg.Dir != "" {
+			path = filepath.Join(t.cfg.Dir, path)
+		}
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("exec: program %q %w", path, ErrNotFound)
+		}
+		return path, nil
+	}
+	pathList, where := os.Getenv("PATH"), "the host's PATH"
+	if v, ok := lastEnv(t.cfg.Env, "PATH"); ok {
+		pathList, where = v, "the plugin's PATH"
+	}
+	for _, dir := range filepath.SplitList(pathList) {
+		// A relative PATH entry ("" or ".") would run whatever happens to
+		// sit in the session's directory under that name: refused, as
+		// os/exec.LookPath refuses it (ErrDot).
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		if isExecutable(path) {
+			return path, nil
+		}
+	}
+	return "", fmt.Errorf("exec: program %q %w in %s", name, ErrNotFound, where)
+}
+
+// lastEnv returns the value of key in env; the last entry wins, as it does
+// for the child (os/exec keeps the last duplicate).
+func lastEnv(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.IsDir() && fi.Mode().Perm()&0o111 != 0
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
+}
+
+// drainStderr copies the child's stderr to w until the pipe ends (or the
+// reaper's read deadline passes). A writer that fails is dropped, but the
+// pipe is still drained: a child must never block on a full stderr pipe
+// because the host's log is unhappy.
+func drainStderr(r *os.File, w io.Writer, done chan<- struct{}) {
+	defer close(done)
+	buf := make([]byte, 32<<10) // bounded: a flood of stderr costs no memory
+	for {
+		n, err := r.Read(buf)
+		if n > 0 && w != nil {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				w = nil
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
