@@ -1,0 +1,229 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/host/gate"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+)
+
+// UI is what the host needs from the person's side of the run. The CLI
+// implements it for a terminal and for --print. Methods may be called
+// concurrently.
+type UI interface {
+	// Progress shows a running tool call's live output line.
+	Progress(tool, tail string)
+	// Ask puts a running tool's question to the person.
+	Ask(ctx context.Context, tool, question string) (string, error)
+	// Approve asks the person whether a tool call may run. It returns
+	// ErrNoOneToAsk when nobody can answer (--print, no terminal).
+	Approve(ctx context.Context, call sdk.ToolCall, why string) (bool, error)
+}
+
+// ErrNoOneToAsk is what a UI answers when there is no person to ask.
+var ErrNoOneToAsk = errors.New("there is no one to ask")
+
+// DeniedError is the error of a tool call the gate or a hook refused.
+type DeniedError struct {
+	Tool   string
+	Reason string
+}
+
+func (e *DeniedError) Error() string { return e.Tool + " denied: " + e.Reason }
+
+// BlockedError is the error of a tool call a hook blocked: the turn stops.
+type BlockedError struct {
+	Tool, Hook, Reason string
+}
+
+func (e *BlockedError) Error() string {
+	return fmt.Sprintf("%s blocked by hook %s: %s", e.Tool, e.Hook, e.Reason)
+}
+
+// CallTool runs one tool call exactly as a model's call runs: hooks at
+// tool/before, then the gate, then the tool, then hooks observe tool/after.
+// A refused call returns a *DeniedError or *BlockedError; a tool that could
+// not answer returns its error, with an error output the model can read.
+func (h *Host) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int, ui UI) (sdk.ToolOutput, error) {
+	tool, ok := h.reg.Tool(req.Name)
+	if !ok {
+		err := fmt.Errorf("unknown tool %q", req.Name)
+		return errorOutput(err), err
+	}
+	call := sdk.ToolCall{ID: req.ID, Name: req.Name, Input: req.Input, Cwd: h.cfg.Cwd, Session: h.cfg.Session, Turn: turn}
+	if len(call.Input) == 0 {
+		call.Input = json.RawMessage("{}")
+	}
+
+	// Hooks can only tighten: their verdict is combined with the gate's,
+	// never in place of it.
+	d := h.decide(ctx, sdk.SiteTool, sdk.PointBefore, call)
+	switch d.outcome {
+	case sdk.HookBlock:
+		return sdk.ToolOutput{}, &BlockedError{Tool: call.Name, Hook: d.hook, Reason: d.reason}
+	case sdk.HookDeny:
+		return sdk.ToolOutput{}, &DeniedError{Tool: call.Name, Reason: fmt.Sprintf("hook %s: %s", d.hook, d.reason)}
+	case sdk.HookRedirect:
+		call.Input = d.value
+	}
+
+	verdict, rule := h.gate.Decide(call.Name)
+	switch {
+	case verdict == gate.Deny:
+		return sdk.ToolOutput{}, &DeniedError{Tool: call.Name, Reason: "denied by " + rule}
+	case verdict == gate.Ask || d.outcome == sdk.HookAsk:
+		why := "no rule allows it"
+		if d.outcome == sdk.HookAsk {
+			why = fmt.Sprintf("hook %s asks: %s", d.hook, d.reason)
+		} else if rule != "" {
+			why = "asked by " + rule
+		}
+		ok, err := ui.Approve(ctx, call, why)
+		if errors.Is(err, ErrNoOneToAsk) {
+			return sdk.ToolOutput{}, &DeniedError{Tool: call.Name, Reason: why + " and " + err.Error() + "; " + h.gate.HowToAllow(call.Name)}
+		}
+		if err != nil {
+			return sdk.ToolOutput{}, err
+		}
+		if !ok {
+			return sdk.ToolOutput{}, &DeniedError{Tool: call.Name, Reason: "the person said no"}
+		}
+	}
+
+	out, err := tool.Call(ctx, call, callUI{ui: ui, tool: call.Name})
+	if err != nil {
+		out = errorOutput(err)
+	}
+	h.observe(sdk.SiteTool, sdk.PointAfter, map[string]any{"call": call, "output": out})
+	return out, err
+}
+
+func errorOutput(err error) sdk.ToolOutput {
+	return sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart(err.Error())}, IsError: true}
+}
+
+// callUI is the sdk.CallUI of one call.
+type callUI struct {
+	ui   UI
+	tool string
+}
+
+func (c callUI) Progress(tail string) { c.ui.Progress(c.tool, tail) }
+func (c callUI) Ask(ctx context.Context, q string) (string, error) {
+	return c.ui.Ask(ctx, c.tool, q)
+}
+
+// decision is the combined decision of every hook at a point.
+type decision struct {
+	outcome      sdk.HookOutcome
+	hook, reason string
+	value        json.RawMessage
+}
+
+// severity orders outcomes: the strictest wins.
+var severity = map[sdk.HookOutcome]int{sdk.HookContinue: 0, sdk.HookRedirect: 1, sdk.HookAsk: 2, sdk.HookDeny: 3, sdk.HookBlock: 4}
+
+// decide asks every hook that declared site/point, at once. A hook that
+// fails or misses its deadline decides nothing (a notice says so).
+func (h *Host) decide(ctx context.Context, site, point string, payload any) decision {
+	hooks := h.reg.Hooks(site, point, true)
+	best := decision{outcome: sdk.HookContinue}
+	if len(hooks) == 0 {
+		return best
+	}
+	raw, _ := json.Marshal(payload)
+	ev := sdk.HookEvent{Site: site, Point: point, Payload: raw}
+	results := make([]sdk.HookDecision, len(hooks))
+	var wg sync.WaitGroup
+	for i, e := range hooks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := e.Hook.Decide(ctx, ev)
+			if err != nil {
+				h.cfg.Notify(bridge.Notice{Plugin: e.Owner, Level: "warn", Message: fmt.Sprintf("hook %s decided nothing: %v", e.Hook.ID(), err)})
+				d = sdk.HookDecision{Outcome: sdk.HookContinue}
+			}
+			if d.Outcome == sdk.HookRedirect && !json.Valid(d.Value) {
+				h.cfg.Notify(bridge.Notice{Plugin: e.Owner, Level: "warn", Message: fmt.Sprintf("hook %s redirected without a valid value; ignored", e.Hook.ID())})
+				d = sdk.HookDecision{Outcome: sdk.HookContinue}
+			}
+			results[i] = d
+		}()
+	}
+	wg.Wait()
+	for i, d := range results {
+		if severity[d.Outcome] > severity[best.outcome] {
+			best = decision{outcome: d.Outcome, hook: hooks[i].Hook.ID(), reason: d.Reason, value: d.Value}
+		}
+	}
+	if best.reason == "" {
+		best.reason = "no reason given"
+	}
+	return best
+}
+
+// observe tells every hook that declared site/point what happened.
+// Nothing waits on it: each observation is a notification.
+func (h *Host) observe(site, point string, payload any) {
+	hooks := h.reg.Hooks(site, point, false)
+	if len(hooks) == 0 {
+		return
+	}
+	raw, _ := json.Marshal(payload)
+	for _, e := range hooks {
+		e.Hook.Observe(context.Background(), sdk.HookEvent{Site: site, Point: point, Payload: raw})
+	}
+}
+
+// ParseCommand splits "/name args" into name and args.
+func ParseCommand(line string) (name, args string, ok bool) {
+	if !strings.HasPrefix(line, "/") {
+		return "", "", false
+	}
+	name, args, _ = strings.Cut(line[1:], " ")
+	return name, strings.TrimLeft(args, " "), name != ""
+}
+
+// RunCommand runs a "/name args" line.
+func (h *Host) RunCommand(ctx context.Context, line string) (sdk.CommandOutcome, error) {
+	name, args, ok := ParseCommand(line)
+	if !ok {
+		return sdk.CommandOutcome{}, fmt.Errorf("not a command: %q", line)
+	}
+	cmd, ok := h.reg.Command(name)
+	if !ok {
+		return sdk.CommandOutcome{}, fmt.Errorf("unknown command /%s (bingo complete / lists them)", name)
+	}
+	return cmd.Run(ctx, sdk.CommandRun{Name: name, Args: args, Cwd: h.cfg.Cwd, Session: h.cfg.Session})
+}
+
+// Complete returns completions for a partial command line: command names
+// while the name is being typed, then the command's own completion.
+func (h *Host) Complete(ctx context.Context, line string) ([]sdk.Completion, error) {
+	if !strings.HasPrefix(line, "/") {
+		return nil, nil
+	}
+	name, partial, hasArgs := strings.Cut(line[1:], " ")
+	if !hasArgs {
+		var out []sdk.Completion
+		for _, n := range h.reg.CommandNames() {
+			if strings.HasPrefix(n, name) {
+				c, _ := h.reg.Command(n)
+				out = append(out, sdk.Completion{Value: "/" + n, Hint: c.Spec().Hint})
+			}
+		}
+		return out, nil
+	}
+	cmd, ok := h.reg.Command(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown command /%s", name)
+	}
+	return cmd.Complete(ctx, sdk.CompleteRequest{Name: name, Partial: strings.TrimLeft(partial, " "), Cwd: h.cfg.Cwd})
+}

@@ -1,0 +1,254 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/host/gate"
+	"github.com/bingo/bingo-plugin-rpc/host/settings"
+	"github.com/bingo/bingo-plugin-rpc/manifest"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+	"github.com/bingo/bingo-plugin-rpc/transport"
+	"github.com/bingo/bingo-plugin-rpc/transport/exec"
+	"github.com/bingo/bingo-plugin-rpc/transport/wasm"
+)
+
+// Config says where the host runs. Home and Cwd are required.
+type Config struct {
+	Home       string   // the person's home: ~/.bingo lives here
+	Cwd        string   // the session's working directory
+	PluginDirs []string // extra plugin layers for this run (--plugin-dir)
+	Allow      []string // extra allow rules for this run (--allow)
+	Environ    []string // the host's environment; nil = os.Environ()
+	// Notify receives every notice (plugin deaths, refusals, broken
+	// manifests, a plugin's own notice). It must be safe for concurrent use.
+	Notify func(bridge.Notice)
+	// Session names this run's session.
+	Session string
+}
+
+// PluginInfo describes one discovered plugin.
+type PluginInfo struct {
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	Layer     string `json:"layer"`
+	Dir       string `json:"dir"`
+	Transport string `json:"transport"`
+	Status    string `json:"status"`
+	Error     string `json:"error,omitempty"`
+	Log       string `json:"log"`
+	// Contributes lists what the plugin contributes, e.g. "tool plugin__wordcount__count".
+	Contributes []string `json:"contributes"`
+}
+
+// loaded is a plugin the host found, started or not.
+type loaded struct {
+	m      *manifest.Manifest
+	plugin *bridge.Plugin // nil if it could not even be built
+	log    *LogFile
+	err    error
+}
+
+// Host owns the plugins of one run and the registry of what they
+// contribute. It is safe for concurrent use once Open has returned.
+type Host struct {
+	cfg      Config
+	settings settings.Settings
+	gate     *gate.Gate
+	wasm     *wasm.Host
+
+	plugins []*loaded
+	reg     *Registry
+
+	convMu sync.Mutex // one turn at a time
+	conv   []sdk.Message
+	turns  int
+}
+
+// Open loads settings and manifests, starts every plugin in parallel and
+// registers what each declared. Problems with one plugin (a broken
+// manifest, a failed handshake) are notices, never the run's failure; Open
+// fails only when the host itself cannot work (an invalid --allow rule).
+func Open(ctx context.Context, cfg Config) (*Host, error) {
+	if cfg.Environ == nil {
+		cfg.Environ = os.Environ()
+	}
+	if cfg.Notify == nil {
+		cfg.Notify = func(bridge.Notice) {}
+	}
+	if cfg.Session == "" {
+		cfg.Session = fmt.Sprintf("s%d", time.Now().UnixNano())
+	}
+	notify := cfg.Notify
+	project := manifest.ProjectRoot(cfg.Cwd)
+	s, errs := settings.Load(settings.Files(cfg.Home, project)...)
+	for _, err := range errs {
+		notify(bridge.Notice{Level: "error", Message: err.Error()})
+	}
+	g, err := gate.New(s.Permissions, cfg.Allow)
+	if err != nil {
+		return nil, err
+	}
+	h := &Host{cfg: cfg, settings: s, gate: g}
+	h.reg = newRegistry(notify)
+	h.reg.AddCommand("", compactCommand{h}) // the host's own commands win their names
+
+	found, problems := manifest.Discover(manifest.Layers(cfg.Home, cfg.Cwd, cfg.PluginDirs))
+	for _, p := range problems {
+		notify(bridge.Notice{Level: "error", Message: p.Error() + "; skipped"})
+	}
+	for _, m := range found {
+		h.plugins = append(h.plugins, h.build(ctx, m))
+	}
+
+	// Start in parallel: a slow plugin does not add its start-up to every
+	// other's, and a failed one costs one notice.
+	var eg errgroup.Group
+	for _, l := range h.plugins {
+		if l.plugin == nil {
+			continue
+		}
+		eg.Go(func() error {
+			if _, err := l.plugin.Start(ctx); err != nil {
+				l.err = err
+				notify(bridge.Notice{Plugin: l.m.Name, Level: "error", Message: "not loaded: " + err.Error()})
+			}
+			return nil
+		})
+	}
+	eg.Wait()
+	// Registration order decides command clashes: the plugin of the
+	// higher layer (dir, then project, then user) wins, then name order.
+	order := append([]*loaded(nil), h.plugins...)
+	sort.SliceStable(order, func(i, j int) bool { return layerRank(order[i].m.Layer) > layerRank(order[j].m.Layer) })
+	for _, l := range order {
+		if l.plugin != nil && l.err == nil {
+			h.reg.add(l.m, l.plugin.Contributions())
+		}
+	}
+	return h, nil
+}
+
+func layerRank(layer string) int {
+	switch layer {
+	case "dir":
+		return 2
+	case "project":
+		return 1
+	}
+	return 0
+}
+
+// build makes a plugin's transport and bridge, without starting it.
+func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
+	l := &loaded{m: m}
+	logPath := filepath.Join(h.cfg.Home, ".bingo", "data", "logs", "plugin-"+m.Name+".log")
+	log, err := OpenLog(logPath, DefaultLogCap)
+	if err != nil {
+		l.err = fmt.Errorf("cannot open its log: %w", err)
+		h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: " + l.err.Error()})
+		return l
+	}
+	l.log = log
+	var tr transport.Transport
+	switch m.Entry.Transport() {
+	case "wasm":
+		if h.wasm == nil {
+			h.wasm, err = wasm.NewHost(context.WithoutCancel(ctx), wasm.HostConfig{
+				CacheDir: filepath.Join(h.cfg.Home, ".bingo", "data", "cache", "wasm")})
+			if err != nil {
+				l.err = err
+				h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: " + err.Error()})
+				return l
+			}
+		}
+		grant := h.settings.Sandbox[m.Name]
+		tr = h.wasm.Transport(wasm.Config{
+			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
+			Dir: h.cfg.Cwd, Writable: grant.Writable, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
+		})
+	default:
+		tr = exec.New(exec.Config{
+			Command: m.Entry.Command, Args: m.Entry.Args, Env: m.Environ(h.cfg.Environ),
+			Dir: h.cfg.Cwd, Stderr: log,
+		})
+	}
+	l.plugin = bridge.New(bridge.Options{
+		Name: m.Name, Root: m.Root, Transport: tr,
+		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env,
+		Deadlines: bridge.Deadlines(h.settings.Deadlines),
+		Notify:    h.cfg.Notify, Log: log,
+		Services: h.reg.routeService,
+	})
+	return l
+}
+
+// Close stops every plugin and releases the wasm runtime.
+func (h *Host) Close() error {
+	var wg sync.WaitGroup
+	for _, l := range h.plugins {
+		if l.plugin != nil {
+			wg.Add(1)
+			go func() { defer wg.Done(); l.plugin.Close() }()
+		}
+	}
+	wg.Wait()
+	if h.wasm != nil {
+		h.wasm.Close(context.Background())
+	}
+	for _, l := range h.plugins {
+		if l.log != nil {
+			l.log.Close()
+		}
+	}
+	return nil
+}
+
+// Settings are the merged settings in force.
+func (h *Host) Settings() settings.Settings { return h.settings }
+
+// Gate is the permission gate.
+func (h *Host) Gate() *gate.Gate { return h.gate }
+
+// Registry is what the plugins contribute.
+func (h *Host) Registry() *Registry { return h.reg }
+
+// Cwd is the session's working directory.
+func (h *Host) Cwd() string { return h.cfg.Cwd }
+
+// Session names the session.
+func (h *Host) Session() string { return h.cfg.Session }
+
+// Plugins describes every plugin found, in name order.
+func (h *Host) Plugins() []PluginInfo {
+	var out []PluginInfo
+	for _, l := range h.plugins {
+		info := PluginInfo{Name: l.m.Name, Version: l.m.Version, Layer: l.m.Layer, Dir: l.m.Root,
+			Transport: l.m.Entry.Transport(), Status: "failed", Contributes: []string{}}
+		if l.log != nil {
+			info.Log = l.log.Path()
+		}
+		if l.err != nil {
+			info.Error = l.err.Error()
+		} else if l.plugin != nil {
+			info.Status = l.plugin.Status()
+			info.Contributes = h.reg.contributionsOf(l.m.Name)
+		}
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// notice raises a host notice.
+func (h *Host) notice(level, format string, args ...any) {
+	h.cfg.Notify(bridge.Notice{Level: level, Message: fmt.Sprintf(format, args...)})
+}

@@ -1,0 +1,310 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/manifest"
+	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+)
+
+// Registry holds every contribution by the sdk's own interfaces: a plugin's
+// proxy and an in-process implementation are registered and used the same
+// way. Owner is the contributing plugin's name ("" for the host's own).
+type Registry struct {
+	notify func(bridge.Notice)
+
+	mu           sync.RWMutex
+	tools        map[string]Owned[sdk.Tool]
+	commands     map[string]Owned[sdk.Command]
+	contributors []Owned[sdk.Contributor]
+	compactors   []Owned[sdk.Compactor]
+	providers    []Owned[sdk.Provider]
+	hooks        []HookEntry
+	services     map[string]Owned[sdk.Service]
+}
+
+type Owned[T any] struct {
+	Owner string
+	Value T
+}
+
+// HookEntry is a registered hook and the points it declared ("site/point").
+type HookEntry struct {
+	Owner   string
+	Hook    sdk.Hook
+	Decide  []string
+	Observe []string
+}
+
+func newRegistry(notify func(bridge.Notice)) *Registry {
+	return &Registry{notify: notify,
+		tools: map[string]Owned[sdk.Tool]{}, commands: map[string]Owned[sdk.Command]{},
+		services: map[string]Owned[sdk.Service]{}}
+}
+
+// add registers what a plugin contributes.
+func (r *Registry) add(m *manifest.Manifest, c bridge.Contributions) {
+	for _, t := range c.Tools {
+		r.AddTool(m.Name, t)
+	}
+	for _, cmd := range c.Commands {
+		r.AddCommand(m.Name, cmd)
+	}
+	for _, x := range c.Contributors {
+		r.AddContributor(m.Name, x)
+	}
+	for _, x := range c.Compactors {
+		r.AddCompactor(m.Name, x)
+	}
+	for _, x := range c.Providers {
+		r.AddProvider(m.Name, x)
+	}
+	for _, x := range c.Hooks {
+		r.AddHook(HookEntry{Owner: m.Name, Hook: x.Hook, Decide: x.Decide, Observe: x.Observe})
+	}
+	for _, x := range c.Services {
+		r.AddService(m.Name, x)
+	}
+}
+
+func (r *Registry) clash(kind, name, owner, winner string) {
+	who := func(o string) string {
+		if o == "" {
+			return "the host"
+		}
+		return "plugin " + o
+	}
+	r.notify(bridge.Notice{Plugin: owner, Level: "warn",
+		Message: fmt.Sprintf("%s %q is already offered by %s, which keeps it", kind, name, who(winner))})
+}
+
+// AddTool registers a tool under its spec's name; the first owner of a
+// name keeps it.
+func (r *Registry) AddTool(owner string, t sdk.Tool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	name := t.Spec().Name
+	if prev, ok := r.tools[name]; ok {
+		r.clash("tool", name, owner, prev.Owner)
+		return
+	}
+	r.tools[name] = Owned[sdk.Tool]{owner, t}
+}
+
+// AddCommand registers a command under its own name (commands are not
+// rewritten: people type them); the first owner of a name keeps it.
+func (r *Registry) AddCommand(owner string, c sdk.Command) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	name := c.Spec().Name
+	if prev, ok := r.commands[name]; ok {
+		r.clash("command /"+name, name, owner, prev.Owner)
+		return
+	}
+	r.commands[name] = Owned[sdk.Command]{owner, c}
+}
+
+// AddContributor registers a context contributor.
+func (r *Registry) AddContributor(owner string, c sdk.Contributor) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.contributors = append(r.contributors, Owned[sdk.Contributor]{owner, c})
+}
+
+// AddCompactor registers a compaction strategy.
+func (r *Registry) AddCompactor(owner string, c sdk.Compactor) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.compactors = append(r.compactors, Owned[sdk.Compactor]{owner, c})
+}
+
+// AddProvider registers a model provider.
+func (r *Registry) AddProvider(owner string, p sdk.Provider) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.providers = append(r.providers, Owned[sdk.Provider]{owner, p})
+}
+
+// AddHook registers a hook.
+func (r *Registry) AddHook(h HookEntry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hooks = append(r.hooks, h)
+}
+
+// AddService registers a service; bingo.host is the host's own and is
+// refused, and the first owner of a key keeps it.
+func (r *Registry) AddService(owner string, s sdk.Service) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := s.Key()
+	if key == protocol.HostServiceKey {
+		r.notify(bridge.Notice{Plugin: owner, Level: "warn", Message: "service key bingo.host is reserved for the host; not offered"})
+		return
+	}
+	if prev, ok := r.services[key]; ok {
+		r.clash("service", key, owner, prev.Owner)
+		return
+	}
+	r.services[key] = Owned[sdk.Service]{owner, s}
+}
+
+// Tool returns the tool named name.
+func (r *Registry) Tool(name string) (sdk.Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.tools[name]
+	return t.Value, ok
+}
+
+// Tools returns every tool, in name order.
+func (r *Registry) Tools() []sdk.Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.tools))
+	for n := range r.tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]sdk.Tool, len(names))
+	for i, n := range names {
+		out[i] = r.tools[n].Value
+	}
+	return out
+}
+
+// Command returns the command named name (without its slash).
+func (r *Registry) Command(name string) (sdk.Command, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	c, ok := r.commands[name]
+	return c.Value, ok
+}
+
+// CommandNames returns every command name, sorted.
+func (r *Registry) CommandNames() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []string
+	for n := range r.commands {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Contributors returns every context contributor.
+func (r *Registry) Contributors() []Owned[sdk.Contributor] {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]Owned[sdk.Contributor](nil), r.contributors...)
+}
+
+// Compactors returns every compaction strategy.
+func (r *Registry) Compactors() []Owned[sdk.Compactor] {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]Owned[sdk.Compactor](nil), r.compactors...)
+}
+
+// Provider returns the provider id of plugin owner.
+func (r *Registry) Provider(owner, id string) (sdk.Provider, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, p := range r.providers {
+		if p.Owner == owner && p.Value.ID() == id {
+			return p.Value, true
+		}
+	}
+	return nil, false
+}
+
+// Hooks returns the hooks that declared the point "site/point", for
+// decisions (decide true) or observations.
+func (r *Registry) Hooks(site, point string, decide bool) []HookEntry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	want := site + "/" + point
+	var out []HookEntry
+	for _, h := range r.hooks {
+		points := h.Observe
+		if decide {
+			points = h.Decide
+		}
+		for _, p := range points {
+			if p == want {
+				out = append(out, h)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// CallService routes a service call by key: from in-process host code, or
+// (through routeService) from a plugin.
+func (r *Registry) CallService(ctx context.Context, key, method string, params json.RawMessage) (json.RawMessage, error) {
+	r.mu.RLock()
+	s, ok := r.services[key]
+	r.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("no plugin offers service %q", key)
+	}
+	return s.Value.Call(ctx, method, params)
+}
+
+// routeService is the bridge's ServiceRouter.
+func (r *Registry) routeService(ctx context.Context, from, key, method string, params json.RawMessage) (json.RawMessage, error) {
+	return r.CallService(ctx, key, method, params)
+}
+
+// contributionsOf lists what one plugin contributes, for `bingo plugins`.
+func (r *Registry) contributionsOf(owner string) []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := []string{}
+	for n, t := range r.tools {
+		if t.Owner == owner {
+			out = append(out, "tool "+n)
+		}
+	}
+	for n, c := range r.commands {
+		if c.Owner == owner {
+			out = append(out, "command /"+n)
+		}
+	}
+	for _, c := range r.contributors {
+		if c.Owner == owner {
+			out = append(out, "contributor "+c.Value.ID())
+		}
+	}
+	for _, c := range r.compactors {
+		if c.Owner == owner {
+			out = append(out, "compactor "+c.Value.ID())
+		}
+	}
+	for _, p := range r.providers {
+		if p.Owner == owner {
+			out = append(out, "provider "+owner+"/"+p.Value.ID())
+		}
+	}
+	for _, h := range r.hooks {
+		if h.Owner == owner {
+			out = append(out, "hook "+h.Hook.ID()+" ("+strings.Join(append(append([]string{}, h.Decide...), h.Observe...), ", ")+")")
+		}
+	}
+	for k, s := range r.services {
+		if s.Owner == owner {
+			out = append(out, "service "+k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

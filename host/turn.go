@@ -1,0 +1,217 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/host/openai"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+)
+
+// TurnUI is the person's side of a turn.
+type TurnUI interface {
+	UI
+	// Text shows more of the model's answer as it streams.
+	Text(delta string)
+	// ToolResult shows a finished tool call (its View, if any).
+	ToolResult(call sdk.ToolCallRequest, out sdk.ToolOutput, err error)
+}
+
+// TurnResult is how a turn ended.
+type TurnResult struct {
+	// Text is the model's final answer.
+	Text string
+	// Steps is how many model responses the turn took.
+	Steps int
+	// Interrupted is true when the turn was cancelled (Ctrl-C) and ended
+	// cleanly after what was running finished.
+	Interrupted bool
+}
+
+// ErrNoProvider is the error of a turn with no model provider configured.
+var ErrNoProvider = errors.New(`no model provider is configured: set "provider": {"openai": {"baseURL": …, "model": …, "apiKeyEnv": …}} or "provider": {"plugin": "<plugin>/<provider>"} in ~/.bingo/settings.json`)
+
+// Provider returns the provider the settings choose.
+func (h *Host) Provider() (sdk.Provider, error) {
+	choice := h.settings.Provider
+	if plugin, id, ok := choice.PluginProvider(); ok {
+		p, found := h.reg.Provider(plugin, id)
+		if !found {
+			return nil, fmt.Errorf("the configured provider %s/%s is not offered by any loaded plugin (bingo plugins lists what loaded)", plugin, id)
+		}
+		return p, nil
+	}
+	if o := choice.OpenAI; o != nil {
+		return openai.New("openai", openai.Config{BaseURL: o.BaseURL, Model: o.Model, APIKeyEnv: o.APIKeyEnv})
+	}
+	return nil, ErrNoProvider
+}
+
+// systemPrompt is the host's own instruction to the model.
+const systemPrompt = "You are bingo, an agent working in the directory %s. Use the tools offered when they help; answer briefly."
+
+// Turn runs one turn: the prompt joins the conversation, then, step by
+// step, context is gathered, the model answers (streaming), each tool call
+// it asks for goes through hooks, the gate and its proxy, and the results
+// go back to the model, until it answers without a tool call or the step
+// cap is reached. Cancelling ctx ends the turn cleanly: running tools hear
+// tool/cancel, a streaming provider provider/cancel.
+func (h *Host) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult, error) {
+	provider, err := h.Provider()
+	if err != nil {
+		return TurnResult{}, err
+	}
+	h.convMu.Lock()
+	defer h.convMu.Unlock()
+	h.turns++
+	h.conv = append(h.conv, sdk.Message{Role: sdk.RoleUser, Content: prompt})
+	var res TurnResult
+	defer func() { h.observe(sdk.SiteTurn, sdk.PointEnd, map[string]any{"turn": h.turns, "steps": res.Steps, "text": res.Text}) }()
+
+	for res.Steps < h.settings.Turn.MaxSteps {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			return res, nil
+		}
+		if size(h.conv) > h.settings.Turn.CompactAt {
+			h.compactLocked(ctx, "budget")
+		}
+		req := sdk.ProviderRequest{
+			System:   h.system(ctx, prompt),
+			Messages: h.conv,
+			Tools:    h.toolSpecs(),
+		}
+		d := h.decide(ctx, sdk.SitePrompt, sdk.PointBefore, req)
+		switch d.outcome {
+		case sdk.HookBlock, sdk.HookDeny:
+			return res, fmt.Errorf("the model request was stopped by hook %s: %s", d.hook, d.reason)
+		case sdk.HookAsk:
+			ok, err := ui.Approve(ctx, sdk.ToolCall{Name: "model request", Input: json.RawMessage(`{}`)}, fmt.Sprintf("hook %s asks: %s", d.hook, d.reason))
+			if err != nil || !ok {
+				return res, fmt.Errorf("the model request was not sent: hook %s asks (%s) and the person did not agree", d.hook, d.reason)
+			}
+		case sdk.HookRedirect:
+			var redirected sdk.ProviderRequest
+			if json.Unmarshal(d.value, &redirected) == nil && len(redirected.Messages) > 0 {
+				req = redirected
+			}
+		}
+
+		res.Steps++
+		var events []sdk.StreamEvent
+		_, err := provider.Stream(ctx, req, func(e sdk.StreamEvent) {
+			events = append(events, e)
+			if e.Kind == sdk.EventText {
+				ui.Text(e.Text)
+			}
+		})
+		msg := sdk.Assemble(events)
+		if err != nil {
+			if ctx.Err() != nil {
+				if msg.Content != "" {
+					h.conv = append(h.conv, sdk.Message{Role: sdk.RoleAssistant, Content: msg.Content})
+				}
+				res.Text, res.Interrupted = msg.Content, true
+				return res, nil
+			}
+			return res, fmt.Errorf("model provider %s: %w", provider.ID(), err)
+		}
+		h.conv = append(h.conv, msg)
+		res.Text = msg.Content
+		if len(msg.ToolCalls) == 0 {
+			return res, nil
+		}
+		for _, call := range msg.ToolCalls {
+			out, err := h.CallTool(ctx, call, h.turns, ui)
+			var blocked *BlockedError
+			if errors.As(err, &blocked) {
+				ui.ToolResult(call, out, err)
+				return res, err
+			}
+			var denied *DeniedError
+			if errors.As(err, &denied) {
+				out = errorOutput(err)
+			}
+			ui.ToolResult(call, out, err)
+			h.conv = append(h.conv, sdk.Message{Role: sdk.RoleTool, ToolCallID: call.ID, Content: out.Text()})
+		}
+	}
+	h.notice("warn", "the turn stopped after %d model responses (turn.maxSteps in settings)", res.Steps)
+	return res, nil
+}
+
+// toolSpecs lists every tool for the model.
+func (h *Host) toolSpecs() []sdk.ToolSpec {
+	var specs []sdk.ToolSpec
+	for _, t := range h.reg.Tools() {
+		specs = append(specs, t.Spec())
+	}
+	return specs
+}
+
+// contributionBudget is how many characters one contributor may add.
+const contributionBudget = 8000
+
+// system builds the system prompt: the host's own line, then what every
+// context contributor gave this round. Contributors are asked at once; one
+// that fails or passes its deadline is dropped from the round with a
+// notice, and the turn goes on.
+func (h *Host) system(ctx context.Context, prompt string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, systemPrompt, h.cfg.Cwd)
+	cs := h.reg.Contributors()
+	pieces := make([][]sdk.Piece, len(cs))
+	q := sdk.Query{Prompt: prompt, Cwd: h.cfg.Cwd, Session: h.cfg.Session, Turn: h.turns, Budget: contributionBudget}
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ps, err := c.Value.Contribute(ctx, q)
+			if err != nil {
+				if !errors.Is(err, sdk.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+					h.cfg.Notify(bridge.Notice{Plugin: c.Owner, Level: "warn", Message: fmt.Sprintf("contributor %s dropped from this round: %v", c.Value.ID(), err)})
+				}
+				return
+			}
+			pieces[i] = ps
+		}()
+	}
+	wg.Wait()
+	for _, ps := range pieces {
+		budget := contributionBudget
+		for _, p := range ps {
+			text := p.Text
+			if len(text) > budget {
+				text = text[:budget]
+			}
+			budget -= len(text)
+			if text == "" {
+				continue
+			}
+			b.WriteString("\n\n")
+			if p.Title != "" {
+				b.WriteString("## " + p.Title + "\n")
+			}
+			b.WriteString(text)
+		}
+	}
+	return b.String()
+}
+
+// size is a conversation's size in characters: what the budget counts.
+func size(conv []sdk.Message) int {
+	n := 0
+	for _, m := range conv {
+		n += len(m.Content)
+		for _, c := range m.ToolCalls {
+			n += len(c.Input) + len(c.Name)
+		}
+	}
+	return n
+}

@@ -1,0 +1,326 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"golang.org/x/term"
+
+	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/host"
+	"github.com/bingo/bingo-plugin-rpc/internal/render"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+)
+
+// Exit statuses.
+const (
+	ExitOK    = 0
+	ExitError = 1 // the command or tool reported an error or was denied
+	ExitUsage = 2
+)
+
+const usage = `usage:
+  bingo [flags] PROMPT            run a turn; a PROMPT starting with / runs that command
+  bingo call [flags] TOOL [JSON]  run one tool call as a model's call would run
+  bingo complete [flags] LINE     list completions for a partial command line
+  bingo plugins [flags] [--json]  list plugins: name, version, layer, transport, status, contributions
+flags:
+`
+
+// options are the flags every subcommand takes.
+type options struct {
+	print      bool
+	pluginDirs multi
+	cwd        string
+	allow      multi
+	json       bool
+}
+
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
+
+func (o *options) flags(name string, stderr io.Writer, withJSON bool) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&o.print, "print", o.print, "fold every View to plain text; no prompts, no colour, no progress")
+	fs.Var(&o.pluginDirs, "plugin-dir", "load plugins from `DIR` as an extra layer (repeatable)")
+	fs.StringVar(&o.cwd, "cwd", o.cwd, "the session's working `DIR`")
+	fs.Var(&o.allow, "allow", "allow `TOOL` for this run (repeatable; prefix* patterns too)")
+	if withJSON {
+		fs.BoolVar(&o.json, "json", false, "print JSON")
+	}
+	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+	return fs
+}
+
+// Main runs the bingo command line and returns its exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var o options
+	fs := o.flags("bingo", stderr, false)
+	if err := fs.Parse(args); err != nil {
+		return usageStatus(err)
+	}
+	rest := fs.Args()
+	sub := ""
+	if len(rest) > 0 {
+		switch rest[0] {
+		case "call", "complete", "plugins":
+			sub = rest[0]
+			sfs := o.flags("bingo "+sub, stderr, sub == "plugins")
+			if err := sfs.Parse(rest[1:]); err != nil {
+				return usageStatus(err)
+			}
+			rest = sfs.Args()
+		}
+	}
+	switch {
+	case sub == "" && len(rest) == 0:
+		fmt.Fprint(stderr, "bingo: no prompt\n"+usage)
+		return ExitUsage
+	case sub == "call" && (len(rest) < 1 || len(rest) > 2):
+		fmt.Fprint(stderr, "bingo call: want TOOL and at most one JSON argument\n")
+		return ExitUsage
+	case sub == "complete" && len(rest) != 1:
+		fmt.Fprint(stderr, "bingo complete: want one LINE\n")
+		return ExitUsage
+	case sub == "plugins" && len(rest) != 0:
+		fmt.Fprint(stderr, "bingo plugins: takes no arguments\n")
+		return ExitUsage
+	}
+	var input json.RawMessage
+	if sub == "call" && len(rest) == 2 {
+		input = json.RawMessage(rest[1])
+		if !json.Valid(input) {
+			fmt.Fprintf(stderr, "bingo call: the input is not valid JSON: %s\n", rest[1])
+			return ExitUsage
+		}
+	}
+
+	r, err := newRun(o, stdin, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "bingo: %v\n", err)
+		return ExitUsage
+	}
+	ctx, stop := r.interrupts()
+	defer stop()
+	h, err := host.Open(ctx, host.Config{Home: r.home, Cwd: r.cwd, PluginDirs: o.pluginDirs, Allow: o.allow, Notify: r.notice})
+	if err != nil {
+		fmt.Fprintf(stderr, "bingo: %v\n", err)
+		return ExitUsage
+	}
+	defer h.Close()
+
+	switch sub {
+	case "plugins":
+		return r.plugins(h)
+	case "call":
+		return r.call(ctx, h, rest[0], input)
+	case "complete":
+		return r.complete(ctx, h, rest[0])
+	}
+	prompt := strings.Join(rest, " ")
+	if strings.HasPrefix(prompt, "/") {
+		return r.command(ctx, h, prompt)
+	}
+	return r.turn(ctx, h, prompt)
+}
+
+func usageStatus(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return ExitOK
+	}
+	return ExitUsage
+}
+
+// run is one invocation's terminal state.
+type run struct {
+	o              options
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	home, cwd      string
+	color          bool // stdout is a terminal and colour is wanted
+	liveProgress   bool // stderr is a terminal: redraw progress in place
+	interactive    bool // stdin and stderr are terminals and not --print: someone can answer
+	prompter       *prompter
+}
+
+func newRun(o options, stdin io.Reader, stdout, stderr io.Writer) (*run, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil, fmt.Errorf("no home directory: %v", err)
+	}
+	cwd := o.cwd
+	if cwd == "" {
+		if cwd, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	if cwd, err = filepath.Abs(cwd); err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("--cwd %s: not a directory", o.cwd)
+	}
+	r := &run{o: o, stdin: stdin, stdout: stdout, stderr: stderr, home: home, cwd: cwd}
+	_, noColor := os.LookupEnv("NO_COLOR")
+	r.color = !o.print && isTerminal(stdout) && !noColor
+	r.liveProgress = !o.print && isTerminal(stderr)
+	r.interactive = !o.print && isTerminal(stdin) && isTerminal(stderr)
+	r.prompter = &prompter{in: stdin, out: stderr}
+	return r, nil
+}
+
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
+}
+
+// interrupts returns the run's context: the first Ctrl-C cancels it (tools
+// hear tool/cancel, providers provider/cancel, and the turn ends cleanly);
+// a second one exits at once.
+func (r *run) interrupts() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sig:
+			fmt.Fprintln(r.stderr, "\nbingo: interrupted; finishing what is running (Ctrl-C again to quit now)")
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case <-sig:
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return ctx, func() { signal.Stop(sig); close(done); cancel() }
+}
+
+func (r *run) notice(n bridge.Notice) {
+	r.prompter.line(r.stderr, "bingo: "+n.String())
+}
+
+func (r *run) view(v sdk.View) {
+	if r.o.print {
+		render.Fold(r.stdout, v)
+		return
+	}
+	render.View(r.stdout, v, render.Options{Color: r.color, Width: termWidth(r.stdout)})
+}
+
+func termWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok {
+		if width, _, err := term.GetSize(int(f.Fd())); err == nil && width > 0 {
+			return width
+		}
+	}
+	return 0
+}
+
+// output prints a tool's output: the text the model reads, then the View
+// the person sees.
+func (r *run) output(out sdk.ToolOutput) {
+	if text := out.Text(); text != "" {
+		fmt.Fprintln(r.stdout, text)
+	}
+	if out.Display != nil {
+		r.view(*out.Display)
+	}
+}
+
+func (r *run) plugins(h *host.Host) int {
+	infos := h.Plugins()
+	if r.o.json {
+		if infos == nil {
+			infos = []host.PluginInfo{}
+		}
+		enc := json.NewEncoder(r.stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(infos)
+		return ExitOK
+	}
+	if len(infos) == 0 {
+		fmt.Fprintln(r.stdout, "no plugins (install one in ~/.bingo/plugins/<name>/ or pass --plugin-dir)")
+		return ExitOK
+	}
+	tw := tabwriter.NewWriter(r.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tVERSION\tLAYER\tTRANSPORT\tSTATUS\tCONTRIBUTES")
+	for _, p := range infos {
+		status := p.Status
+		if p.Error != "" {
+			status += ": " + p.Error
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Version, p.Layer, p.Transport, status, strings.Join(p.Contributes, ", "))
+	}
+	tw.Flush()
+	return ExitOK
+}
+
+func (r *run) call(ctx context.Context, h *host.Host, tool string, input json.RawMessage) int {
+	out, err := h.CallTool(ctx, sdk.ToolCallRequest{ID: "call-1", Name: tool, Input: input}, 0, r)
+	r.endProgress()
+	var denied *host.DeniedError
+	var blocked *host.BlockedError
+	if errors.As(err, &denied) || errors.As(err, &blocked) {
+		fmt.Fprintf(r.stderr, "bingo: %v\n", err)
+		return ExitError
+	}
+	r.output(out)
+	if err != nil || out.IsError {
+		return ExitError
+	}
+	return ExitOK
+}
+
+func (r *run) complete(ctx context.Context, h *host.Host, line string) int {
+	cs, err := h.Complete(ctx, line)
+	if err != nil {
+		fmt.Fprintf(r.stderr, "bingo: %v\n", err)
+		return ExitError
+	}
+	for _, c := range cs {
+		fmt.Fprintln(r.stdout, c.Value)
+	}
+	return ExitOK
+}
+
+func (r *run) command(ctx context.Context, h *host.Host, line string) int {
+	out, err := h.RunCommand(ctx, line)
+	if err != nil {
+		fmt.Fprintf(r.stderr, "bingo: %v\n", err)
+		return ExitError
+	}
+	switch out.Kind {
+	case sdk.OutcomeView:
+		if out.View != nil {
+			r.view(*out.View)
+		}
+	case sdk.OutcomeText:
+		fmt.Fprintln(r.stdout, out.Text)
+	case sdk.OutcomeError:
+		fmt.Fprintf(r.stderr, "bingo: %s: %s\n", strings.SplitN(line, " ", 2)[0], out.Message)
+		return ExitError
+	case sdk.OutcomePrompt:
+		return r.turn(ctx, h, out.Prompt)
+	case sdk.OutcomeNone, "":
+	default:
+		fmt.Fprintf(r.stderr, "bingo: %s answered an outcome of unknown kind %q\n", strings.SplitN(line, " ", 2)[0], out.Kind)
+		return ExitError
+	}
+	return ExitOK
+}

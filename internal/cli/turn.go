@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/bingo/bingo-plugin-rpc/host"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+)
+
+// turn runs a natural-language prompt. On a terminal the model's text
+// streams as it comes and each tool's View shows when the tool ends; with
+// --print only the final text and the folded Views are printed.
+func (r *run) turn(ctx context.Context, h *host.Host, prompt string) int {
+	tu := &turnUI{run: r}
+	res, err := h.Turn(ctx, prompt, tu)
+	if tu.streamed && !r.o.print {
+		fmt.Fprintln(r.stdout)
+	}
+	if r.o.print {
+		for _, v := range tu.views {
+			r.view(v)
+		}
+		if res.Text != "" {
+			fmt.Fprintln(r.stdout, res.Text)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(r.stderr, "bingo: %v\n", err)
+		return ExitError
+	}
+	if res.Interrupted {
+		fmt.Fprintln(r.stderr, "bingo: the turn was interrupted")
+		return ExitError
+	}
+	return ExitOK
+}
+
+// turnUI is the run's host.TurnUI.
+type turnUI struct {
+	*run
+	streamed bool
+	views    []sdk.View // --print: shown folded at the end
+}
+
+// Text implements host.TurnUI.
+func (t *turnUI) Text(delta string) {
+	if t.o.print {
+		return
+	}
+	t.endProgress()
+	t.streamed = true
+	fmt.Fprint(t.stdout, delta)
+}
+
+// ToolResult implements host.TurnUI.
+func (t *turnUI) ToolResult(call sdk.ToolCallRequest, out sdk.ToolOutput, err error) {
+	t.endProgress()
+	var denied *host.DeniedError
+	var blocked *host.BlockedError
+	if errors.As(err, &denied) || errors.As(err, &blocked) {
+		t.prompter.line(t.stderr, "bingo: "+err.Error())
+		return
+	}
+	if out.Display == nil {
+		return
+	}
+	if t.o.print {
+		t.views = append(t.views, *out.Display)
+		return
+	}
+	if t.streamed {
+		fmt.Fprintln(t.stdout)
+		t.streamed = false
+	}
+	t.view(*out.Display)
+}
