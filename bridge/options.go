@@ -114,12 +114,17 @@ func (b Backoff) delay(n int) time.Duration {
 
 // Notice is one line for the person, under a plugin's name.
 type Notice struct {
-	Plugin  string
+	Plugin  string // "" for the host's own notices
 	Level   string // "info", "warn" or "error"
 	Message string
 }
 
-func (n Notice) String() string { return "plugin " + n.Plugin + ": " + n.Message }
+func (n Notice) String() string {
+	if n.Plugin == "" {
+		return n.Message
+	}
+	return "plugin " + n.Plugin + ": " + n.Message
+}
 
 // ServiceRouter answers a plugin's service/call for any key other than
 // bingo.host: it routes by key to whoever declared it.

@@ -115,7 +115,13 @@ func (p *Plugin) Close() error {
 	p.inst = nil
 	p.mu.Unlock()
 	if inst != nil {
-		inst.stop()
+		select {
+		case <-inst.rpc.DisconnectNotify():
+			// It died before we closed it: that death keeps its notice.
+			<-inst.dead
+		default:
+			inst.stop()
+		}
 	}
 	p.watchers.Wait()
 	return nil
@@ -138,6 +144,8 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 	case errors.Is(err, context.DeadlineExceeded):
 		err = fmt.Errorf("no answer to initialize within %s", p.opts.Deadlines.Initialize)
 	case errors.Is(err, jsonrpc2.ErrClosed):
+		inst.quiet.Store(true)
+		inst.stop() // so the reason is the exit's, not just "closed its stdout"
 		err = fmt.Errorf("exited during the handshake (%v); see its log", inst.waitReason())
 	case err != nil:
 		err = fmt.Errorf("initialize failed: %w", err)
@@ -217,7 +225,7 @@ func (p *Plugin) died(inst *instance, why error) {
 		p.retryAt = p.opts.Now().Add(p.opts.Backoff.delay(p.deaths))
 	}
 	p.mu.Unlock()
-	if current && !inst.quiet.Load() {
+	if !inst.quiet.Load() {
 		msg := "stopped"
 		if why != nil {
 			msg += " (" + why.Error() + ")"

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// The black-box tests run the real bingo binary, built once by TestMain,
+// against the real example plugins, with HOME pointed at a fresh directory
+// in each script.
+var (
+	binDir   string // holds the built bingo
+	examples string // holds wordcount (Python) and wordcount-wasm with its plugin.wasm built
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	tmp, err := os.MkdirTemp("", "bingo-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	binDir = filepath.Join(tmp, "bin")
+	examples = filepath.Join(tmp, "examples")
+	root, _ := filepath.Abs("../..")
+	steps := [][]string{
+		{"go", "build", "-o", filepath.Join(binDir, "bingo"), "."},
+		{"cp", "-r", filepath.Join(root, "examples", "plugins"), examples},
+	}
+	for _, s := range steps {
+		if err := runCmd(s, nil); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	wasm := []string{"go", "build", "-o", filepath.Join(examples, "wordcount-wasm", "plugin.wasm"), "./examples/plugins/wordcount-wasm"}
+	if err := runCmd(wasm, func(c *exec.Cmd) { c.Dir = root; c.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm") }); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+func runCmd(args []string, tweak func(*exec.Cmd)) error {
+	c := exec.Command(args[0], args[1:]...)
+	if tweak != nil {
+		tweak(c)
+	}
+	if out, err := c.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %v\n%s", args, err, out)
+	}
+	return nil
+}
+
+// setup gives each script a fresh HOME, the built binary on PATH, and
+// PLUGIN_SRC naming the example under test.
+func setup(example string) func(*testscript.Env) error {
+	return func(e *testscript.Env) error {
+		home := filepath.Join(e.WorkDir, "home")
+		if err := os.MkdirAll(home, 0o755); err != nil {
+			return err
+		}
+		e.Setenv("HOME", home)
+		e.Setenv("PATH", binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+		e.Setenv("EXAMPLES", examples)
+		e.Setenv("PLUGIN_SRC", filepath.Join(examples, example))
+		e.Setenv("NO_COLOR", "1")
+		return nil
+	}
+}
+
+// The same scripts run against both examples: they must answer alike.
+func TestWordcountPython(t *testing.T) {
+	testscript.Run(t, testscript.Params{Dir: "testdata/wordcount", Setup: setup("wordcount")})
+}
+
+func TestWordcountWasm(t *testing.T) {
+	testscript.Run(t, testscript.Params{Dir: "testdata/wordcount", Setup: setup("wordcount-wasm")})
+}
+
+func TestCLI(t *testing.T) {
+	testscript.Run(t, testscript.Params{Dir: "testdata/cli", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"status": status,
+	}})
+}
+
+// status N PROG ARGS... runs PROG and fails unless it exits with status N;
+// its stdout and stderr become the script's, as with exec.
+func status(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: status N prog args...")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		got = ee.ExitCode()
+	} else if err != nil {
+		ts.Fatalf("%v", err)
+	}
+	if got != want {
+		ts.Fatalf("exit status %d, want %d", got, want)
+	}
+}
