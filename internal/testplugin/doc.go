@@ -1,0 +1,13 @@
+// Package testplugin is the Go plugin the conformance suite drives over
+// every transport: in memory (Serve, run by transport/mem), as a native
+// binary (cmd/testplugin, transport/exec) and as a WASI module (the same
+// command built with GOOS=wasip1 GOARCH=wasm, transport/wasm). One body,
+// three ways to run it, so a difference in behaviour is the transport's.
+//
+// Besides one well-behaved contribution of every kind, it has tools that
+// misbehave on purpose, selected by name: hang (never answers), exit (the
+// instance ends mid-call), garbage (non-JSON-RPC lines on stdout), twice (a
+// duplicate answer and one to an id nobody asked), big, and trusted (claims
+// traits the host must ignore). It builds for wasip1, so it uses no
+// os/exec, signals or network.
+package testplugin

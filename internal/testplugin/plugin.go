@@ -1,0 +1,336 @@
+package testplugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/pluginkit"
+	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+)
+
+// state is one instance's: what the handshake said, and its raw streams.
+type state struct {
+	stdout *LockedWriter
+	shared bool // stdout is the writer the kit writes to, so twice can replay
+
+	errMu  sync.Mutex
+	stderr io.Writer
+
+	mu     sync.Mutex
+	config json.RawMessage
+	env    map[string]string
+
+	seq atomic.Int64 // for ids this instance makes up
+}
+
+func newPlugin(stdout io.Writer, stderr io.Writer) *pluginkit.Plugin {
+	st := &state{stderr: stderr}
+	if lw, ok := stdout.(*LockedWriter); ok {
+		st.stdout, st.shared = lw, true
+	} else {
+		st.stdout = NewLockedWriter(stdout)
+	}
+	return &pluginkit.Plugin{
+		Name:    Name,
+		Version: Version,
+		Initialize: func(_ context.Context, p protocol.InitializeParams) error {
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			st.config, st.env = p.Config, p.Env
+			return nil
+		},
+		Tools:        st.tools(),
+		Commands:     []sdk.Command{greet{}},
+		Contributors: []sdk.Contributor{contributor{}},
+		Compactors:   []sdk.Compactor{keepLast{}},
+		Providers:    []sdk.Provider{&scripted{st: st}},
+		Hooks: []pluginkit.Hook{{
+			Hook:    guard{st},
+			Decide:  []string{"tool/before"},
+			Observe: []string{"tool/after", "turn/end"},
+		}},
+		Services: []sdk.Service{echoService{}},
+	}
+}
+
+func (st *state) logf(format string, args ...any) {
+	st.errMu.Lock()
+	defer st.errMu.Unlock()
+	fmt.Fprintf(st.stderr, format, args...)
+}
+
+// tool is one of the test tools: a spec and a body.
+type tool struct {
+	spec sdk.ToolSpec
+	call func(ctx context.Context, c sdk.ToolCall, ui sdk.CallUI) (sdk.ToolOutput, error)
+}
+
+func (t tool) Spec() sdk.ToolSpec { return t.spec }
+
+// Traits is the untrusted default: what a plugin believes about itself is
+// its own business, and the host ignores its claims anyway.
+func (tool) Traits() sdk.ToolTraits { return sdk.ToolTraits{} }
+
+func (t tool) Call(ctx context.Context, c sdk.ToolCall, ui sdk.CallUI) (sdk.ToolOutput, error) {
+	return t.call(ctx, c, ui)
+}
+
+func text(s string) sdk.ToolOutput { return sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart(s)}} }
+
+func failed(s string) sdk.ToolOutput {
+	return sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart(s)}, IsError: true}
+}
+
+// newTool makes a tool whose input decodes into I.
+func newTool[I any](name, desc, schema string, f func(ctx context.Context, in I, c sdk.ToolCall, ui sdk.CallUI) (sdk.ToolOutput, error)) tool {
+	if schema == "" {
+		schema = `{"type":"object"}`
+	}
+	return tool{
+		spec: sdk.ToolSpec{Name: name, Description: desc, InputSchema: json.RawMessage(schema)},
+		call: func(ctx context.Context, c sdk.ToolCall, ui sdk.CallUI) (sdk.ToolOutput, error) {
+			var in I
+			if len(c.Input) > 0 {
+				if err := json.Unmarshal(c.Input, &in); err != nil {
+					return failed(fmt.Sprintf("%s: bad input: %v", name, err)), nil
+				}
+			}
+			return f(ctx, in, c, ui)
+		},
+	}
+}
+
+type none struct{}
+
+func (st *state) tools() []sdk.Tool {
+	trusted := newTool("trusted", "Claims every trait; the host must believe none.", "",
+		func(context.Context, none, sdk.ToolCall, sdk.CallUI) (sdk.ToolOutput, error) {
+			return text("trusted"), nil
+		})
+	trusted.spec.Traits = &sdk.ToolTraits{Trusted: true, ReadOnly: true, ConcurrencySafe: true, Interrupt: sdk.InterruptCancel}
+
+	return []sdk.Tool{
+		newTool("echo", "Answers its text, after one progress line.",
+			`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`,
+			func(_ context.Context, in struct{ Text string }, _ sdk.ToolCall, ui sdk.CallUI) (sdk.ToolOutput, error) {
+				ui.Progress("echo: " + in.Text)
+				return text(in.Text), nil
+			}),
+		newTool("slow", "Waits ms milliseconds, or until cancelled.",
+			`{"type":"object","properties":{"ms":{"type":"integer"}}}`,
+			func(ctx context.Context, in struct{ Ms int }, _ sdk.ToolCall, _ sdk.CallUI) (sdk.ToolOutput, error) {
+				t := time.NewTimer(time.Duration(in.Ms) * time.Millisecond)
+				defer t.Stop()
+				select {
+				case <-t.C:
+					return text("done"), nil
+				case <-ctx.Done():
+					return text("cancelled"), nil
+				}
+			}),
+		newTool("hang", "Never answers, cancelled or not, until the instance ends.", "",
+			func(ctx context.Context, _ none, _ sdk.ToolCall, _ sdk.CallUI) (sdk.ToolOutput, error) {
+				<-pluginkit.HostFrom(ctx).Done()
+				return text("the instance ended"), nil // never written
+			}),
+		newTool("exit", "Ends the instance with code, without answering.",
+			`{"type":"object","properties":{"code":{"type":"integer"}}}`,
+			func(ctx context.Context, in struct{ Code int }, _ sdk.ToolCall, _ sdk.CallUI) (sdk.ToolOutput, error) {
+				pluginkit.HostFrom(ctx).Exit(&ExitError{Code: in.Code})
+				return text("exited"), nil // never written
+			}),
+		newTool("garbage", "Writes three lines that are not JSON-RPC messages to stdout, then answers ok.", "",
+			func(context.Context, none, sdk.ToolCall, sdk.CallUI) (sdk.ToolOutput, error) {
+				for _, l := range []string{"hello", "{not json", `{"jsonrpc":"2.0"}`} {
+					if _, err := st.stdout.Write([]byte(l + "\n")); err != nil {
+						return sdk.ToolOutput{}, err
+					}
+				}
+				return text("ok"), nil
+			}),
+		newTool("twice", "Answers, then answers again with the same id, then with an id nobody asked.", "",
+			func(context.Context, none, sdk.ToolCall, sdk.CallUI) (sdk.ToolOutput, error) {
+				if !st.shared {
+					return failed("twice needs the plugin served on the *LockedWriter it was made with"), nil
+				}
+				answer := fmt.Sprintf("twice #%d", st.seq.Add(1))
+				st.stdout.expectAnswer(`"` + answer + `"`)
+				return text(answer), nil
+			}),
+		newTool("big", "Answers that many bytes of x.",
+			`{"type":"object","properties":{"bytes":{"type":"integer"}}}`,
+			func(_ context.Context, in struct{ Bytes int }, _ sdk.ToolCall, _ sdk.CallUI) (sdk.ToolOutput, error) {
+				return text(strings.Repeat("x", max(in.Bytes, 0))), nil
+			}),
+		newTool("ask", "Asks the person a question, on its own call or on call, and answers the answer.",
+			`{"type":"object","properties":{"question":{"type":"string"},"call":{"type":"string"}}}`,
+			func(ctx context.Context, in struct{ Question, Call string }, _ sdk.ToolCall, ui sdk.CallUI) (sdk.ToolOutput, error) {
+				var answer string
+				var err error
+				if in.Call == "" {
+					answer, err = ui.Ask(ctx, in.Question)
+				} else {
+					// On someone else's call, which the host must refuse.
+					var res protocol.AskResult
+					err = pluginkit.HostFrom(ctx).Call(ctx, protocol.HostServiceKey, protocol.HostAsk, protocol.AskParams{Call: in.Call, Question: in.Question}, &res)
+					answer = res.Answer
+				}
+				if err != nil {
+					return failed(err.Error()), nil
+				}
+				return text(answer), nil
+			}),
+		newTool("notice", "Says message as an info notice.",
+			`{"type":"object","properties":{"message":{"type":"string"}}}`,
+			func(ctx context.Context, in struct{ Message string }, _ sdk.ToolCall, _ sdk.CallUI) (sdk.ToolOutput, error) {
+				if err := pluginkit.HostFrom(ctx).Notice(ctx, "info", in.Message); err != nil {
+					return failed(err.Error()), nil
+				}
+				return text("ok"), nil
+			}),
+		newTool("stderr", "Writes text to stderr.",
+			`{"type":"object","properties":{"text":{"type":"string"}}}`,
+			func(_ context.Context, in struct{ Text string }, _ sdk.ToolCall, _ sdk.CallUI) (sdk.ToolOutput, error) {
+				st.logf("%s", in.Text)
+				return text("ok"), nil
+			}),
+		trusted,
+		newTool("table", "Answers with a table View.", "",
+			func(context.Context, none, sdk.ToolCall, sdk.CallUI) (sdk.ToolOutput, error) {
+				v := sdk.View{Kind: sdk.ViewTable, Columns: []string{"a", "b"}, Rows: [][]string{{"1", "2"}}}
+				out := text(v.Fold())
+				out.Display = &v
+				return out, nil
+			}),
+		newTool("config", "Answers the config the handshake carried, as JSON.", "",
+			func(context.Context, none, sdk.ToolCall, sdk.CallUI) (sdk.ToolOutput, error) {
+				st.mu.Lock()
+				defer st.mu.Unlock()
+				if len(st.config) == 0 {
+					return text("null"), nil
+				}
+				return text(string(st.config)), nil
+			}),
+		newTool("env", "Answers the instance's environment, KEY=VALUE sorted, one a line.", "",
+			func(context.Context, none, sdk.ToolCall, sdk.CallUI) (sdk.ToolOutput, error) {
+				env := os.Environ()
+				slices.Sort(env)
+				return text(strings.Join(env, "\n")), nil
+			}),
+	}
+}
+
+// greet is the command: "hello <args>", completing from a fixed list.
+type greet struct{}
+
+func (greet) Spec() sdk.CommandSpec {
+	return sdk.CommandSpec{Name: "greet", Hint: "say hello", Args: sdk.CommandArgs{Kind: sdk.ArgsFree, Hint: "<name>"}, Instant: true, Family: "plugin"}
+}
+
+func (greet) Run(_ context.Context, r sdk.CommandRun) (sdk.CommandOutcome, error) {
+	return sdk.CommandOutcome{Kind: sdk.OutcomeText, Text: "hello " + r.Args}, nil
+}
+
+func (greet) Complete(_ context.Context, r sdk.CompleteRequest) ([]sdk.Completion, error) {
+	var out []sdk.Completion
+	for _, v := range []string{"alpha", "beta", "gamma"} {
+		if strings.HasPrefix(v, r.Partial) {
+			out = append(out, sdk.Completion{Value: v})
+		}
+	}
+	return out, nil
+}
+
+// contributor says what the prompt was; a prompt containing "slow" makes
+// it wait for its deadline, to test that a late contributor is dropped.
+type contributor struct{}
+
+func (contributor) ID() string { return "ctx" }
+
+func (contributor) Contribute(ctx context.Context, q sdk.Query) ([]sdk.Piece, error) {
+	if strings.Contains(q.Prompt, "slow") {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return []sdk.Piece{{Title: "testplugin", Text: "prompt was: " + q.Prompt}}, nil
+}
+
+// keepLast keeps the last two messages.
+type keepLast struct{}
+
+func (keepLast) ID() string { return "keep-last" }
+
+func (keepLast) Compact(_ context.Context, r sdk.CompactRequest) (sdk.Compaction, error) {
+	kept := r.Context[max(len(r.Context)-2, 0):]
+	return sdk.Compaction{Messages: kept, Summary: fmt.Sprintf("kept %d", len(kept))}, nil
+}
+
+// scripted is a model with one move: asked anything, it calls echo; shown
+// echo's result, it says so and stops.
+type scripted struct{ st *state }
+
+func (*scripted) ID() string { return "scripted" }
+
+func (p *scripted) Stream(ctx context.Context, r sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+	if n := len(r.Messages); n > 0 && r.Messages[n-1].Role == sdk.RoleTool {
+		emit(sdk.StreamEvent{Kind: sdk.EventText, Text: "done: " + r.Messages[n-1].Content})
+		return sdk.StreamEnd{StopReason: "end_turn"}, ctx.Err()
+	}
+	id := fmt.Sprintf("call_%d", p.st.seq.Add(1))
+	for _, ev := range []sdk.StreamEvent{
+		{Kind: sdk.EventText, Text: "calling echo"},
+		// The arguments arrive split, as a real model's do.
+		{Kind: sdk.EventToolCall, ToolCall: &sdk.ToolCallDelta{Index: 0, ID: id, Name: "plugin__testplugin__echo", ArgumentsDelta: `{"text":`}},
+		{Kind: sdk.EventToolCall, ToolCall: &sdk.ToolCallDelta{Index: 0, ArgumentsDelta: `"hi"}`}},
+	} {
+		if err := ctx.Err(); err != nil {
+			return sdk.StreamEnd{}, err
+		}
+		emit(ev)
+	}
+	return sdk.StreamEnd{StopReason: "tool_use"}, nil
+}
+
+// guard denies a tool call whose input says "forbidden", and writes what
+// it observes to stderr (the plugin's log) so a test can see it heard.
+type guard struct{ st *state }
+
+func (guard) ID() string { return "guard" }
+
+func (guard) Decide(_ context.Context, ev sdk.HookEvent) (sdk.HookDecision, error) {
+	input := []byte(ev.Payload)
+	var call sdk.ToolCall
+	if json.Unmarshal(ev.Payload, &call) == nil && call.Input != nil {
+		input = call.Input
+	}
+	if strings.Contains(string(input), "forbidden") {
+		return sdk.HookDecision{Outcome: sdk.HookDeny, Reason: "guard says no"}, nil
+	}
+	return sdk.HookDecision{Outcome: sdk.HookContinue}, nil
+}
+
+func (g guard) Observe(_ context.Context, ev sdk.HookEvent) {
+	g.st.logf("guard observed %s/%s\n", ev.Site, ev.Point)
+}
+
+// echoService answers echo with its params.
+type echoService struct{}
+
+func (echoService) Key() string { return "test.echo" }
+
+func (echoService) Call(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if method != "echo" {
+		return nil, errors.New("unknown method " + method)
+	}
+	return params, nil
+}

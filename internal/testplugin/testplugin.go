@@ -1,0 +1,106 @@
+package testplugin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/bingo/bingo-plugin-rpc/pluginkit"
+)
+
+// Name and Version are what the plugin says it is in the handshake.
+const (
+	Name    = "testplugin"
+	Version = "1.0.0"
+)
+
+// ExitError is how an instance asked to end by the exit tool ends: Serve
+// returns it, and cmd/testplugin exits with Code. It reads like os/exec's
+// exit error so the transports report the same thing.
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// ExitCode is the status the instance asked to end with.
+func (e *ExitError) ExitCode() int { return e.Code }
+
+// Serve runs one instance on the given stdio until stdin ends (nil), ctx is
+// cancelled, or the exit tool ends it (an *ExitError, or nil for code 0,
+// as a process exiting 0 would report). It has the shape of transport/mem's
+// Main.
+func Serve(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+	out := NewLockedWriter(stdout)
+	err := newPlugin(out, stderr).Serve(ctx, stdin, out)
+	if ee := (*ExitError)(nil); errors.As(err, &ee) && ee.Code == 0 {
+		return nil
+	}
+	return err
+}
+
+// New returns the plugin. stdout is the raw stdout the misbehaving tools
+// write to behind the kit's back; it must be the writer the plugin is
+// served on, and a *LockedWriter (as Serve makes) so their lines never
+// interleave with the kit's and twice can repeat its own answer. Any other
+// writer is wrapped for the plugin's own writes, and twice then answers
+// with an error saying so. stderr is the process's.
+func New(stdout io.Writer) *pluginkit.Plugin { return newPlugin(stdout, os.Stderr) }
+
+// LockedWriter serialises Writes to one stdout, so the lines a plugin
+// writes behind the kit's back never interleave with the kit's (each of
+// which is a single Write).
+type LockedWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	replay map[string]bool // markers of answers to write twice
+}
+
+// NewLockedWriter wraps w.
+func NewLockedWriter(w io.Writer) *LockedWriter {
+	return &LockedWriter{w: w, replay: map[string]bool{}}
+}
+
+// Write writes p in one Write. If p is the answer twice is waiting for,
+// it then writes that answer again, and once more with an id nobody asked.
+func (l *LockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, err := l.w.Write(p)
+	if err != nil || len(l.replay) == 0 {
+		return n, err
+	}
+	for m := range l.replay {
+		if bytes.Contains(p, []byte(m)) && bytes.Contains(p, []byte(`"result"`)) {
+			delete(l.replay, m)
+			if _, err := l.w.Write(p); err != nil {
+				return n, err
+			}
+			_, err = l.w.Write(withID(p, `"testplugin-unknown-id"`))
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// expectAnswer arranges for the answer containing marker to be written
+// twice more (see Write).
+func (l *LockedWriter) expectAnswer(marker string) {
+	l.mu.Lock()
+	l.replay[marker] = true
+	l.mu.Unlock()
+}
+
+// withID returns the message line with its id replaced.
+func withID(line []byte, id string) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(line, &m) != nil {
+		return line
+	}
+	m["id"] = json.RawMessage(id)
+	b, _ := json.Marshal(m)
+	return append(b, '\n')
+}
