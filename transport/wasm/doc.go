@@ -1,0 +1,86 @@
+// Package wasm is the WASI transport: each plugin instance is a WASI
+// preview1 command (a .wasm file, typically a Go program built with
+// GOOS=wasip1 GOARCH=wasm) run in wazero inside the host process, reached
+// over the same line-JSON-RPC on stdin/stdout as a subprocess.
+//
+// The package owns the wazero runtime (one per Host), compiling and
+// caching modules, the sandbox each instance runs in, and the instance
+// lifecycle behind transport.Conn.
+//
+//	h, err := wasm.NewHost(ctx, wasm.HostConfig{CacheDir: cacheDir})
+//	...
+//	defer h.Close(ctx)
+//	t := h.Transport(wasm.Config{Path: root + "/plugin.wasm", Name: "wordcount", Dir: cwd, Stderr: log})
+//	conn, err := t.Start(ctx) // then speak JSON-RPC lines over conn
+//
+// # Stdio
+//
+// The guest's stdin and stdout are in-process io.Pipes, its stderr goes to
+// Config.Stderr; it never gets the host's streams. _start runs on a
+// goroutine owned by the Conn, and Wait returns after it has returned: nil
+// for exit code 0, otherwise an error naming the plugin and the reason (an
+// exit code, with the guest's "panic:" or "fatal error:" line when it
+// printed one; a trap; ErrMemoryLimit; ErrKilled). The exit code is a
+// *sys.ExitError under the error, for errors.As.
+//
+// A guest waiting for its next request is parked inside PipeReader.Read
+// (wazero refuses the Go runtime's request for non-blocking stdin when
+// stdin is an io.Reader), so an idle plugin costs no CPU and sees EOF only
+// when Close closes the pipe.
+//
+// # Why CloseOnContextDone, and why Kill closes stdin too
+//
+// The runtime is configured with WithCloseOnContextDone(true). Without it,
+// a guest stuck in a loop cannot be stopped at all: it never calls back
+// into the host, and the next garbage collection of the host waits for it
+// to reach a safe point, which it never does, so the whole host freezes.
+// With it, compiled code checks for the context's end, and cancelling the
+// instance's context stops a spinning guest in well under a millisecond.
+//
+// That check runs only in wasm code. A guest blocked in fd_read is inside
+// the host's PipeReader.Read, which knows nothing of the context, so Kill
+// also closes the stdin pipe with ErrKilled; the read returns, the guest
+// resumes wasm code, and the closed module stops it. Kill breaks the stdout
+// pipe as well, for a guest blocked writing an answer no one reads. Kill
+// is idempotent and Wait returns promptly after it. Host.Close kills every
+// live instance before closing the runtime.
+//
+// # Compilation and the cache
+//
+// A module is compiled lazily, on the first Start, once per Host and file
+// version (path, modification time, size): concurrent Starts share one
+// compilation, and a changed file is compiled afresh. Instances are
+// anonymous (WithName("")), so any number of instances of one module run
+// at once, and a respawn is an instantiation (milliseconds), not a
+// compilation. With HostConfig.CacheDir set, compiled code is also kept on
+// disk by wazero (keyed by module content and wazero version), so a new
+// Host, i.e. the next session, skips compilation: for a Go guest about a
+// second cold, tens of milliseconds warm. The directory must not be
+// writable by plugins; the host keeps it under ~/.bingo/data/cache/wasm.
+//
+// # The sandbox
+//
+// An instance sees exactly this and nothing else:
+//   - Files: only Config.Dir, mounted at its own absolute path (paths mean
+//     the same inside and out; it is also the guest's working directory),
+//     read-only unless Config.Writable. The mount goes through an os.Root:
+//     wazero's own directory mount refuses ".." but follows symbolic links
+//     anywhere, so a link in Dir pointing outside would otherwise read any
+//     host file. With os.Root, links are followed only while they stay in
+//     Dir. Absolute paths outside Dir match no mount.
+//   - Environment: only Config.Env, never the host's (API keys live there).
+//   - Network: none. WASI preview1 has no socket creation, and no sockets
+//     are handed in.
+//   - Memory: at most Config.MemoryLimitMiB (default 256). The cap is
+//     per-instance (a memory allocator that refuses to grow past it),
+//     because the runtime-wide wazero limit would force one cap on every
+//     plugin. A guest over it dies (a Go guest prints "fatal error: out of
+//     memory" and exits 2) and the host carries on. A limit below the
+//     module's declared minimum fails at Start and says so.
+//   - Clocks and randomness: the real wall clock, monotonic clock and
+//     sleep, and crypto/rand. (wazero's defaults are fake, deterministic
+//     ones; plugins need real time and unpredictable randomness.)
+//
+// Anything wider than these defaults (a writable mount, more memory) is a
+// person's grant in settings, never a manifest's.
+package wasm

@@ -1,0 +1,258 @@
+package wasm
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"syscall"
+	"time"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// rootFS is the guest's only file system: Config.Dir, through an os.Root.
+//
+// wazero's own directory mount already refuses paths that climb out with
+// "..", but it follows symbolic links wherever they point, so a link inside
+// Dir (one a project ships, or one a writable guest creates) would read any
+// file the host can. os.Root resolves every path, links included, inside
+// the directory and refuses the rest; that is the jail. Without writable,
+// every operation that would change something answers EROFS.
+type rootFS struct {
+	experimentalsys.UnimplementedFS
+	root     *os.Root
+	writable bool
+}
+
+// rootPath turns wazero's cleaned, relative path into one for os.Root.
+func rootPath(p string) string {
+	if p == "" || p == "/" {
+		return "."
+	}
+	return p
+}
+
+// errno maps an os error to the guest's errno. os.Root's refusal of a path
+// that escapes the directory is no syscall error; the guest sees EPERM
+// (WASI's "not capable").
+func errno(err error) experimentalsys.Errno {
+	if err == nil {
+		return 0
+	}
+	var se syscall.Errno
+	switch {
+	case errors.As(err, &se),
+		errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrExist),
+		errors.Is(err, fs.ErrPermission), errors.Is(err, fs.ErrInvalid),
+		errors.Is(err, fs.ErrClosed), errors.Is(err, io.EOF):
+		return experimentalsys.UnwrapOSError(err)
+	}
+	return experimentalsys.EPERM
+}
+
+const writeFlags = experimentalsys.O_RDWR | experimentalsys.O_WRONLY | experimentalsys.O_CREAT |
+	experimentalsys.O_TRUNC | experimentalsys.O_APPEND
+
+func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if !r.writable && flag&writeFlags != 0 {
+		return nil, experimentalsys.EROFS
+	}
+	var of int
+	switch {
+	case flag&experimentalsys.O_RDWR != 0:
+		of = os.O_RDWR
+	case flag&experimentalsys.O_WRONLY != 0:
+		of = os.O_WRONLY
+	default:
+		of = os.O_RDONLY
+	}
+	for _, m := range [...]struct {
+		w experimentalsys.Oflag
+		o int
+	}{
+		{experimentalsys.O_APPEND, os.O_APPEND},
+		{experimentalsys.O_CREAT, os.O_CREATE},
+		{experimentalsys.O_EXCL, os.O_EXCL},
+		{experimentalsys.O_TRUNC, os.O_TRUNC},
+		{experimentalsys.O_SYNC, os.O_SYNC},
+		{experimentalsys.O_DIRECTORY, syscall.O_DIRECTORY},
+		{experimentalsys.O_NOFOLLOW, syscall.O_NOFOLLOW},
+	} {
+		if flag&m.w != 0 {
+			of |= m.o
+		}
+	}
+	f, err := r.root.OpenFile(rootPath(p), of, perm)
+	if err != nil {
+		return nil, errno(err)
+	}
+	return newRootFile(r.root, rootPath(p), f, flag, perm)
+}
+
+func (r *rootFS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	fi, err := r.root.Lstat(rootPath(p))
+	if err != nil {
+		return sys.Stat_t{}, errno(err)
+	}
+	return sys.NewStat_t(fi), 0
+}
+
+func (r *rootFS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	fi, err := r.root.Stat(rootPath(p))
+	if err != nil {
+		return sys.Stat_t{}, errno(err)
+	}
+	return sys.NewStat_t(fi), 0
+}
+
+func (r *rootFS) Readlink(p string) (string, experimentalsys.Errno) {
+	dst, err := r.root.Readlink(rootPath(p))
+	return dst, errno(err)
+}
+
+func (r *rootFS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
+	if !r.writable {
+		return experimentalsys.EROFS
+	}
+	return errno(r.root.Mkdir(rootPath(p), perm))
+}
+
+func (r *rootFS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
+	if !r.writable {
+		return experimentalsys.EROFS
+	}
+	return errno(r.root.Chmod(rootPath(p), perm))
+}
+
+func (r *rootFS) Rename(from, to string) experimentalsys.Errno {
+	if !r.writable {
+		return experimentalsys.EROFS
+	}
+	return errno(r.root.Rename(rootPath(from), rootPath(to)))
+}
+
+func (r *rootFS) Rmdir(p string) experimentalsys.Errno {
+	if !r.writable {
+		return experimentalsys.EROFS
+	}
+	fi, err := r.root.Lstat(rootPath(p))
+	if err != nil {
+		return errno(err)
+	}
+	if !fi.IsDir() {
+		return experimentalsys.ENOTDIR
+	}
+	return errno(r.root.Remove(rootPath(p)))
+}
+
+func (r *rootFS) Unlink(p string) experimentalsys.Errno {
+	if !r.writable {
+		return experimentalsys.EROFS
+	}
+	fi, err := r.root.Lstat(rootPath(p))
+	if err != nil {
+		return errno(err)
+	}
+	if fi.IsDir() {
+		return experimentalsys.EISDIR
+	}
+	return errno(r.root.Remove(rootPath(p)))
+}
+
+func (r *rootFS) Link(oldPath, newPath string) experimentalsys.Errno {
+	if !r.writable {
+		return experimentalsys.EROFS
+	}
+	return errno(r.root.Link(rootPath(oldPath), rootPath(newPath)))
+}
+
+// Symlink refuses absolute targets, as wazero's own mount does: inside the
+// guest they would name guest paths, on the host they name host paths.
+// A relative target may point anywhere; following it is what the root
+// confines.
+func (r *rootFS) Symlink(oldPath, linkName string) experimentalsys.Errno {
+	if !r.writable {
+		return experimentalsys.EROFS
+	}
+	if path.IsAbs(oldPath) {
+		return experimentalsys.EPERM
+	}
+	return errno(r.root.Symlink(oldPath, rootPath(linkName)))
+}
+
+func (r *rootFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
+	if !r.writable {
+		return experimentalsys.EROFS
+	}
+	return errno(r.root.Chtimes(rootPath(p), utime(atim), utime(mtim)))
+}
+
+// utime maps WASI's "leave unchanged" to os.Chtimes's zero time.
+func utime(ns int64) time.Time {
+	if ns == experimentalsys.UTIME_OMIT {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+// rootFile is a file opened through the root. Every path operation went
+// through rootFS, so the file itself needs no further checks. wazero's
+// adapter for an fs.File does the WASI bookkeeping (stat caching, readdir
+// with inodes and rewind, pread/pwrite); rootFile adds what the adapter
+// cannot know from an fs.File: truncate, sync and the append flag.
+type rootFile struct {
+	experimentalsys.File
+	f      *os.File
+	append bool
+}
+
+// newRootFile wraps f in wazero's adapter. The adapter reopens a directory
+// by name to rewind it; that reopen goes through the root too.
+func newRootFile(root *os.Root, p string, f *os.File, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	adapted, e := (&sysfs.AdaptFS{FS: &openedFS{root: root, f: f}}).OpenFile(p, flag, perm)
+	if e != 0 {
+		_ = f.Close()
+		return nil, e
+	}
+	return &rootFile{File: adapted, f: f, append: flag&experimentalsys.O_APPEND != 0}, 0
+}
+
+// openedFS hands the adapter the file already opened (with the real flags,
+// which the adapter cannot pass on), then opens through the root.
+type openedFS struct {
+	root *os.Root
+	f    *os.File
+}
+
+func (o *openedFS) Open(p string) (fs.File, error) {
+	if f := o.f; f != nil {
+		o.f = nil
+		return f, nil
+	}
+	return o.root.Open(p)
+}
+
+func (r *rootFile) IsAppend() bool { return r.append }
+
+// SetAppend can only confirm the mode the file was opened with: changing
+// it would need fcntl, and no Go guest asks.
+func (r *rootFile) SetAppend(enable bool) experimentalsys.Errno {
+	if enable == r.append {
+		return 0
+	}
+	return experimentalsys.ENOSYS
+}
+
+func (r *rootFile) Truncate(size int64) experimentalsys.Errno {
+	if size < 0 {
+		return experimentalsys.EINVAL
+	}
+	return errno(r.f.Truncate(size))
+}
+
+func (r *rootFile) Sync() experimentalsys.Errno     { return errno(r.f.Sync()) }
+func (r *rootFile) Datasync() experimentalsys.Errno { return errno(r.f.Sync()) }

@@ -1,0 +1,195 @@
+package wasm
+
+import (
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// sandboxDirs makes <tmp>/outer/outside.txt and the session dir
+// <tmp>/outer/session holding inside.txt, a link to inside.txt, and links
+// (relative and absolute) to outside.txt.
+func sandboxDirs(t *testing.T) (session, outside string) {
+	t.Helper()
+	outer := filepath.Join(t.TempDir(), "outer")
+	session = filepath.Join(outer, "session")
+	outside = filepath.Join(outer, "outside.txt")
+	if err := os.MkdirAll(session, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct{ path, data string }{
+		{outside, "secret outside"},
+		{filepath.Join(session, "inside.txt"), "inside"},
+	} {
+		if err := os.WriteFile(f.path, []byte(f.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"in-link":      "inside.txt",
+		"out-link":     "../outside.txt",
+		"out-link-abs": outside,
+	} {
+		if err := os.Symlink(target, filepath.Join(session, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return session, outside
+}
+
+func TestSandboxFiles(t *testing.T) {
+	session, outside := sandboxDirs(t)
+	p := startProbe(t, sharedHost, Config{Dir: session})
+
+	if got := p.ask("cwd"); got != filepath.ToSlash(session) {
+		t.Errorf("guest cwd = %q, want the session dir %q", got, session)
+	}
+	allowed := []string{
+		filepath.Join(session, "inside.txt"),
+		"inside.txt", // relative to the working directory
+		filepath.Join(session, "in-link"),
+	}
+	for _, path := range allowed {
+		if got := p.ask("read " + path); got != `ok "inside"` {
+			t.Errorf("read %s = %s, want the file", path, got)
+		}
+	}
+	refused := []string{
+		"/etc/passwd",
+		session + "/../outside.txt",
+		"../outside.txt",
+		outside,
+		filepath.Join(session, "out-link"),
+		filepath.Join(session, "out-link-abs"),
+	}
+	for _, path := range refused {
+		if got := p.ask("read " + path); !strings.HasPrefix(got, "err ") {
+			t.Errorf("read %s = %s, want an error", path, got)
+		}
+	}
+	newFile := filepath.Join(session, "new.txt")
+	if got := p.ask("write " + newFile); !strings.HasPrefix(got, "err ") {
+		t.Errorf("write into a read-only Dir = %s, want an error", got)
+	}
+	if got := p.ask("write " + filepath.Join(session, "inside.txt")); !strings.HasPrefix(got, "err ") {
+		t.Errorf("overwrite in a read-only Dir = %s, want an error", got)
+	}
+	if _, err := os.Stat(newFile); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the host sees %s after a refused write: %v", newFile, err)
+	}
+}
+
+func TestSandboxWritable(t *testing.T) {
+	session, outside := sandboxDirs(t)
+	p := startProbe(t, sharedHost, Config{Dir: session, Writable: true})
+
+	newFile := filepath.Join(session, "new.txt")
+	if got := p.ask("write " + newFile); got != "ok" {
+		t.Fatalf("write with Writable = %s", got)
+	}
+	if b, err := os.ReadFile(newFile); err != nil || string(b) != "written" {
+		t.Fatalf("host reads %q, %v; want the guest's write", b, err)
+	}
+	// Writable widens Dir, nothing else.
+	for _, path := range []string{outside, filepath.Join(session, "out-link"), "/tmp/wasm-sandbox-escape"} {
+		if got := p.ask("write " + path); !strings.HasPrefix(got, "err ") {
+			t.Errorf("write %s = %s, want an error", path, got)
+		}
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "secret outside" {
+		t.Errorf("the file outside Dir changed: %q", b)
+	}
+}
+
+func TestSandboxEnv(t *testing.T) {
+	t.Setenv("BINGO_WASM_HOST_SECRET", "must-not-leak")
+	p := startProbe(t, sharedHost, Config{Env: map[string]string{"B": "2", "A": "one=1"}})
+	if got, want := p.ask("env"), `"A=one=1" "B=2"`; got != want {
+		t.Fatalf("guest environment = %s, want exactly Config.Env %s", got, want)
+	}
+}
+
+func TestSandboxNoNetwork(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+			accepted <- struct{}{}
+		}
+	}()
+	p := startProbe(t, sharedHost, Config{})
+	if got := p.ask("dial " + ln.Addr().String()); !strings.HasPrefix(got, "err ") {
+		t.Fatalf("dial from the guest = %s, want an error", got)
+	}
+	ln.Close()
+	select {
+	case <-accepted:
+		t.Fatal("the host's listener accepted a connection from the guest")
+	default:
+	}
+}
+
+func TestSandboxMemoryCap(t *testing.T) {
+	var log syncBuffer
+	tr := sharedHost.Transport(Config{Path: probeWasm, Name: "hog", MemoryLimitMiB: 16, Stderr: &log})
+	c, err := tr.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("alloc\n")); err != nil {
+		t.Fatal(err)
+	}
+	err = waitWithin(t, c, 20*time.Second)
+	var exit *sys.ExitError
+	if !errors.Is(err, ErrMemoryLimit) || !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("Wait = %v, want the memory limit and exit code 2", err)
+	}
+	if !strings.Contains(err.Error(), "wasm plugin hog: memory limit of 16 MiB reached") {
+		t.Errorf("Wait = %q, want a plain reason", err)
+	}
+	if !strings.Contains(log.String(), "out of memory") {
+		t.Errorf("the guest's stderr does not say out of memory: %q", log.String())
+	}
+	// The host survived, and so does the transport.
+	p := startProbe(t, sharedHost, Config{Name: "hog", MemoryLimitMiB: 16})
+	if got := p.ask("echo alive"); got != "alive" {
+		t.Fatalf("after the death: %q", got)
+	}
+}
+
+func TestSandboxClockAndRandom(t *testing.T) {
+	a := startProbe(t, sharedHost, Config{})
+	b := startProbe(t, sharedHost, Config{})
+
+	ns, err := strconv.ParseInt(a.ask("time"), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if skew := time.Since(time.Unix(0, ns)).Abs(); skew > time.Minute {
+		t.Errorf("guest wall clock is %v away from the host's", skew)
+	}
+	slept, err := strconv.ParseInt(a.ask("sleep"), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Duration(slept) < 10*time.Millisecond {
+		t.Errorf("a 10ms sleep measured %v inside: the monotonic clock or sleep is fake", time.Duration(slept))
+	}
+
+	ra, rb := a.ask("rand"), b.ask("rand")
+	if len(ra) != 32 || ra == rb {
+		t.Errorf("two instances drew %q and %q: want 16 random bytes each, different", ra, rb)
+	}
+}

@@ -1,0 +1,300 @@
+package wasm
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/bingo/bingo-plugin-rpc/transport"
+)
+
+// DefaultMemoryLimitMiB is the memory cap of an instance whose Config says 0.
+const DefaultMemoryLimitMiB = 256
+
+// Config describes one wasm plugin. The zero values of the optional fields
+// are the sandbox's defaults; anything wider is a person's grant, never a
+// manifest's.
+type Config struct {
+	// Path is the .wasm file (a WASI preview1 command exporting _start).
+	Path string
+	// Name is the plugin's name: argv[0] and the subject of every error.
+	Name string
+	// Args is argv[1:].
+	Args []string
+	// Env is the only environment the guest sees; the host's never leaks in.
+	Env map[string]string
+	// Dir is the session's working directory, mounted read-only at its own
+	// path so that paths mean the same inside and out. It is also the
+	// guest's working directory (a Go guest takes its first pre-opened
+	// directory). "" mounts nothing.
+	Dir string
+	// Writable mounts Dir read-write instead (a person's grant).
+	Writable bool
+	// MemoryLimitMiB caps the guest's linear memory; 0 means
+	// DefaultMemoryLimitMiB.
+	MemoryLimitMiB int
+	// Stderr receives the plugin's log; nil discards it. Writes from
+	// concurrent instances of one Transport are serialised.
+	Stderr io.Writer
+}
+
+// ErrKilled is wrapped by the Wait error of an instance ended by Kill (or by
+// closing its Host).
+var ErrKilled = errors.New("killed")
+
+// ErrMemoryLimit is wrapped by the Wait error of an instance that died
+// because it needed more memory than its limit.
+var ErrMemoryLimit = errors.New("memory limit")
+
+// Transport starts instances of one wasm plugin in its Host's runtime. It
+// implements transport.Transport and is safe for concurrent use.
+type Transport struct {
+	h      *Host
+	cfg    Config
+	stderr io.Writer
+}
+
+var _ transport.Transport = (*Transport)(nil)
+
+// Transport returns a transport for the plugin cfg describes. Nothing is
+// read or compiled until the first Start; errors surface there.
+func (h *Host) Transport(cfg Config) *Transport {
+	cfg.Args = slices.Clone(cfg.Args)
+	var stderr io.Writer = io.Discard
+	if cfg.Stderr != nil {
+		stderr = &lockedWriter{w: cfg.Stderr}
+	}
+	return &Transport{h: h, cfg: cfg, stderr: stderr}
+}
+
+// Kind implements transport.Transport.
+func (*Transport) Kind() string { return "wasm" }
+
+func (t *Transport) memoryLimit() uint64 {
+	mib := t.cfg.MemoryLimitMiB
+	if mib <= 0 {
+		mib = DefaultMemoryLimitMiB
+	}
+	return uint64(mib) << 20
+}
+
+// Start implements transport.Transport: it compiles the module if this Host
+// has not yet (once per file version), instantiates it in the sandbox and
+// runs _start on a goroutine the returned Conn owns. ctx bounds the start
+// only.
+func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
+	name := t.cfg.Name
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("wasm plugin %s: start: %w", name, err)
+	}
+	cm, err := t.h.compiled(ctx, t.cfg.Path)
+	if err != nil {
+		if errors.Is(err, ErrHostClosed) || ctx.Err() != nil {
+			return nil, fmt.Errorf("wasm plugin %s: start: %w", name, err)
+		}
+		return nil, fmt.Errorf("wasm plugin %s: compile %s: %w", name, t.cfg.Path, err)
+	}
+	limit := t.memoryLimit()
+	if err := checkMinimumMemory(cm, limit); err != nil {
+		return nil, fmt.Errorf("wasm plugin %s: %w", name, err)
+	}
+	if cm.ExportedFunctions()["_start"] == nil {
+		return nil, fmt.Errorf("wasm plugin %s: %s exports no _start: not a WASI command", name, t.cfg.Path)
+	}
+
+	fsc := wazero.NewFSConfig()
+	var root *os.Root
+	if t.cfg.Dir != "" {
+		dir, err := filepath.Abs(t.cfg.Dir)
+		if err == nil {
+			root, err = os.OpenRoot(dir)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("wasm plugin %s: mount %s: %w", name, t.cfg.Dir, err)
+		}
+		rfs := &rootFS{root: root, writable: t.cfg.Writable}
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(rfs, filepath.ToSlash(dir))
+	}
+
+	inR, inW := io.Pipe()   // host writes the guest's stdin
+	outR, outW := io.Pipe() // guest writes the host's wire in
+	mem := &memoryCap{limit: limit}
+	ictx, cancel := context.WithCancel(experimental.WithMemoryAllocator(context.Background(), mem))
+	c := &conn{
+		name: name, inR: inR, inW: inW, outR: outR, outW: outW,
+		cancel: cancel, mem: mem, root: root, h: t.h, done: make(chan struct{}),
+	}
+	if !t.h.track(c) {
+		c.release()
+		return nil, fmt.Errorf("wasm plugin %s: start: %w", name, ErrHostClosed)
+	}
+
+	stderr := &fatalLine{w: t.stderr}
+	c.fatal = stderr
+	mc := wazero.NewModuleConfig().
+		WithName("").         // many instances of one module share the runtime
+		WithStartFunctions(). // _start runs on the Conn's goroutine, not here
+		WithArgs(append([]string{name}, t.cfg.Args...)...).
+		WithStdin(inR).
+		WithStdout(outW).
+		WithStderr(stderr).
+		WithFSConfig(fsc).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithSysNanosleep().
+		WithRandSource(rand.Reader)
+	keys := make([]string, 0, len(t.cfg.Env))
+	for k := range t.cfg.Env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		mc = mc.WithEnv(k, t.cfg.Env[k])
+	}
+
+	mod, err := t.h.rt.InstantiateModule(ictx, cm, mc)
+	if err != nil {
+		c.release()
+		return nil, fmt.Errorf("wasm plugin %s: instantiate %s: %w", name, t.cfg.Path, err)
+	}
+	go c.run(ictx, mod)
+	return c, nil
+}
+
+// checkMinimumMemory refuses a limit the module cannot even start under,
+// with a message that says which number to raise.
+func checkMinimumMemory(cm wazero.CompiledModule, limit uint64) error {
+	defs := make([]api.MemoryDefinition, 0, 1)
+	for _, d := range cm.ExportedMemories() {
+		defs = append(defs, d)
+	}
+	defs = append(defs, cm.ImportedMemories()...)
+	for _, d := range defs {
+		if need := uint64(d.Min()) << 16; need > limit {
+			return fmt.Errorf("memory limit of %d MiB is below the module's minimum of %d pages (%.1f MiB): raise the plugin's memory limit",
+				limit>>20, d.Min(), float64(need)/(1<<20))
+		}
+	}
+	return nil
+}
+
+// conn is one running instance. The goroutine running _start (run) owns
+// the module; Kill only signals it.
+type conn struct {
+	name   string
+	inR    *io.PipeReader
+	inW    *io.PipeWriter
+	outR   *io.PipeReader
+	outW   *io.PipeWriter
+	cancel context.CancelFunc
+	mem    *memoryCap
+	fatal  *fatalLine
+	root   *os.Root // nil when nothing is mounted
+	h      *Host
+
+	killOnce sync.Once
+	killed   atomic.Bool
+	done     chan struct{}
+	err      error // set before done is closed
+}
+
+func (c *conn) Read(p []byte) (int, error)  { return c.outR.Read(p) }
+func (c *conn) Write(p []byte) (int, error) { return c.inW.Write(p) }
+
+// Close closes the guest's stdin: a well-behaved guest reads EOF and exits.
+func (c *conn) Close() error { return c.inW.Close() }
+
+// Wait returns once _start has returned and the instance is released.
+func (c *conn) Wait() error {
+	<-c.done
+	return c.err
+}
+
+// Kill ends the instance now. Cancelling the context stops a guest that is
+// running wasm code (the runtime closes on context done), but not one
+// parked in fd_read on its stdin, so Kill also breaks the stdin pipe; and
+// it breaks stdout, so that neither a guest blocked writing nor a host
+// blocked reading waits for the other.
+func (c *conn) Kill() error {
+	c.killOnce.Do(func() {
+		c.killed.Store(true)
+		c.cancel()
+		c.inR.CloseWithError(ErrKilled)
+		c.inW.CloseWithError(ErrKilled)
+		c.outR.CloseWithError(ErrKilled)
+	})
+	return nil
+}
+
+func (c *conn) run(ctx context.Context, mod api.Module) {
+	_, err := mod.ExportedFunction("_start").Call(ctx)
+	c.err = c.reason(err)
+	// The guest is gone: its stdout ends and its stdin refuses.
+	c.outW.CloseWithError(io.EOF)
+	c.inR.CloseWithError(io.ErrClosedPipe)
+	_ = mod.Close(context.Background())
+	c.release()
+}
+
+// release frees what Start acquired; it runs once, on the path that owns
+// the instance at that point.
+func (c *conn) release() {
+	c.cancel()
+	if c.root != nil {
+		_ = c.root.Close()
+	}
+	c.h.untrack(c)
+	close(c.done)
+}
+
+// reason turns how _start returned into the Wait error: nil for exit 0,
+// otherwise one error that names the plugin and says why it died.
+func (c *conn) reason(err error) error {
+	if c.killed.Load() {
+		return fmt.Errorf("wasm plugin %s: %w", c.name, ErrKilled)
+	}
+	if err == nil {
+		return nil
+	}
+	var exit *sys.ExitError
+	if !errors.As(err, &exit) {
+		return &deathError{msg: fmt.Sprintf("wasm plugin %s: trap: %v", c.name, err), err: err}
+	}
+	if exit.ExitCode() == 0 {
+		return nil
+	}
+	if c.mem.refused.Load() {
+		return &deathError{
+			msg: fmt.Sprintf("wasm plugin %s: %v of %d MiB reached (exit code %d)", c.name, ErrMemoryLimit, c.mem.limit>>20, exit.ExitCode()),
+			err: errors.Join(ErrMemoryLimit, exit),
+		}
+	}
+	msg := fmt.Sprintf("wasm plugin %s: exit code %d", c.name, exit.ExitCode())
+	if line := c.fatal.get(); line != "" {
+		msg += ": " + line
+	}
+	return &deathError{msg: msg, err: exit}
+}
+
+// deathError is a Wait error: a message for people, and the *sys.ExitError
+// (or trap) underneath for errors.As / errors.Is.
+type deathError struct {
+	msg string
+	err error
+}
+
+func (e *deathError) Error() string { return e.msg }
+func (e *deathError) Unwrap() error { return e.err }
