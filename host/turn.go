@@ -71,7 +71,9 @@ func (h *Host) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult, 
 	h.turns++
 	h.conv = append(h.conv, sdk.Message{Role: sdk.RoleUser, Content: prompt})
 	var res TurnResult
-	defer func() { h.observe(sdk.SiteTurn, sdk.PointEnd, map[string]any{"turn": h.turns, "steps": res.Steps, "text": res.Text}) }()
+	defer func() {
+		h.observe(sdk.SiteTurn, sdk.PointEnd, map[string]any{"turn": h.turns, "steps": res.Steps, "text": res.Text})
+	}()
 
 	for res.Steps < h.settings.Turn.MaxSteps {
 		if ctx.Err() != nil {

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The demo: install each wordcount example in a scratch HOME and drive it
+# through the real bingo binary, exactly as a person would.
+set -euo pipefail
+bingo=$1
+demo=$2
+examples=$(cd "$(dirname "$0")/../examples/plugins" && pwd)
+
+rm -rf "$demo"
+mkdir -p "$demo/work"
+cd "$demo/work"
+printf 'the quick brown fox\njumps over the lazy dog\n' > notes.txt
+printf 'a second file\n' > notebook.md
+
+for example in wordcount wordcount-wasm; do
+  export HOME=$demo/home-$example
+  mkdir -p "$HOME/.bingo/plugins"
+  cp -r "$examples/$example" "$HOME/.bingo/plugins/wordcount"
+  echo "==== $example, installed as ~/.bingo/plugins/wordcount"
+  run() { echo "\$ bingo $*"; "$bingo" "$@" || echo "(exit status $?)"; echo; }
+  run plugins
+  run "/wordcount notes.txt"
+  run --print "/wordcount notes.txt"
+  run complete "/wordcount no"
+  run call plugin__wordcount__count '{"path":"notes.txt"}'
+  run call --allow plugin__wordcount__count plugin__wordcount__count '{"path":"notes.txt"}'
+  echo "\$ tail -n 2 ~/.bingo/data/logs/plugin-wordcount.log"
+  tail -n 2 "$HOME/.bingo/data/logs/plugin-wordcount.log"
+  echo
+done
