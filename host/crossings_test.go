@@ -1,0 +1,303 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/bingo/bingo-plugin-rpc/host/settings"
+	"github.com/bingo/bingo-plugin-rpc/pluginkit"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestTurnThroughPluginProviderAndTool(t *testing.T) {
+	h, _ := newTestHost(t, withSettings(func(s *settings.Settings) {
+		s.Provider.Plugin = "testplugin/scripted"
+		s.Permissions.Allow = []string{"plugin__testplugin__*"}
+	}), testPlugin)
+	ui := &fakeUI{}
+	res, err := h.Turn(context.Background(), "say hi", ui)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "done: hi" || res.Steps != 2 {
+		t.Fatalf("result = %+v", res)
+	}
+	if ui.text.String() != "calling echodone: hi" {
+		t.Fatalf("streamed text = %q", ui.text.String())
+	}
+	if len(ui.progress) != 1 || ui.progress[0] != "plugin__testplugin__echo: echo: hi" {
+		t.Fatalf("progress = %v", ui.progress)
+	}
+	conv := h.Conversation()
+	roles := []sdk.Role{}
+	for _, m := range conv {
+		roles = append(roles, m.Role)
+	}
+	want := []sdk.Role{sdk.RoleUser, sdk.RoleAssistant, sdk.RoleTool, sdk.RoleAssistant}
+	if len(roles) != len(want) || roles[1] != want[1] || roles[2] != want[2] {
+		t.Fatalf("roles = %v", roles)
+	}
+	if c := conv[1].ToolCalls; len(c) != 1 || string(c[0].Input) != `{"text":"hi"}` {
+		t.Fatalf("assembled call = %+v", c)
+	}
+}
+
+func TestTurnWithoutProviderSaysHowToConfigure(t *testing.T) {
+	h, _ := newTestHost(t, settings.Default())
+	_, err := h.Turn(context.Background(), "hi", &fakeUI{})
+	if !errors.Is(err, ErrNoProvider) || !strings.Contains(err.Error(), `"provider"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestTurnStepCap(t *testing.T) {
+	loop := providerFunc{"loop", func(_ context.Context, _ sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+		emit(sdk.StreamEvent{Kind: sdk.EventToolCall, ToolCall: &sdk.ToolCallDelta{ID: "c", Name: "plugin__testplugin__echo", ArgumentsDelta: `{"text":"x"}`}})
+		return sdk.StreamEnd{}, nil
+	}}
+	h, n := newTestHost(t, withSettings(func(s *settings.Settings) {
+		s.Provider.Plugin = "p/loop"
+		s.Permissions.Allow = []string{"*"}
+		s.Turn.MaxSteps = 3
+	}), kit(&pluginkit.Plugin{Name: "p", Version: "1", Providers: []sdk.Provider{loop}}), testPlugin)
+	res, err := h.Turn(context.Background(), "go", &fakeUI{})
+	if err != nil || res.Steps != 3 || !strings.Contains(n.text(), "stopped after 3 model responses") {
+		t.Fatalf("res = %+v, err = %v, notices = %s", res, err, n.text())
+	}
+}
+
+func TestContributors(t *testing.T) {
+	var seen string
+	echoSystem := providerFunc{"m", func(_ context.Context, r sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+		seen = r.System
+		emit(sdk.StreamEvent{Kind: sdk.EventText, Text: "ok"})
+		return sdk.StreamEnd{}, nil
+	}}
+	s := withSettings(func(s *settings.Settings) {
+		s.Provider.Plugin = "m/m"
+		s.Deadlines.Contributor = 100 * time.Millisecond
+	})
+	h, n := newTestHost(t, s, testPlugin, kit(&pluginkit.Plugin{Name: "m", Version: "1", Providers: []sdk.Provider{echoSystem},
+		Contributors: []sdk.Contributor{contributorFunc{"fast", func(_ context.Context, q sdk.Query) ([]sdk.Piece, error) {
+			return []sdk.Piece{{Title: "fast", Text: "turn " + string(rune('0'+q.Turn)) + " in " + q.Cwd}}, nil
+		}}}}))
+
+	t.Run("every contributor reaches the model", func(t *testing.T) {
+		if _, err := h.Turn(context.Background(), "quick", &fakeUI{}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(seen, "prompt was: quick") || !strings.Contains(seen, "turn 1 in "+h.Cwd()) {
+			t.Fatalf("system = %q", seen)
+		}
+	})
+	t.Run("a contributor past its deadline is dropped, the turn goes on", func(t *testing.T) {
+		start := time.Now()
+		res, err := h.Turn(context.Background(), "slow please", &fakeUI{})
+		if err != nil || res.Text != "ok" {
+			t.Fatalf("%+v %v", res, err)
+		}
+		if strings.Contains(seen, "prompt was") || !strings.Contains(seen, "turn 2") {
+			t.Fatalf("system = %q", seen)
+		}
+		if !strings.Contains(n.text(), "plugin testplugin: contributor ctx dropped from this round: plugin testplugin: context/contribute did not answer within 100ms") {
+			t.Fatalf("notices = %s", n.text())
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("the turn waited for the late contributor")
+		}
+	})
+}
+
+func TestCompaction(t *testing.T) {
+	conv := []sdk.Message{
+		{Role: sdk.RoleUser, Content: "first"}, {Role: sdk.RoleAssistant, Content: "a1"},
+		{Role: sdk.RoleUser, Content: "second"}, {Role: sdk.RoleAssistant, Content: "a2"},
+		{Role: sdk.RoleUser, Content: "latest"},
+	}
+	t.Run("a plugin compactor", func(t *testing.T) {
+		h, _ := newTestHost(t, settings.Default(), testPlugin)
+		h.SetConversation(conv)
+		out, err := h.RunCommand(context.Background(), "/compact")
+		if err != nil || out.Text != "compacted 5 messages to 2" {
+			t.Fatalf("%+v %v", out, err)
+		}
+		got := h.Conversation()
+		if got[0].Content != "a2" || got[1].Content != "latest" {
+			t.Fatalf("conv = %+v", got)
+		}
+	})
+	slow := compactorFunc{"slow", func(ctx context.Context, _ sdk.CompactRequest) (sdk.Compaction, error) {
+		<-ctx.Done()
+		return sdk.Compaction{}, ctx.Err()
+	}}
+	dropper := compactorFunc{"dropper", func(ctx context.Context, _ sdk.CompactRequest) (sdk.Compaction, error) {
+		return sdk.Compaction{Messages: []sdk.Message{{Role: sdk.RoleAssistant, Content: "forgot everything"}}}, nil
+	}}
+	for name, c := range map[string]compactorFunc{"past its deadline": slow, "dropping the prompt": dropper} {
+		t.Run("falls back to the built-in when a compactor is "+name, func(t *testing.T) {
+			h, n := newTestHost(t, withSettings(func(s *settings.Settings) {
+				s.Deadlines.Compactor = 100 * time.Millisecond
+				s.Turn.CompactAt = 10
+			}), kit(&pluginkit.Plugin{Name: "c", Version: "1", Compactors: []sdk.Compactor{c}}))
+			h.SetConversation(conv)
+			h.Compact(context.Background())
+			got := h.Conversation()
+			if got[len(got)-1].Content != "latest" || !strings.Contains(got[0].Content, "earlier messages were compacted away") {
+				t.Fatalf("conv = %+v", got)
+			}
+			if !strings.Contains(n.text(), "using the built-in compaction") {
+				t.Fatalf("notices = %s", n.text())
+			}
+		})
+	}
+	t.Run("the conversation past its budget is compacted before the model call", func(t *testing.T) {
+		var sent []sdk.Message
+		h, _ := newTestHost(t, withSettings(func(s *settings.Settings) {
+			s.Provider.Plugin = "m/m"
+			s.Turn.CompactAt = 15
+		}), testPlugin, kit(&pluginkit.Plugin{Name: "m", Version: "1", Providers: []sdk.Provider{providerFunc{"m",
+			func(_ context.Context, r sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+				sent = r.Messages
+				return sdk.StreamEnd{}, nil
+			}}}}))
+		h.SetConversation(conv[:4])
+		if _, err := h.Turn(context.Background(), "latest", &fakeUI{}); err != nil {
+			t.Fatal(err)
+		}
+		if len(sent) != 2 || sent[1].Content != "latest" {
+			t.Fatalf("sent = %+v", sent)
+		}
+	})
+}
+
+func TestBuiltinCompactKeepsToolPairs(t *testing.T) {
+	conv := []sdk.Message{
+		{Role: sdk.RoleUser, Content: strings.Repeat("old ", 50)},
+		{Role: sdk.RoleUser, Content: "count"},
+		{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCallRequest{{ID: "1", Name: "t", Input: json.RawMessage(`{}`)}}},
+		{Role: sdk.RoleTool, ToolCallID: "1", Content: strings.Repeat("r", 30)},
+		{Role: sdk.RoleAssistant, Content: "done"},
+	}
+	got := BuiltinCompact(conv, 40)
+	for i, m := range got {
+		if m.Role == sdk.RoleTool && (i == 0 || len(got[i-1].ToolCalls) == 0) {
+			t.Fatalf("a tool result lost its call: %+v", got)
+		}
+	}
+	if got[1].Content != "count" || len(got) != 5 {
+		t.Fatalf("the latest prompt and what follows must stay: %+v", got)
+	}
+}
+
+func TestProviderCrossing(t *testing.T) {
+	silent := providerFunc{"silent", func(ctx context.Context, _ sdk.ProviderRequest, _ func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+		<-ctx.Done()
+		return sdk.StreamEnd{}, ctx.Err()
+	}}
+	cancelled := make(chan struct{})
+	talker := providerFunc{"talker", func(ctx context.Context, _ sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+		emit(sdk.StreamEvent{Kind: sdk.EventText, Text: "partial"})
+		<-ctx.Done() // provider/cancel
+		close(cancelled)
+		return sdk.StreamEnd{}, ctx.Err()
+	}}
+	dier := providerFunc{"dier", func(ctx context.Context, _ sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+		emit(sdk.StreamEvent{Kind: sdk.EventText, Text: "half"})
+		pluginkit.HostFrom(ctx).Exit(errors.New("crash"))
+		<-ctx.Done()
+		return sdk.StreamEnd{}, ctx.Err()
+	}}
+	plug := kit(&pluginkit.Plugin{Name: "p", Version: "1", Providers: []sdk.Provider{silent, talker, dier}})
+	set := func(id string) settings.Settings {
+		return withSettings(func(s *settings.Settings) {
+			s.Provider.Plugin = "p/" + id
+			s.Deadlines.Provider = 100 * time.Millisecond
+			s.Deadlines.Grace = time.Hour
+		})
+	}
+	t.Run("no first delta within the deadline fails with the error the interface speaks", func(t *testing.T) {
+		h, _ := newTestHost(t, set("silent"), plug)
+		_, err := h.Turn(context.Background(), "hi", &fakeUI{})
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "provider/stream did not answer within 100ms") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("an interrupt sends provider/cancel and ends the turn cleanly", func(t *testing.T) {
+		h, _ := newTestHost(t, set("talker"), plug)
+		ctx, cancel := context.WithCancel(context.Background())
+		ui := &fakeUI{}
+		done := make(chan TurnResult, 1)
+		go func() { res, _ := h.Turn(ctx, "hi", ui); done <- res }()
+		for {
+			ui.mu.Lock()
+			got := ui.text.String()
+			ui.mu.Unlock()
+			if got == "partial" {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+		<-cancelled
+		res := <-done
+		if !res.Interrupted || res.Text != "partial" {
+			t.Fatalf("res = %+v", res)
+		}
+	})
+	t.Run("a provider that dies mid-stream fails the turn, the host goes on", func(t *testing.T) {
+		h, n := newTestHost(t, set("dier"), plug)
+		_, err := h.Turn(context.Background(), "hi", &fakeUI{})
+		if !errors.Is(err, sdk.ErrUnavailable) {
+			t.Fatalf("err = %v", err)
+		}
+		h.Close()
+		if !strings.Contains(n.text(), "plugin p: stopped") {
+			t.Fatalf("notices = %s", n.text())
+		}
+	})
+}
+
+func TestServices(t *testing.T) {
+	caller := func(name, key, method string) toolFunc {
+		return toolFunc{name, func(ctx context.Context, c sdk.ToolCall) (sdk.ToolOutput, error) {
+			var res json.RawMessage
+			if err := pluginkit.HostFrom(ctx).Call(ctx, key, method, map[string]string{"say": "hello"}, &res); err != nil {
+				return textOut("error: " + err.Error()), nil
+			}
+			return textOut(string(res)), nil
+		}}
+	}
+	a := kit(&pluginkit.Plugin{Name: "a", Version: "1", Tools: []sdk.Tool{
+		caller("echo", "test.echo", "echo"), caller("nope", "test.echo", "nope"), caller("missing", "no.such", "x")}})
+	h, _ := newTestHost(t, withSettings(func(s *settings.Settings) { s.Permissions.Allow = []string{"*"} }), a, testPlugin)
+	call := func(name string) string {
+		out, err := h.CallTool(context.Background(), sdk.ToolCallRequest{ID: name, Name: name}, 0, &fakeUI{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Text()
+	}
+	if got := call("plugin__a__echo"); got != `{"say":"hello"}` {
+		t.Fatalf("plugin to plugin: %s", got)
+	}
+	if got := call("plugin__a__nope"); !strings.Contains(got, "unknown method") {
+		t.Fatalf("a method the owner does not answer: %s", got)
+	}
+	if got := call("plugin__a__missing"); !strings.Contains(got, `no plugin offers service "no.such"`) {
+		t.Fatalf("unknown key: %s", got)
+	}
+	// In-process host code reaches a plugin's service the same way.
+	res, err := h.Registry().CallService(context.Background(), "test.echo", "echo", json.RawMessage(`[1]`))
+	if err != nil || string(res) != "[1]" {
+		t.Fatalf("%s %v", res, err)
+	}
+}
+

@@ -1,0 +1,193 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/host/gate"
+	"github.com/bingo/bingo-plugin-rpc/host/settings"
+	"github.com/bingo/bingo-plugin-rpc/internal/testplugin"
+	"github.com/bingo/bingo-plugin-rpc/manifest"
+	"github.com/bingo/bingo-plugin-rpc/pluginkit"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+	"github.com/bingo/bingo-plugin-rpc/transport/mem"
+)
+
+// noticeLog collects notices.
+type noticeLog struct {
+	mu   sync.Mutex
+	list []bridge.Notice
+}
+
+func (n *noticeLog) add(x bridge.Notice) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.list = append(n.list, x)
+}
+
+func (n *noticeLog) text() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var b strings.Builder
+	for _, x := range n.list {
+		b.WriteString(x.String() + "\n")
+	}
+	return b.String()
+}
+
+// memPlugin is a plugin served in-process over the in-memory transport.
+type memPlugin struct {
+	name string
+	main mem.Main
+}
+
+func kit(p *pluginkit.Plugin) memPlugin {
+	return memPlugin{p.Name, func(ctx context.Context, in io.Reader, out, _ io.Writer) error { return p.Serve(ctx, in, out) }}
+}
+
+var testPlugin = memPlugin{"testplugin", testplugin.Serve}
+
+// newTestHost builds a host over in-memory plugins: the same bridge, proxies
+// and registry as Open, without manifests on disk.
+func newTestHost(t *testing.T, s settings.Settings, plugins ...memPlugin) (*Host, *noticeLog) {
+	t.Helper()
+	n := &noticeLog{}
+	g, err := gate.New(s.Permissions, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &Host{cfg: Config{Cwd: t.TempDir(), Session: "s1", Notify: n.add}, settings: s, gate: g}
+	h.reg = newRegistry(n.add)
+	h.reg.AddCommand("", compactCommand{h})
+	for _, mp := range plugins {
+		m := &manifest.Manifest{Name: mp.name, Layer: "user"}
+		p := bridge.New(bridge.Options{Name: mp.name, Transport: mem.New(mp.main, nil),
+			Deadlines: bridge.Deadlines(s.Deadlines), Notify: n.add, Services: h.reg.routeService})
+		h.plugins = append(h.plugins, &loaded{m: m, plugin: p})
+		if _, err := p.Start(context.Background()); err != nil {
+			t.Fatalf("start %s: %v", mp.name, err)
+		}
+		h.reg.add(m, p.Contributions())
+	}
+	t.Cleanup(func() { h.Close() })
+	return h, n
+}
+
+// fakeUI records what the host asked of the person.
+type fakeUI struct {
+	mu        sync.Mutex
+	approve   bool
+	nobody    bool
+	approvals []string
+	progress  []string
+	text      strings.Builder
+	results   []sdk.ToolOutput
+}
+
+func (u *fakeUI) Progress(tool, tail string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.progress = append(u.progress, tool+": "+tail)
+}
+
+func (u *fakeUI) Ask(ctx context.Context, tool, q string) (string, error) {
+	if u.nobody {
+		return "", ErrNoOneToAsk
+	}
+	return "yes", nil
+}
+
+func (u *fakeUI) Approve(ctx context.Context, call sdk.ToolCall, why string) (bool, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.approvals = append(u.approvals, call.Name+": "+why)
+	if u.nobody {
+		return false, ErrNoOneToAsk
+	}
+	return u.approve, nil
+}
+
+func (u *fakeUI) Text(d string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.text.WriteString(d)
+}
+
+func (u *fakeUI) ToolResult(_ sdk.ToolCallRequest, out sdk.ToolOutput, _ error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.results = append(u.results, out)
+}
+
+func withSettings(f func(*settings.Settings)) settings.Settings {
+	s := settings.Default()
+	if f != nil {
+		f(&s)
+	}
+	return s
+}
+
+// In-process implementations of the sdk interfaces, for plugins written
+// inline in tests.
+type (
+	providerFunc struct {
+		id string
+		f  func(ctx context.Context, r sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error)
+	}
+	contributorFunc struct {
+		id string
+		f  func(ctx context.Context, q sdk.Query) ([]sdk.Piece, error)
+	}
+	compactorFunc struct {
+		id string
+		f  func(ctx context.Context, r sdk.CompactRequest) (sdk.Compaction, error)
+	}
+	hookFunc struct {
+		id string
+		f  func(ctx context.Context, ev sdk.HookEvent) (sdk.HookDecision, error)
+	}
+	toolFunc struct {
+		name string
+		f    func(ctx context.Context, c sdk.ToolCall) (sdk.ToolOutput, error)
+	}
+)
+
+func (p providerFunc) ID() string { return p.id }
+func (p providerFunc) Stream(ctx context.Context, r sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+	return p.f(ctx, r, emit)
+}
+func (c contributorFunc) ID() string { return c.id }
+func (c contributorFunc) Contribute(ctx context.Context, q sdk.Query) ([]sdk.Piece, error) {
+	return c.f(ctx, q)
+}
+func (c compactorFunc) ID() string { return c.id }
+func (c compactorFunc) Compact(ctx context.Context, r sdk.CompactRequest) (sdk.Compaction, error) {
+	return c.f(ctx, r)
+}
+func (h hookFunc) ID() string { return h.id }
+func (h hookFunc) Decide(ctx context.Context, ev sdk.HookEvent) (sdk.HookDecision, error) {
+	return h.f(ctx, ev)
+}
+func (hookFunc) Observe(context.Context, sdk.HookEvent) {}
+func (t toolFunc) Spec() sdk.ToolSpec {
+	return sdk.ToolSpec{Name: t.name, Description: t.name, InputSchema: json.RawMessage(`{"type":"object"}`)}
+}
+func (toolFunc) Traits() sdk.ToolTraits { return sdk.ToolTraits{} }
+func (t toolFunc) Call(ctx context.Context, c sdk.ToolCall, _ sdk.CallUI) (sdk.ToolOutput, error) {
+	return t.f(ctx, c)
+}
+
+func textOut(s string) sdk.ToolOutput { return sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart(s)}} }
+
+// say is a provider that answers text once.
+func say(text string) func(context.Context, sdk.ProviderRequest, func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+	return func(_ context.Context, _ sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+		emit(sdk.StreamEvent{Kind: sdk.EventText, Text: text})
+		return sdk.StreamEnd{StopReason: "end_turn"}, nil
+	}
+}
