@@ -300,4 +300,3 @@ func TestServices(t *testing.T) {
 		t.Fatalf("%s %v", res, err)
 	}
 }
-

@@ -113,7 +113,10 @@ func TestHookAtThePromptSite(t *testing.T) {
 		}},
 		Decide: []string{"prompt/before"},
 	}}})
-	h, _ := newTestHost(t, withSettings(func(s *settings.Settings) { s.Provider.Plugin = "testplugin/scripted"; s.Permissions.Allow = []string{"*"} }), testPlugin, deny)
+	h, _ := newTestHost(t, withSettings(func(s *settings.Settings) {
+		s.Provider.Plugin = "testplugin/scripted"
+		s.Permissions.Allow = []string{"*"}
+	}), testPlugin, deny)
 	_, err := h.Turn(context.Background(), "my password is x", &fakeUI{})
 	if err == nil || !strings.Contains(err.Error(), "stopped by hook nosecrets: no secrets to the model") {
 		t.Fatalf("err = %v", err)
@@ -126,7 +129,10 @@ func TestHooksObserve(t *testing.T) {
 		Hook:    observer{seen},
 		Observe: []string{"tool/after", "turn/end"},
 	}}})
-	h, _ := newTestHost(t, withSettings(func(s *settings.Settings) { s.Provider.Plugin = "testplugin/scripted"; s.Permissions.Allow = []string{"*"} }), testPlugin, obs)
+	h, _ := newTestHost(t, withSettings(func(s *settings.Settings) {
+		s.Provider.Plugin = "testplugin/scripted"
+		s.Permissions.Allow = []string{"*"}
+	}), testPlugin, obs)
 	if _, err := h.Turn(context.Background(), "hi", &fakeUI{}); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +172,10 @@ func (dyingService) Call(ctx context.Context, _ string, _ json.RawMessage) (json
 func TestDeathInEveryCrossing(t *testing.T) {
 	d := kit(&pluginkit.Plugin{Name: "d", Version: "1",
 		Contributors: []sdk.Contributor{contributorFunc{"c", func(ctx context.Context, _ sdk.Query) ([]sdk.Piece, error) { dies(ctx); return nil, nil }}},
-		Compactors:   []sdk.Compactor{compactorFunc{"k", func(ctx context.Context, _ sdk.CompactRequest) (sdk.Compaction, error) { dies(ctx); return sdk.Compaction{}, nil }}},
+		Compactors: []sdk.Compactor{compactorFunc{"k", func(ctx context.Context, _ sdk.CompactRequest) (sdk.Compaction, error) {
+			dies(ctx)
+			return sdk.Compaction{}, nil
+		}}},
 		Hooks: []pluginkit.Hook{{Hook: hookFunc{"h", func(ctx context.Context, _ sdk.HookEvent) (sdk.HookDecision, error) {
 			dies(ctx)
 			return sdk.HookDecision{Outcome: sdk.HookDeny}, nil
