@@ -184,7 +184,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	l.plugin = bridge.New(bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: tr,
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env,
-		Deadlines: bridge.Deadlines(h.settings.Deadlines),
+		Deadlines: h.settings.Deadlines,
 		Notify:    h.cfg.Notify, Log: log,
 		Services: h.reg.routeService,
 	})

@@ -316,7 +316,7 @@ func (p *parser) deadlines(l *layer) error {
 	l.deadlines = make(map[string]time.Duration)
 	var scratch Deadlines
 	return p.object("deadlines", func(key string, at int64) error {
-		if scratch.field(key) == nil {
+		if deadlineField(&scratch, key) == nil {
 			return p.unknown(at, key, "deadlines", deadlineKeys)
 		}
 		d, err := p.duration("deadlines." + key)

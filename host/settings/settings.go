@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -38,39 +39,16 @@ type Permissions struct {
 	Allow, Deny, Ask []string
 }
 
-// Deadlines is how long each kind of crossing to a plugin may take. In JSON
-// each is a Go duration string ("2s", "150ms") under deadlines.<kind>, where
-// kind is the field name in lower camel case ("providerIdle").
-type Deadlines struct {
-	Initialize   time.Duration // the handshake
-	Tool         time.Duration // tool/call
-	Command      time.Duration // command/run
-	Complete     time.Duration // command/complete
-	Contributor  time.Duration // context/contribute
-	Compactor    time.Duration // compactor/compact
-	Provider     time.Duration // provider/stream, to its end
-	ProviderIdle time.Duration // provider/stream, between two deltas
-	Hook         time.Duration // hook/decide
-	Service      time.Duration // service/call
-	Grace        time.Duration // after a deadline, before an unanswered instance is killed as wedged
-}
+// Deadlines is how long each kind of crossing to a plugin may take: the
+// bridge's own type, so what the person writes is exactly what the bridge
+// enforces. In JSON each is a Go duration string ("2s", "150ms") under
+// deadlines.<kind>, where kind is the field name in lower camel case
+// ("providerIdle"). Provider bounds the wait for a stream's first delta,
+// ProviderIdle the silence between deltas.
+type Deadlines = bridge.Deadlines
 
 // DefaultDeadlines returns the deadlines used where settings say nothing.
-func DefaultDeadlines() Deadlines {
-	return Deadlines{
-		Initialize:   10 * time.Second,
-		Tool:         60 * time.Second,
-		Command:      30 * time.Second,
-		Complete:     2 * time.Second,
-		Contributor:  2 * time.Second,
-		Compactor:    30 * time.Second,
-		Provider:     60 * time.Second,
-		ProviderIdle: 30 * time.Second,
-		Hook:         2 * time.Second,
-		Service:      10 * time.Second,
-		Grace:        5 * time.Second,
-	}
-}
+func DefaultDeadlines() Deadlines { return bridge.DefaultDeadlines() }
 
 // deadlineKeys are the JSON keys of Deadlines, in the order of its fields.
 var deadlineKeys = []string{
@@ -80,7 +58,7 @@ var deadlineKeys = []string{
 
 // field returns the Deadlines field a JSON key names, or nil for an unknown
 // key.
-func (d *Deadlines) field(key string) *time.Duration {
+func deadlineField(d *Deadlines, key string) *time.Duration {
 	switch key {
 	case "initialize":
 		return &d.Initialize
@@ -242,7 +220,7 @@ func (s *Settings) apply(l *layer) {
 		s.Sandbox[name] = sb
 	}
 	for key, d := range l.deadlines {
-		*s.Deadlines.field(key) = d
+		*deadlineField(&s.Deadlines, key) = d
 	}
 	switch {
 	case l.provider.plugin != nil:

@@ -65,7 +65,7 @@ func TestDeadlineKeysCoverEveryField(t *testing.T) {
 	}
 	var d Deadlines
 	for i, key := range deadlineKeys {
-		f := d.field(key)
+		f := deadlineField(&d, key)
 		if f == nil {
 			t.Fatalf("key %q names no field", key)
 		}
