@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/bridge"
 )
 
 // Settings is the merged result of every settings layer. Its zero value is
