@@ -57,6 +57,12 @@ func (t *turnUI) Text(delta string) {
 // ToolResult implements host.TurnUI.
 func (t *turnUI) ToolResult(call sdk.ToolCallRequest, out sdk.ToolOutput, err error) {
 	t.endProgress()
+	if t.streamed {
+		// The model's text so far ends its line: the next step's text (or
+		// this tool's View) starts a new one.
+		fmt.Fprintln(t.stdout)
+		t.streamed = false
+	}
 	var denied *host.DeniedError
 	var blocked *host.BlockedError
 	if errors.As(err, &denied) || errors.As(err, &blocked) {
@@ -69,10 +75,6 @@ func (t *turnUI) ToolResult(call sdk.ToolCallRequest, out sdk.ToolOutput, err er
 	if t.o.print {
 		t.views = append(t.views, *out.Display)
 		return
-	}
-	if t.streamed {
-		fmt.Fprintln(t.stdout)
-		t.streamed = false
 	}
 	t.view(*out.Display)
 }
