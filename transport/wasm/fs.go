@@ -86,9 +86,16 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 			of |= m.o
 		}
 	}
-	f, err := r.root.OpenFile(rootPath(p), of, perm)
+	// O_NONBLOCK so that opening a FIFO in Dir returns at once instead of
+	// parking a host thread that no Kill can reach; the open file is then
+	// refused unless it is a regular file or a directory.
+	f, err := r.root.OpenFile(rootPath(p), of|syscall.O_NONBLOCK, perm)
 	if err != nil {
 		return nil, errno(err)
+	}
+	if st, err := f.Stat(); err != nil || !(st.Mode().IsRegular() || st.IsDir()) {
+		f.Close()
+		return nil, experimentalsys.ENOTSUP
 	}
 	return newRootFile(r.root, rootPath(p), f, flag, perm)
 }

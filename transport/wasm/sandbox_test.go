@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -74,6 +75,14 @@ func TestSandboxFiles(t *testing.T) {
 			t.Errorf("read %s = %s, want an error", path, got)
 		}
 	}
+	// A FIFO in Dir must not park the host: the open is refused at once.
+	fifo := filepath.Join(session, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.ask("read " + fifo); !strings.HasPrefix(got, "err ") {
+		t.Errorf("read a FIFO = %s, want an error", got)
+	}
 	newFile := filepath.Join(session, "new.txt")
 	if got := p.ask("write " + newFile); !strings.HasPrefix(got, "err ") {
 		t.Errorf("write into a read-only Dir = %s, want an error", got)
@@ -90,6 +99,14 @@ func TestSandboxWritable(t *testing.T) {
 	session, outside := sandboxDirs(t)
 	p := startProbe(t, sharedHost, Config{Dir: session, Writable: true})
 
+	// A FIFO in Dir must not park the host: the open is refused at once.
+	fifo := filepath.Join(session, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.ask("read " + fifo); !strings.HasPrefix(got, "err ") {
+		t.Errorf("read a FIFO = %s, want an error", got)
+	}
 	newFile := filepath.Join(session, "new.txt")
 	if got := p.ask("write " + newFile); got != "ok" {
 		t.Fatalf("write with Writable = %s", got)
