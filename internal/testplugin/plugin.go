@@ -221,9 +221,26 @@ func (st *state) tools() []sdk.Tool {
 				}
 				return text(string(st.config)), nil
 			}),
+		// An instance served in-process (transport/mem) shares the test
+		// process's environment and has none of its own, so the handshake's
+		// env (the manifest's entry.env) is laid over the process's: over
+		// exec and wasm it is already there, and the answer is the same.
 		newTool("env", "Answers the instance's environment, KEY=VALUE sorted, one a line.", "",
 			func(context.Context, none, sdk.ToolCall, sdk.CallUI) (sdk.ToolOutput, error) {
-				env := os.Environ()
+				vars := map[string]string{}
+				for _, kv := range os.Environ() {
+					k, v, _ := strings.Cut(kv, "=")
+					vars[k] = v
+				}
+				st.mu.Lock()
+				for k, v := range st.env {
+					vars[k] = v
+				}
+				st.mu.Unlock()
+				env := make([]string, 0, len(vars))
+				for k, v := range vars {
+					env = append(env, k+"="+v)
+				}
 				slices.Sort(env)
 				return text(strings.Join(env, "\n")), nil
 			}),

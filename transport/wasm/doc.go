@@ -15,18 +15,21 @@
 //
 // # Stdio
 //
-// The guest's stdin and stdout are in-process io.Pipes, its stderr goes to
-// Config.Stderr; it never gets the host's streams. _start runs on a
+// The guest's stdin is an OS pipe and its stdout an in-process io.Pipe; its
+// stderr goes to Config.Stderr; it never gets the host's streams. _start runs on a
 // goroutine owned by the Conn, and Wait returns after it has returned: nil
 // for exit code 0, otherwise an error naming the plugin and the reason (an
 // exit code, with the guest's "panic:" or "fatal error:" line when it
 // printed one; a trap; ErrMemoryLimit; ErrKilled). The exit code is a
 // *sys.ExitError under the error, for errors.As.
 //
-// A guest waiting for its next request is parked inside PipeReader.Read
-// (wazero refuses the Go runtime's request for non-blocking stdin when
-// stdin is an io.Reader), so an idle plugin costs no CPU and sees EOF only
-// when Close closes the pipe.
+// Stdin is an *os.File because wazero then grants the Go runtime's request
+// for non-blocking stdin and lets it poll the pipe: a guest waiting for its
+// next request waits in poll_oneoff (in poll(2) on the host, no CPU) and
+// its other goroutines keep running. Over an io.Pipe wazero refuses
+// non-blocking mode, every read blocks the guest's only thread, and a guest
+// that reads on one goroutine while another answers (pluginkit does) never
+// answers at all. An idle guest sees EOF only when Close closes the pipe.
 //
 // # Why CloseOnContextDone, and why Kill closes stdin too
 //
@@ -37,10 +40,10 @@
 // With it, compiled code checks for the context's end, and cancelling the
 // instance's context stops a spinning guest in well under a millisecond.
 //
-// That check runs only in wasm code. A guest blocked in fd_read is inside
-// the host's PipeReader.Read, which knows nothing of the context, so Kill
-// also closes the stdin pipe with ErrKilled; the read returns, the guest
-// resumes wasm code, and the closed module stops it. Kill breaks the stdout
+// That check runs only in wasm code. A guest waiting for stdin is inside a
+// host call (poll or read on the pipe), which knows nothing of the
+// context, so Kill also closes the host's end of stdin; the wait returns,
+// the guest resumes wasm code, and the closed module stops it. Kill breaks the stdout
 // pipe as well, for a guest blocked writing an answer no one reads. Kill
 // is idempotent and Wait returns promptly after it. Host.Close kills every
 // live instance before closing the runtime.

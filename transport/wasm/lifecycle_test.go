@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -174,9 +175,22 @@ func cpuTime(t *testing.T) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// A Go guest that reads on one goroutine and answers on another (as
+// pluginkit does) must not deadlock: a read waiting for input has to leave
+// the guest's only thread to its other goroutines.
+func TestGuestGoroutinesRunWhileStdinWaits(t *testing.T) {
+	p := startProbe(t, sharedHost, Config{})
+	if _, err := fmt.Fprintln(p.conn, "later from another goroutine"); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.line(); got != "from another goroutine" {
+		t.Fatalf("got %q", got)
+	}
+}
+
 func TestIdleGuestDoesNotSpin(t *testing.T) {
 	p := startProbe(t, sharedHost, Config{})
-	p.ask("echo ready") // now parked in fd_read
+	p.ask("echo ready") // now waiting for stdin in poll_oneoff
 	const idle = 300 * time.Millisecond
 	before := cpuTime(t)
 	<-time.After(idle) // the measurement window, not synchronisation

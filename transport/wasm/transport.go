@@ -129,7 +129,16 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(rfs, filepath.ToSlash(dir))
 	}
 
-	inR, inW := io.Pipe()   // host writes the guest's stdin
+	// The guest's stdin is an OS pipe, not an io.Pipe: wazero lets a guest
+	// put an *os.File in non-blocking mode and poll it, so a Go guest
+	// waiting for input parks in poll_oneoff and its other goroutines keep
+	// running (answering a request while the reader waits for the next).
+	// Over an io.Pipe every read blocks the guest's only thread, and a
+	// guest that reads on one goroutine and answers on another deadlocks.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("wasm plugin %s: stdin pipe: %w", name, err)
+	}
 	outR, outW := io.Pipe() // guest writes the host's wire in
 	mem := &memoryCap{limit: limit}
 	ictx, cancel := context.WithCancel(experimental.WithMemoryAllocator(context.Background(), mem))
@@ -195,8 +204,9 @@ func checkMinimumMemory(cm wazero.CompiledModule, limit uint64) error {
 // the module; Kill only signals it.
 type conn struct {
 	name   string
-	inR    *io.PipeReader
-	inW    *io.PipeWriter
+	inR    *os.File // the guest's end, closed when the instance is released
+	inW    *os.File
+	inOnce sync.Once
 	outR   *io.PipeReader
 	outW   *io.PipeWriter
 	cancel context.CancelFunc
@@ -212,10 +222,23 @@ type conn struct {
 }
 
 func (c *conn) Read(p []byte) (int, error)  { return c.outR.Read(p) }
-func (c *conn) Write(p []byte) (int, error) { return c.inW.Write(p) }
+func (c *conn) Write(p []byte) (int, error) {
+	n, err := c.inW.Write(p)
+	if err != nil && c.killed.Load() {
+		err = ErrKilled
+	}
+	return n, err
+}
 
 // Close closes the guest's stdin: a well-behaved guest reads EOF and exits.
-func (c *conn) Close() error { return c.inW.Close() }
+func (c *conn) Close() error {
+	c.closeStdin()
+	return nil
+}
+
+// closeStdin closes the host's end of the guest's stdin, once: the guest
+// reads EOF, and a guest parked in poll_oneoff on it wakes.
+func (c *conn) closeStdin() { c.inOnce.Do(func() { c.inW.Close() }) }
 
 // Wait returns once _start has returned and the instance is released.
 func (c *conn) Wait() error {
@@ -232,8 +255,7 @@ func (c *conn) Kill() error {
 	c.killOnce.Do(func() {
 		c.killed.Store(true)
 		c.cancel()
-		c.inR.CloseWithError(ErrKilled)
-		c.inW.CloseWithError(ErrKilled)
+		c.closeStdin()
 		c.outR.CloseWithError(ErrKilled)
 	})
 	return nil
@@ -244,7 +266,6 @@ func (c *conn) run(ctx context.Context, mod api.Module) {
 	c.err = c.reason(err)
 	// The guest is gone: its stdout ends and its stdin refuses.
 	c.outW.CloseWithError(io.EOF)
-	c.inR.CloseWithError(io.ErrClosedPipe)
 	_ = mod.Close(context.Background())
 	c.release()
 }
@@ -253,6 +274,8 @@ func (c *conn) run(ctx context.Context, mod api.Module) {
 // the instance at that point.
 func (c *conn) release() {
 	c.cancel()
+	c.closeStdin()
+	_ = c.inR.Close()
 	if c.root != nil {
 		_ = c.root.Close()
 	}

@@ -18,6 +18,8 @@
 //	sleep         sleeps 10ms, answers the measured duration in ns
 //	stderr X      writes X to stderr, answers "ok"
 //	args          os.Args, each quoted, space-separated
+//	later X       answers X from another goroutine, after the reader has
+//	              gone back to waiting for the next line
 //
 // Build: GOOS=wasip1 GOARCH=wasm go build -o probe.wasm ./testdata/probe
 // (TestMain does this). It avoids fmt and encoding/json to stay small: the
@@ -32,6 +34,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -43,10 +46,25 @@ var (
 func main() {
 	in := bufio.NewScanner(os.Stdin)
 	out := bufio.NewWriter(os.Stdout)
+	var mu sync.Mutex
 	for in.Scan() {
 		cmd, arg, _ := strings.Cut(in.Text(), " ")
+		if cmd == "later" {
+			// A guest whose reader blocks the only thread would never run
+			// this goroutine: the answer proves reads wait in the poller.
+			go func() {
+				time.Sleep(time.Millisecond)
+				mu.Lock()
+				defer mu.Unlock()
+				out.WriteString(arg + "\n")
+				out.Flush()
+			}()
+			continue
+		}
+		mu.Lock()
 		out.WriteString(answer(cmd, arg, out) + "\n")
 		out.Flush()
+		mu.Unlock()
 	}
 }
 
