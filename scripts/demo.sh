@@ -24,6 +24,11 @@ for example in wordcount wordcount-wasm; do
   run complete "/wordcount no"
   run call plugin__wordcount__count '{"path":"notes.txt"}'
   run call --allow plugin__wordcount__count plugin__wordcount__count '{"path":"notes.txt"}'
+  echo "---- a turn, with the scripted model plugin as the provider"
+  cp -r "$examples/scripted-model" "$HOME/.bingo/plugins/scripted-model"
+  echo '{"provider": {"plugin": "scripted-model/model"}, "permissions": {"allow": ["plugin__wordcount__count"]}}' > "$HOME/.bingo/settings.json"
+  run "how many words are in notes.txt?"
+  run --print "how many words are in notes.txt?"
   echo "\$ tail -n 2 ~/.bingo/data/logs/plugin-wordcount.log"
   tail -n 2 "$HOME/.bingo/data/logs/plugin-wordcount.log"
   echo

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/bingo/bingo-plugin-rpc/host"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
@@ -40,7 +41,7 @@ func (r *run) turn(ctx context.Context, h *host.Host, prompt string) int {
 // turnUI is the run's host.TurnUI.
 type turnUI struct {
 	*run
-	streamed bool
+	streamed bool       // text is on the current line
 	views    []sdk.View // --print: shown folded at the end
 }
 
@@ -50,7 +51,9 @@ func (t *turnUI) Text(delta string) {
 		return
 	}
 	t.endProgress()
-	t.streamed = true
+	if delta != "" {
+		t.streamed = !strings.HasSuffix(delta, "\n")
+	}
 	fmt.Fprint(t.stdout, delta)
 }
 

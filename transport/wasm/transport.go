@@ -221,7 +221,7 @@ type conn struct {
 	err      error // set before done is closed
 }
 
-func (c *conn) Read(p []byte) (int, error)  { return c.outR.Read(p) }
+func (c *conn) Read(p []byte) (int, error) { return c.outR.Read(p) }
 func (c *conn) Write(p []byte) (int, error) {
 	n, err := c.inW.Write(p)
 	if err != nil && c.killed.Load() {

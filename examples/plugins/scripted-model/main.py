@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""scripted-model: a model provider plugin with no model in it.
+
+It stands in for a real model so that a turn can be shown and tested with
+no network: asked "how many words are in FILE?", it calls the wordcount
+tool, then answers from the tool's result. Anything else, it says what it
+can do. A real model comes from the built-in OpenAI-compatible provider
+(settings: provider.openai) or from a plugin that calls one.
+
+It shows the provider side of the wire: provider/stream answered with
+provider/delta notifications (text, and a tool call whose arguments arrive
+in pieces, as a real model's do), then the stream's end; provider/cancel
+stops it. Python 3, standard library only.
+"""
+import json
+import re
+import sys
+import threading
+
+out_lock = threading.Lock()
+cancelled = set()
+
+
+def send(message):
+    with out_lock:
+        sys.stdout.write(json.dumps(dict(message, jsonrpc="2.0")) + "\n")
+        sys.stdout.flush()
+
+
+def delta(stream_id, event):
+    if stream_id not in cancelled:
+        send({"method": "provider/delta", "params": {"streamId": stream_id, "event": event}})
+
+
+def stream(params):
+    sid = params["streamId"]
+    messages = params["request"]["messages"]
+    last = messages[-1]
+    if last["role"] == "tool":
+        # Shown the tool's answer: summarise it.
+        m = re.match(r"(.+): (\d+) lines, (\d+) words", last["content"])
+        if m:
+            text = "%s has %s words (in %s lines)." % (m.group(1), m.group(3), m.group(2))
+        else:
+            text = "The tool said: " + last["content"]
+        delta(sid, {"kind": "text", "text": text})
+        return {"end": {"stopReason": "end_turn"}}
+    prompt = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    m = re.search(r"words are in (\S+?)\??$", prompt.strip())
+    if not m:
+        delta(sid, {"kind": "text", "text": 'I am a scripted model: ask me "how many words are in FILE?"'})
+        return {"end": {"stopReason": "end_turn"}}
+    args = json.dumps({"path": m.group(1)})
+    delta(sid, {"kind": "text", "text": "Let me count the words in %s.\n" % m.group(1)})
+    half = len(args) // 2
+    delta(sid, {"kind": "toolCall", "toolCall": {"index": 0, "id": "call_1", "name": "plugin__wordcount__count", "argumentsDelta": args[:half]}})
+    delta(sid, {"kind": "toolCall", "toolCall": {"index": 0, "argumentsDelta": args[half:]}})
+    return {"end": {"stopReason": "tool_use"}}
+
+
+def main():
+    print("scripted-model: started", file=sys.stderr, flush=True)
+    for line in sys.stdin:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            print("scripted-model: not JSON: %r" % line, file=sys.stderr, flush=True)
+            continue
+        method, mid = msg.get("method"), msg.get("id")
+        if method == "initialize":
+            send({"id": mid, "result": {"protocol": 5, "name": "scripted-model", "version": "0.1.0",
+                                        "providers": [{"id": "model", "description": "a scripted stand-in for a model"}]}})
+        elif method == "provider/stream":
+            send({"id": mid, "result": stream(msg["params"])})
+        elif method == "provider/cancel":
+            cancelled.add(msg["params"]["streamId"])
+        elif mid is not None:
+            send({"id": mid, "error": {"code": -32601, "message": "method not found: " + str(method)}})
+
+
+if __name__ == "__main__":
+    main()
