@@ -43,17 +43,12 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 		Skipped: func(line []byte, why error) {
 			fmt.Fprintf(p.opts.Log, "bridge: skipped a stdout line (%v): %q\n", why, line)
 		},
+		Notification: inst.notification,
 	})
 	inst.rpc = jsonrpc2.NewConn(ctx, stream, inst, jsonrpc2.SetLogger(logWriter{p.opts.Log}),
-		jsonrpc2.OnRecv(func(req *jsonrpc2.Request, resp *jsonrpc2.Response) {
-			// Runs on the reader goroutine before the answer is delivered:
-			// ending the route here means nothing the plugin sends after its
-			// answer (a question, a progress line) reaches the finished call.
-			if req != nil && resp != nil && req.Params != nil {
-				var ids struct{ CallID, StreamID string }
-				if json.Unmarshal(*req.Params, &ids) == nil {
-					p.endRoutes(ids.CallID, ids.StreamID)
-				}
+		jsonrpc2.OnRecv(func(_ *jsonrpc2.Request, resp *jsonrpc2.Response) {
+			if resp != nil {
+				p.endRoute(resp.ID)
 			}
 		}))
 	go func() {
@@ -103,18 +98,14 @@ func (inst *instance) kill() {
 	inst.rpc.Close()
 }
 
-// Handle answers what the plugin sends the host (jsonrpc2.Handler). It
-// runs on the wire's reader goroutine, so notifications are handled in wire
-// order (a stream's deltas all arrive before its answer); requests, which
-// may wait on a person, are answered on their own goroutine.
-func (inst *instance) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+// notification handles what the plugin tells the host. It runs on the
+// wire's reader goroutine, so notifications are handled in wire order: a
+// stream's deltas all arrive before its answer, a call's progress before
+// its result.
+func (inst *instance) notification(method string, params json.RawMessage) {
 	p := inst.p
-	var params json.RawMessage
-	if req.Params != nil {
-		params = *req.Params
-	}
-	switch {
-	case req.Method == protocol.NotifyToolProgress && req.Notif:
+	switch method {
+	case protocol.NotifyToolProgress:
 		var n protocol.ToolProgress
 		if json.Unmarshal(params, &n) == nil {
 			if rt := p.route(n.CallID); rt != nil && rt.ui != nil {
@@ -123,7 +114,7 @@ func (inst *instance) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrp
 			}
 		}
 		fmt.Fprintf(p.opts.Log, "bridge: tool/progress for no running call: %s\n", params)
-	case req.Method == protocol.NotifyProviderDelta && req.Notif:
+	case protocol.NotifyProviderDelta:
 		var n protocol.ProviderDelta
 		if json.Unmarshal(params, &n) == nil {
 			if rt := p.route(n.StreamID); rt != nil && rt.deltas != nil {
@@ -132,7 +123,26 @@ func (inst *instance) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrp
 			}
 		}
 		fmt.Fprintf(p.opts.Log, "bridge: provider/delta for no running stream: %s\n", params)
-	case req.Method == protocol.MethodServiceCall && !req.Notif:
+	default:
+		fmt.Fprintf(p.opts.Log, "bridge: ignored notification %q\n", method)
+	}
+}
+
+// Handle answers the plugin's requests (jsonrpc2.Handler). A request may
+// wait on a person (ask), so each is answered on its own goroutine and the
+// reader goes on.
+func (inst *instance) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	p := inst.p
+	switch {
+	case req.Notif:
+		// The line stream hands notifications to notification(); one that
+		// reaches here was not well-formed enough for it.
+		fmt.Fprintf(p.opts.Log, "bridge: ignored notification %q\n", req.Method)
+	case req.Method == protocol.MethodServiceCall:
+		var params json.RawMessage
+		if req.Params != nil {
+			params = *req.Params
+		}
 		inst.handlers.Add(1)
 		go func() {
 			defer inst.handlers.Done()
@@ -143,8 +153,6 @@ func (inst *instance) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrp
 			}
 			_ = conn.Reply(inst.ctx, req.ID, protocol.ServiceCallResult{Result: res})
 		}()
-	case req.Notif:
-		fmt.Fprintf(p.opts.Log, "bridge: ignored notification %q\n", req.Method)
 	default:
 		_ = conn.ReplyWithError(inst.ctx, req.ID, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound,
 			Message: "the host answers only service/call, not " + req.Method})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,7 @@ type Plugin struct {
 	opts Options
 
 	nextStream atomic.Uint64
+	nextReq    atomic.Uint64 // names the host's requests, so an answer finds its route
 	spawning   singleflight.Group
 	watchers   sync.WaitGroup // wedge watchers
 
@@ -33,9 +35,10 @@ type Plugin struct {
 	inst    *instance // nil while dead
 	decl    *protocol.InitializeResult
 	closed  bool
-	deaths  int       // in a row
-	retryAt time.Time // no respawn before this
-	routes  map[string]*route
+	deaths  int               // in a row
+	retryAt time.Time         // no respawn before this
+	routes  map[string]*route // running calls and streams, by callId / streamId
+	byReq   map[jsonrpc2.ID]*route
 }
 
 // New returns a plugin that has not started. Call Start.
@@ -51,7 +54,7 @@ func New(opts Options) *Plugin {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Plugin{opts: opts, routes: map[string]*route{}}
+	return &Plugin{opts: opts, routes: map[string]*route{}, byReq: map[jsonrpc2.ID]*route{}}
 }
 
 // Name is the plugin's name.
@@ -240,27 +243,59 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	if err != nil {
 		return err
 	}
-	rt := p.addRoute(inst, req)
-	defer p.removeRoute(req, rt)
+	id := jsonrpc2.ID{Str: "h" + strconv.FormatUint(p.nextReq.Add(1), 10), IsString: true}
+	rt := p.addRoute(inst, id, req)
+	defer p.endRoute(id)
 
-	w, err := inst.rpc.DispatchCall(ctx, req.Method, req.Params)
+	w, err := inst.rpc.DispatchCall(ctx, req.Method, req.Params, jsonrpc2.PickID(id))
 	if err != nil {
 		return p.callError(req, err)
 	}
+	if req.Deltas != nil {
+		return p.waitStream(ctx, inst, req, rt, w, result)
+	}
 
+	// The wait ends at the deadline; a cancellable request (a tool call)
+	// outlives its caller's cancellation, telling the plugin instead.
+	waitCtx := ctx
+	if req.CancelMethod != "" {
+		waitCtx = context.WithoutCancel(ctx)
+		stop := context.AfterFunc(ctx, func() {
+			_ = inst.rpc.Notify(context.Background(), req.CancelMethod, req.CancelParams)
+		})
+		defer stop()
+	}
+	deadline := p.opts.Deadlines.For(req.Kind)
+	waitCtx, cancel := context.WithTimeoutCause(waitCtx, deadline, errPastDeadline)
+	defer cancel()
+	err = w.Wait(waitCtx, result)
+	switch {
+	case err == nil:
+		return nil
+	case context.Cause(waitCtx) == errPastDeadline && errors.Is(err, context.DeadlineExceeded):
+		p.watchWedge(inst, req.Method, w)
+		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return fmt.Errorf("plugin %s: %s: %w", p.opts.Name, req.Method, ctx.Err())
+	}
+	return p.callError(req, err)
+}
+
+// errPastDeadline marks the end of a wait as the request's own deadline.
+var errPastDeadline = errors.New("past the request's deadline")
+
+// waitStream waits for a provider stream's answer. Its deadline is for the
+// first delta, then for the silence between two: every delta resets it.
+// Cancelling ctx sends the cancel notification and keeps waiting.
+func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Request, rt *route, w jsonrpc2.Waiter, result any) error {
 	deadline := p.opts.Deadlines.For(req.Kind)
 	timer := time.NewTimer(deadline)
 	defer timer.Stop()
-	var activity <-chan struct{}
-	if rt != nil {
-		activity = rt.activity
-	}
 
 	waitCtx, stopWait := context.WithCancel(context.Background())
 	defer stopWait()
 	answered := make(chan error, 1)
 	go func() { answered <- w.Wait(waitCtx, result) }()
-	abandon := func() { stopWait(); <-answered }
 
 	cancelled := ctx.Done()
 	for {
@@ -268,20 +303,17 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 		case err := <-answered:
 			return p.callError(req, err)
 		case <-cancelled:
-			if req.CancelMethod == "" {
-				abandon()
-				return fmt.Errorf("plugin %s: %s: %w", p.opts.Name, req.Method, ctx.Err())
-			}
 			_ = inst.rpc.Notify(context.Background(), req.CancelMethod, req.CancelParams)
 			cancelled = nil // keep waiting until the deadline
-		case <-activity:
+		case <-rt.activity:
 			if !timer.Stop() {
 				<-timer.C
 			}
 			deadline = p.opts.Deadlines.ProviderIdle
 			timer.Reset(deadline)
 		case <-timer.C:
-			abandon()
+			stopWait()
+			<-answered
 			p.watchWedge(inst, req.Method, w)
 			return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/sourcegraph/jsonrpc2"
+
 	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
@@ -11,6 +13,7 @@ import (
 // route is a running tool call or provider stream: where its progress,
 // questions and deltas go while it runs, and nowhere once it has ended.
 type route struct {
+	key      string // the callId or streamId
 	ui       sdk.CallUI
 	deltas   func(sdk.StreamEvent)
 	activity chan struct{} // a delta arrived (resets the provider's idle deadline)
@@ -38,49 +41,48 @@ func (rt *route) deliver(f func()) {
 	}
 }
 
-func (p *Plugin) addRoute(inst *instance, req proxy.Request) *route {
-	id := req.CallID
-	if id == "" {
-		id = req.StreamID
+// addRoute registers a request: under its wire id always, so its answer
+// can end it, and under its callId or streamId when it has one, so what the
+// plugin sends about it finds it. A request with neither gets no route.
+func (p *Plugin) addRoute(inst *instance, id jsonrpc2.ID, req proxy.Request) *route {
+	key := req.CallID
+	if key == "" {
+		key = req.StreamID
 	}
-	if id == "" {
+	if key == "" {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(inst.ctx)
-	rt := &route{ui: req.UI, deltas: req.Deltas, ctx: ctx, cancel: cancel}
+	rt := &route{key: key, ui: req.UI, deltas: req.Deltas, ctx: ctx, cancel: cancel}
 	if req.Deltas != nil {
 		rt.activity = make(chan struct{}, 1)
 	}
 	p.mu.Lock()
-	p.routes[id] = rt
+	p.routes[key] = rt
+	p.byReq[id] = rt
 	p.mu.Unlock()
 	return rt
 }
 
-func (p *Plugin) removeRoute(req proxy.Request, rt *route) {
-	if rt != nil {
-		p.endRoutes(req.CallID, req.StreamID)
-	}
-}
-
-// endRoutes ends the running calls or streams named by ids (empty ids are
-// ignored). Idempotent.
-func (p *Plugin) endRoutes(ids ...string) {
-	var ended []*route
+// endRoute ends the route of the request with wire id id, if it has one.
+// It is called when the answer arrives (on the reader goroutine, before the
+// answer is delivered, so nothing the plugin sends after its answer reaches
+// the finished call) and again when Call returns. Idempotent.
+func (p *Plugin) endRoute(id jsonrpc2.ID) {
 	p.mu.Lock()
-	for _, id := range ids {
-		if rt := p.routes[id]; id != "" && rt != nil {
-			delete(p.routes, id)
-			ended = append(ended, rt)
-		}
+	rt := p.byReq[id]
+	delete(p.byReq, id)
+	if rt != nil && p.routes[rt.key] == rt {
+		delete(p.routes, rt.key)
 	}
 	p.mu.Unlock()
-	for _, rt := range ended {
-		rt.cancel()
-		rt.mu.Lock()
-		rt.ended = true
-		rt.mu.Unlock()
+	if rt == nil {
+		return
 	}
+	rt.cancel()
+	rt.mu.Lock()
+	rt.ended = true
+	rt.mu.Unlock()
 }
 
 // route is the running call or stream named id, or nil.

@@ -27,6 +27,7 @@ type LineStream struct {
 	r       *bufio.Reader
 	maxLine int
 	skipped func(line []byte, why error)
+	notify  func(method string, params json.RawMessage)
 
 	writeMu sync.Mutex
 	wbuf    bytes.Buffer
@@ -39,6 +40,13 @@ type LineStreamOptions struct {
 	// Skipped, if set, is told about every line that was skipped, with at
 	// most the first 512 bytes of it.
 	Skipped func(line []byte, why error)
+	// Notification, if set, receives every notification (a message with a
+	// method and no id) on the reading goroutine, in wire order, instead of
+	// ReadObject returning it. Notifications are the bulk of a busy wire
+	// (progress lines, a stream's deltas); this path decodes each once,
+	// where a general JSON-RPC decoder decodes params generically and
+	// encodes them again.
+	Notification func(method string, params json.RawMessage)
 }
 
 // ErrLineTooLong is why a line over the cap was skipped.
@@ -49,7 +57,7 @@ func NewLineStream(rwc io.ReadWriteCloser, opts LineStreamOptions) *LineStream {
 	if opts.MaxLine <= 0 {
 		opts.MaxLine = DefaultMaxLine
 	}
-	return &LineStream{rwc: rwc, r: bufio.NewReaderSize(rwc, 64<<10), maxLine: opts.MaxLine, skipped: opts.Skipped}
+	return &LineStream{rwc: rwc, r: bufio.NewReaderSize(rwc, 64<<10), maxLine: opts.MaxLine, skipped: opts.Skipped, notify: opts.Notification}
 }
 
 // WriteObject writes obj as one line.
@@ -57,10 +65,21 @@ func (s *LineStream) WriteObject(obj any) error {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	s.wbuf.Reset()
-	enc := json.NewEncoder(&s.wbuf) // Encode appends the newline
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(obj); err != nil {
-		return err
+	if m, ok := obj.(json.Marshaler); ok {
+		// A JSON-RPC library's message marshals itself; the encoder would
+		// only scan its output once more to validate it.
+		b, err := m.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		s.wbuf.Write(b)
+		s.wbuf.WriteByte('\n')
+	} else {
+		enc := json.NewEncoder(&s.wbuf) // Encode appends the newline
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(obj); err != nil {
+			return err
+		}
 	}
 	_, err := s.rwc.Write(s.wbuf.Bytes())
 	return err
@@ -74,6 +93,9 @@ func (s *LineStream) ReadObject(v any) error {
 		if errors.Is(err, ErrLineTooLong) {
 			s.skip(line, err)
 			continue
+		}
+		if len(bytes.TrimSpace(line)) > 0 && s.notify != nil && s.notification(line) {
+			line = nil
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			// Decode into a fresh value so a line that fails half-way
@@ -90,6 +112,25 @@ func (s *LineStream) ReadObject(v any) error {
 			return err
 		}
 	}
+}
+
+// notification hands line to the Notification callback if it is a
+// notification, and reports whether it did.
+func (s *LineStream) notification(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"method"`)) {
+		return false // an answer: spare it a decode it does not need
+	}
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.ID != nil || m.Method == "" || m.JSONRPC != "2.0" {
+		return false // not a notification: the general decoder decides
+	}
+	s.notify(m.Method, m.Params)
+	return true
 }
 
 // readLine returns the next line without its newline. A line over the cap
