@@ -6,6 +6,7 @@ import (
 
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/proxy"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
 // Contributions are a plugin's proxies, built from its declaration. Only
@@ -21,11 +22,11 @@ type Contributions struct {
 	Services     []*proxy.Service
 }
 
-// HookBinding is a hook with the points it declared.
+// HookBinding is a hook with the points it declared. It is an sdk.Hook.
 type HookBinding struct {
 	*proxy.Hook
-	Decide  []string // "site/point"
-	Observe []string
+	DecidePoints  []string // "site/point"
+	ObservePoints []string
 }
 
 // Contributions builds the proxies for what the plugin declared at its
@@ -85,7 +86,7 @@ func (p *Plugin) Contributions() Contributions {
 	}
 	for _, d := range decl.Hooks {
 		if once("hook", d.ID) {
-			c.Hooks = append(c.Hooks, HookBinding{Hook: proxy.NewHook(p, d.ID), Decide: d.Decide, Observe: d.Observe})
+			c.Hooks = append(c.Hooks, HookBinding{Hook: proxy.NewHook(p, d.ID), DecidePoints: d.Decide, ObservePoints: d.Observe})
 		}
 	}
 	for _, d := range decl.Services {
@@ -99,6 +100,8 @@ func (p *Plugin) Contributions() Contributions {
 	}
 	return c
 }
+
+var _ sdk.Hook = HookBinding{}
 
 func (p *Plugin) streamID() string {
 	return p.opts.Name + "-" + strconv.FormatUint(p.nextStream.Add(1), 10)

@@ -67,7 +67,7 @@ func (r *Registry) add(m *manifest.Manifest, c bridge.Contributions) {
 		r.AddProvider(m.Name, x)
 	}
 	for _, x := range c.Hooks {
-		r.AddHook(HookEntry{Owner: m.Name, Hook: x.Hook, Decide: x.Decide, Observe: x.Observe})
+		r.AddHook(HookEntry{Owner: m.Name, Hook: x.Hook, Decide: x.DecidePoints, Observe: x.ObservePoints})
 	}
 	for _, x := range c.Services {
 		r.AddService(m.Name, x)

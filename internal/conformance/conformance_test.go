@@ -308,8 +308,8 @@ var testpluginCases = []tpCase{
 			}
 		}
 		if len(r.c.Hooks) != 1 || r.c.Hooks[0].ID() != "guard" ||
-			!slices.Equal(r.c.Hooks[0].Decide, []string{"tool/before"}) ||
-			!slices.Equal(r.c.Hooks[0].Observe, []string{"tool/after", "turn/end"}) {
+			!slices.Equal(r.c.Hooks[0].DecidePoints, []string{"tool/before"}) ||
+			!slices.Equal(r.c.Hooks[0].ObservePoints, []string{"tool/after", "turn/end"}) {
 			t.Errorf("hooks = %s", jsonOf(d.Hooks))
 		}
 		if n := r.notices.all(); len(n) != 0 {
