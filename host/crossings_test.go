@@ -215,7 +215,23 @@ func TestProviderCrossing(t *testing.T) {
 		<-ctx.Done()
 		return sdk.StreamEnd{}, ctx.Err()
 	}}
-	plug := kit(&pluginkit.Plugin{Name: "p", Version: "1", Providers: []sdk.Provider{silent, talker, dier}})
+	// trickle's deltas each come within the idle deadline, though the whole
+	// stream takes several times the first-delta deadline: each delta
+	// resets the wait.
+	trickle := providerFunc{"trickle", func(ctx context.Context, _ sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+		for _, w := range []string{"one ", "two ", "three ", "four ", "five"} {
+			time.Sleep(40 * time.Millisecond)
+			emit(sdk.StreamEvent{Kind: sdk.EventText, Text: w})
+		}
+		return sdk.StreamEnd{StopReason: "end_turn"}, nil
+	}}
+	// stall says one thing and then nothing.
+	stall := providerFunc{"stall", func(ctx context.Context, _ sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+		emit(sdk.StreamEvent{Kind: sdk.EventText, Text: "hmm"})
+		<-ctx.Done()
+		return sdk.StreamEnd{}, ctx.Err()
+	}}
+	plug := kit(&pluginkit.Plugin{Name: "p", Version: "1", Providers: []sdk.Provider{silent, talker, dier, trickle, stall}})
 	set := func(id string) settings.Settings {
 		return withSettings(func(s *settings.Settings) {
 			s.Provider.Plugin = "p/" + id
@@ -226,6 +242,24 @@ func TestProviderCrossing(t *testing.T) {
 	t.Run("no first delta within the deadline fails with the error the interface speaks", func(t *testing.T) {
 		h, _ := newTestHost(t, set("silent"), plug)
 		_, err := h.Turn(context.Background(), "hi", &fakeUI{})
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "provider/stream did not answer within 100ms") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("each delta resets the deadline; silence after one fails", func(t *testing.T) {
+		idle := func(id string) settings.Settings {
+			s := set(id)
+			s.Deadlines.Provider = 100 * time.Millisecond
+			s.Deadlines.ProviderIdle = 100 * time.Millisecond
+			return s
+		}
+		h, _ := newTestHost(t, idle("trickle"), plug)
+		res, err := h.Turn(context.Background(), "hi", &fakeUI{})
+		if err != nil || res.Text != "one two three four five" {
+			t.Fatalf("a stream that keeps talking must not time out: %+v %v", res, err)
+		}
+		h2, _ := newTestHost(t, idle("stall"), plug)
+		_, err = h2.Turn(context.Background(), "hi", &fakeUI{})
 		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "provider/stream did not answer within 100ms") {
 			t.Fatalf("err = %v", err)
 		}

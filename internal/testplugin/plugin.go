@@ -143,6 +143,23 @@ func (st *state) tools() []sdk.Tool {
 				<-pluginkit.HostFrom(ctx).Done()
 				return text("the instance ended"), nil // never written
 			}),
+		newTool("spin", "Burns CPU without end, never answering, cancelled or not, until the instance ends.", "",
+			func(ctx context.Context, _ none, _ sdk.ToolCall, _ sdk.CallUI) (sdk.ToolOutput, error) {
+				// Over wasm this starves the guest's only thread, so only
+				// closing the module can stop it; a process needs a signal.
+				// In-process (mem) the instance's end is the only way out.
+				done := pluginkit.HostFrom(ctx).Done()
+				for n := 0; ; n++ {
+					if n%1024 == 0 {
+						select {
+						case <-done:
+							return text("the instance ended"), nil // never written
+						default:
+						}
+					}
+					spinSink += n
+				}
+			}),
 		newTool("exit", "Ends the instance with code, without answering.",
 			`{"type":"object","properties":{"code":{"type":"integer"}}}`,
 			func(ctx context.Context, in struct{ Code int }, _ sdk.ToolCall, _ sdk.CallUI) (sdk.ToolOutput, error) {
@@ -246,6 +263,9 @@ func (st *state) tools() []sdk.Tool {
 			}),
 	}
 }
+
+// spinSink keeps the spin tool's loop from being optimised away.
+var spinSink int
 
 // greet is the command: "hello <args>", completing from a fixed list.
 type greet struct{}
