@@ -176,7 +176,8 @@ type tapConn struct {
 // Write sees one whole line per call: protocol.LineStream writes each
 // message with a single Write.
 func (c *tapConn) Write(p []byte) (int, error) {
-	n, err := c.Conn.Write(p)
+	// Record before writing: once written, the plugin may answer and the
+	// test look at the record before this Write returns.
 	var m struct{ Method string }
 	if json.Unmarshal(p, &m) == nil && m.Method != "" {
 		c.t.mu.Lock()
@@ -189,7 +190,7 @@ func (c *tapConn) Write(p []byte) (int, error) {
 			}
 		}
 	}
-	return n, err
+	return c.Conn.Write(p)
 }
 
 // recordingUI is a CallUI that records progress lines and questions, and
