@@ -63,6 +63,27 @@ func BenchmarkStartup(b *testing.B) {
 	}
 }
 
+// BenchmarkStartupFloor is the baseline for BenchmarkStartup/plugins=16:
+// the same 16 interpreters started at once and importing json, with no
+// bingo at all. On 2 cores their start-up is most of the cost.
+func BenchmarkStartupFloor(b *testing.B) {
+	python := interpreter(b)
+	for range b.N {
+		cmds := make([]*exec.Cmd, 16)
+		for i := range cmds {
+			cmds[i] = exec.Command(python, "-c", "import json, sys")
+			if err := cmds[i].Start(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, c := range cmds {
+			if err := c.Wait(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
 // interpreter is python3's real executable. A version manager's shim (pyenv
 // here) is a shell script costing ~0.8 s of CPU per start, which would
 // measure the shim, not bingo.
