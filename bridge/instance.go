@@ -92,6 +92,28 @@ func (inst *instance) stop() {
 	<-inst.dead
 }
 
+// guardWrite runs write, which sends one message to the plugin. A plugin
+// that does not read its stdin blocks that write forever, so a write still
+// blocked after bound marks the instance wedged: it is killed (which ends
+// the write), with one notice, and the death rules apply.
+func (inst *instance) guardWrite(bound time.Duration, what string, write func() error) error {
+	t := time.AfterFunc(bound, func() {
+		inst.p.opts.Notify(Notice{Plugin: inst.p.opts.Name, Level: "error",
+			Message: fmt.Sprintf("not reading its input: sending %s blocked for %s; stopping the wedged instance", what, bound)})
+		inst.quiet.Store(true) // this notice is the death's notice
+		inst.kill()
+	})
+	defer t.Stop()
+	return write()
+}
+
+// notify sends a notification, guarded like any write.
+func (inst *instance) notify(method string, params any) error {
+	return inst.guardWrite(inst.p.opts.Deadlines.Grace, method, func() error {
+		return inst.rpc.Notify(context.Background(), method, params)
+	})
+}
+
 // kill ends the instance now; the monitor reports the death.
 func (inst *instance) kill() {
 	_ = inst.conn.Kill()

@@ -71,12 +71,13 @@ func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
 		return protocol.InitializeResult{}, err
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.closed {
-		go inst.stop()
+		p.mu.Unlock()
+		inst.stop()
 		return protocol.InitializeResult{}, ErrClosed
 	}
 	p.inst, p.decl = inst, &decl
+	p.mu.Unlock()
 	return decl, nil
 }
 
@@ -126,6 +127,9 @@ func (p *Plugin) Close() error {
 			inst.stop()
 		}
 	}
+	// A respawn in flight sees closed and stops what it started; joining
+	// the same singleflight key waits for it.
+	p.spawning.Do("spawn", func() (any, error) { return nil, ErrClosed })
 	p.watchers.Wait()
 	return nil
 }
@@ -166,8 +170,11 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 }
 
 // acquire returns the live instance, respawning a dead one unless the
-// backoff says not yet. Concurrent reads share one respawn.
-func (p *Plugin) acquire(ctx context.Context) (*instance, error) {
+// backoff says not yet. Concurrent reads share one respawn. A reader waits
+// for the respawn no longer than its own bound (its request's deadline) or
+// its context; the respawn itself goes on, bounded by the handshake
+// deadline, and serves the next read.
+func (p *Plugin) acquire(ctx context.Context, bound time.Duration) (*instance, error) {
 	p.mu.Lock()
 	inst, closed, started, retryAt := p.inst, p.closed, p.decl != nil, p.retryAt
 	p.mu.Unlock()
@@ -182,37 +189,54 @@ func (p *Plugin) acquire(ctx context.Context) (*instance, error) {
 	if now := p.opts.Now(); now.Before(retryAt) {
 		return nil, fmt.Errorf("plugin %s is down; next restart in %s: %w", p.opts.Name, retryAt.Sub(now).Round(time.Millisecond), sdk.ErrUnavailable)
 	}
-	v, err, _ := p.spawning.Do("spawn", func() (any, error) {
-		p.mu.Lock()
-		if p.inst != nil || p.closed {
-			inst := p.inst
-			p.mu.Unlock()
-			return inst, nil
+	respawned := p.spawning.DoChan("spawn", p.respawn)
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	select {
+	case r := <-respawned:
+		if r.Err != nil {
+			if errors.Is(r.Err, ErrClosed) {
+				return nil, ErrClosed
+			}
+			return nil, fmt.Errorf("plugin %s: %w: %w", p.opts.Name, r.Err, sdk.ErrUnavailable)
 		}
+		return r.Val.(*instance), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("plugin %s is restarting: %w", p.opts.Name, ctx.Err())
+	case <-timer.C:
+		return nil, fmt.Errorf("plugin %s is still restarting after %s: %w", p.opts.Name, bound, sdk.ErrUnavailable)
+	}
+}
+
+// respawn starts a new instance for acquire; it runs once for every reader
+// waiting at the time.
+func (p *Plugin) respawn() (any, error) {
+	p.mu.Lock()
+	if inst, closed := p.inst, p.closed; inst != nil || closed {
 		p.mu.Unlock()
-		inst, _, err := p.spawn(context.WithoutCancel(ctx))
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if err != nil {
-			p.deaths++
-			p.retryAt = p.opts.Now().Add(p.opts.Backoff.delay(p.deaths + 1))
-			p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "error", Message: "restart failed: " + err.Error()})
-			return nil, err
-		}
-		if p.closed {
-			go inst.stop()
+		if closed {
 			return nil, ErrClosed
 		}
-		p.inst = inst
 		return inst, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("plugin %s: %w: %w", p.opts.Name, err, sdk.ErrUnavailable)
 	}
-	if v.(*instance) == nil {
+	p.mu.Unlock()
+	inst, _, err := p.spawn(context.Background())
+	p.mu.Lock()
+	if err != nil {
+		p.deaths++
+		p.retryAt = p.opts.Now().Add(p.opts.Backoff.delay(p.deaths))
+		p.mu.Unlock()
+		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "error", Message: "restart failed: " + err.Error()})
+		return nil, err
+	}
+	if p.closed {
+		p.mu.Unlock()
+		inst.stop()
 		return nil, ErrClosed
 	}
-	return v.(*instance), nil
+	p.inst = inst
+	p.mu.Unlock()
+	return inst, nil
 }
 
 // died records an instance's end and raises its one notice.
@@ -239,7 +263,11 @@ func (p *Plugin) died(inst *instance, why error) {
 
 // Call implements proxy.Caller.
 func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error {
-	inst, err := p.acquire(ctx)
+	// The deadline counts from here: a respawn the call has to wait for
+	// is part of it.
+	deadline := p.opts.Deadlines.For(req.Kind)
+	start := time.Now()
+	inst, err := p.acquire(ctx, deadline)
 	if err != nil {
 		return err
 	}
@@ -247,7 +275,11 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	rt := p.addRoute(inst, id, req)
 	defer p.endRoute(id)
 
-	w, err := inst.rpc.DispatchCall(ctx, req.Method, req.Params, jsonrpc2.PickID(id))
+	var w jsonrpc2.Waiter
+	err = inst.guardWrite(deadline, req.Method, func() (err error) {
+		w, err = inst.rpc.DispatchCall(ctx, req.Method, req.Params, jsonrpc2.PickID(id))
+		return err
+	})
 	if err != nil {
 		return p.callError(req, err)
 	}
@@ -256,17 +288,20 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	}
 
 	// The wait ends at the deadline; a cancellable request (a tool call)
-	// outlives its caller's cancellation, telling the plugin instead.
+	// outlives its caller's cancellation, telling the plugin instead, and
+	// withdrawing any question it has put to the person.
 	waitCtx := ctx
 	if req.CancelMethod != "" {
 		waitCtx = context.WithoutCancel(ctx)
 		stop := context.AfterFunc(ctx, func() {
-			_ = inst.rpc.Notify(context.Background(), req.CancelMethod, req.CancelParams)
+			if rt != nil {
+				rt.cancel()
+			}
+			_ = inst.notify(req.CancelMethod, req.CancelParams)
 		})
 		defer stop()
 	}
-	deadline := p.opts.Deadlines.For(req.Kind)
-	waitCtx, cancel := context.WithTimeoutCause(waitCtx, deadline, errPastDeadline)
+	waitCtx, cancel := context.WithTimeoutCause(waitCtx, max(deadline-time.Since(start), 0), errPastDeadline)
 	defer cancel()
 	err = w.Wait(waitCtx, result)
 	switch {
@@ -303,9 +338,16 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Reque
 		case err := <-answered:
 			return p.callError(req, err)
 		case <-cancelled:
-			_ = inst.rpc.Notify(context.Background(), req.CancelMethod, req.CancelParams)
-			cancelled = nil // keep waiting until the deadline
+			// The caller has stopped listening: nothing more reaches it,
+			// and deltas no longer extend the wait. The plugin has what is
+			// left of the current deadline to end the stream.
+			rt.mute()
+			_ = inst.notify(req.CancelMethod, req.CancelParams)
+			cancelled = nil
 		case <-rt.activity:
+			if rt.muted() {
+				continue
+			}
 			if !timer.Stop() {
 				<-timer.C
 			}
@@ -324,6 +366,11 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Reque
 // period after its deadline: a plugin that never answers is wedged, and the
 // death rules (notice, respawn on next read) take over.
 func (p *Plugin) watchWedge(inst *instance, method string, w jsonrpc2.Waiter) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return // Close is stopping the instance anyway
+	}
 	p.watchers.Add(1)
 	go func() {
 		defer p.watchers.Done()
@@ -347,7 +394,7 @@ func (p *Plugin) Notify(ctx context.Context, method string, params any) error {
 	if inst == nil {
 		return fmt.Errorf("plugin %s: %w", p.opts.Name, sdk.ErrUnavailable)
 	}
-	return inst.rpc.Notify(ctx, method, params)
+	return inst.notify(method, params)
 }
 
 func (p *Plugin) callError(req proxy.Request, err error) error {

@@ -21,7 +21,21 @@ type route struct {
 	cancel   context.CancelFunc // ends questions asked on this call
 
 	mu    sync.Mutex
-	ended bool
+	ended bool // the request has its answer: nothing more is delivered
+	quiet bool // the caller stopped listening (a cancelled stream)
+}
+
+// mute stops deliveries to a caller that has stopped listening.
+func (rt *route) mute() {
+	rt.mu.Lock()
+	rt.quiet = true
+	rt.mu.Unlock()
+}
+
+func (rt *route) muted() bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.quiet
 }
 
 // deliver runs f unless the route has ended. Holding mu means no delivery
@@ -29,7 +43,7 @@ type route struct {
 func (rt *route) deliver(f func()) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if rt.ended {
+	if rt.ended || rt.quiet {
 		return
 	}
 	f()

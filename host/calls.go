@@ -170,16 +170,33 @@ func (h *Host) decide(ctx context.Context, site, point string, payload any) deci
 }
 
 // observe tells every hook that declared site/point what happened.
-// Nothing waits on it: each observation is a notification.
+// Nothing waits on it: the observation is sent on its own goroutine, owned
+// by the host (Close waits for them after stopping the plugins), so a hook
+// whose process is not reading cannot hold up the turn. Each goroutine
+// waits for the one before it, so hooks hear events in the order they
+// happened.
 func (h *Host) observe(site, point string, payload any) {
 	hooks := h.reg.Hooks(site, point, false)
 	if len(hooks) == 0 {
 		return
 	}
 	raw, _ := json.Marshal(payload)
-	for _, e := range hooks {
-		e.Hook.Observe(context.Background(), sdk.HookEvent{Site: site, Point: point, Payload: raw})
-	}
+	ev := sdk.HookEvent{Site: site, Point: point, Payload: raw}
+	h.obsMu.Lock()
+	prev, done := h.obsTail, make(chan struct{})
+	h.obsTail = done
+	h.obsMu.Unlock()
+	h.observers.Add(1)
+	go func() {
+		defer h.observers.Done()
+		defer close(done)
+		if prev != nil {
+			<-prev
+		}
+		for _, e := range hooks {
+			e.Hook.Observe(context.Background(), ev)
+		}
+	}()
 }
 
 // ParseCommand splits "/name args" into name and args.

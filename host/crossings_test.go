@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -286,6 +289,54 @@ func TestProviderCrossing(t *testing.T) {
 			t.Fatalf("res = %+v", res)
 		}
 	})
+	t.Run("a provider that ignores provider/cancel cannot keep the turn going", func(t *testing.T) {
+		deaf := providerFunc{"deaf", func(ctx context.Context, _ sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+			done := pluginkit.HostFrom(ctx).Done() // ignores ctx: only the instance's end stops it
+			for {
+				select {
+				case <-done:
+					return sdk.StreamEnd{}, nil
+				case <-time.After(10 * time.Millisecond):
+					emit(sdk.StreamEvent{Kind: sdk.EventText, Text: "."})
+				}
+			}
+		}}
+		s := set("deaf")
+		s.Deadlines.Provider, s.Deadlines.ProviderIdle, s.Deadlines.Grace = 300*time.Millisecond, 300*time.Millisecond, 300*time.Millisecond
+		h, _ := newTestHost(t, s, kit(&pluginkit.Plugin{Name: "p", Version: "1", Providers: []sdk.Provider{deaf}}))
+		ctx, cancel := context.WithCancel(context.Background())
+		ui := &fakeUI{}
+		done := make(chan TurnResult, 1)
+		go func() { res, _ := h.Turn(ctx, "hi", ui); done <- res }()
+		for {
+			ui.mu.Lock()
+			n := ui.text.Len()
+			ui.mu.Unlock()
+			if n >= 3 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+		ui.mu.Lock()
+		atCancel := ui.text.Len()
+		ui.mu.Unlock()
+		var res TurnResult
+		select {
+		case res = <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the turn went on after the interrupt")
+		}
+		if !res.Interrupted {
+			t.Fatalf("res = %+v", res)
+		}
+		ui.mu.Lock()
+		after := ui.text.Len()
+		ui.mu.Unlock()
+		if after > atCancel+1 { // at most a delta already in delivery
+			t.Fatalf("%d deltas reached the person after the interrupt", after-atCancel)
+		}
+	})
 	t.Run("a provider that dies mid-stream fails the turn, the host goes on", func(t *testing.T) {
 		h, n := newTestHost(t, set("dier"), plug)
 		_, err := h.Turn(context.Background(), "hi", &fakeUI{})
@@ -297,6 +348,47 @@ func TestProviderCrossing(t *testing.T) {
 			t.Fatalf("notices = %s", n.text())
 		}
 	})
+}
+
+// An interrupt during a step's tool calls: the running call hears
+// tool/cancel and is awaited, the ones after it are not run, and every call
+// still has a result in the conversation.
+func TestInterruptSkipsTheRestOfTheStep(t *testing.T) {
+	three := providerFunc{"three", func(_ context.Context, _ sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+		for i, id := range []string{"c1", "c2", "c3"} {
+			emit(sdk.StreamEvent{Kind: sdk.EventToolCall, ToolCall: &sdk.ToolCallDelta{Index: i, ID: id, Name: "plugin__testplugin__slow", ArgumentsDelta: `{"ms":60000}`}})
+		}
+		return sdk.StreamEnd{}, nil
+	}}
+	h, _ := newTestHost(t, withSettings(func(s *settings.Settings) {
+		s.Provider.Plugin = "m/three"
+		s.Permissions.Allow = []string{"*"}
+	}), testPlugin, kit(&pluginkit.Plugin{Name: "m", Version: "1", Providers: []sdk.Provider{three}}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The person interrupts as the first call is about to run (an
+	// in-process hook, registered like any plugin's, stands for Ctrl-C).
+	var once sync.Once
+	h.Registry().AddHook(HookEntry{Hook: hookFunc{"ctrl-c", func(context.Context, sdk.HookEvent) (sdk.HookDecision, error) {
+		once.Do(cancel)
+		return sdk.HookDecision{Outcome: sdk.HookContinue}, nil
+	}}, Decide: []string{"tool/before"}})
+	ui := &fakeUI{}
+	res, err := h.Turn(ctx, "go", ui)
+	if err != nil || !res.Interrupted {
+		t.Fatalf("%+v %v", res, err)
+	}
+	conv := h.Conversation()
+	var results []string
+	for _, m := range conv {
+		if m.Role == sdk.RoleTool {
+			results = append(results, m.ToolCallID+": "+m.Content)
+		}
+	}
+	want := []string{"c1: cancelled", "c2: not run: the turn was interrupted", "c3: not run: the turn was interrupted"}
+	if strings.Join(results, "|") != strings.Join(want, "|") {
+		t.Fatalf("results = %q", results)
+	}
 }
 
 func TestServices(t *testing.T) {
@@ -332,5 +424,34 @@ func TestServices(t *testing.T) {
 	res, err := h.Registry().CallService(context.Background(), "test.echo", "echo", json.RawMessage(`[1]`))
 	if err != nil || string(res) != "[1]" {
 		t.Fatalf("%s %v", res, err)
+	}
+}
+
+// A repository's settings may not widen its own wasm plugins' sandbox.
+func TestProjectSettingsCannotGrantSandbox(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	write := func(path, data string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(home, ".bingo", "settings.json"), `{"sandbox": {"mine": {"memoryMiB": 512}}}`)
+	write(filepath.Join(project, ".bingo", "settings.json"), `{"sandbox": {"theirs": {"writable": true}}}`)
+	n := &noticeLog{}
+	h, err := Open(context.Background(), Config{Home: home, Cwd: project, Notify: n.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	got := h.Settings().Sandbox
+	if _, ok := got["theirs"]; ok || got["mine"].MemoryMiB != 512 {
+		t.Fatalf("sandbox = %+v", got)
+	}
+	if !strings.Contains(n.text(), "sandbox grants in "+filepath.Join(project, ".bingo", "settings.json")+" are ignored") {
+		t.Fatalf("notices = %s", n.text())
 	}
 }

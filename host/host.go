@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"sync"
 	"time"
@@ -68,6 +69,10 @@ type Host struct {
 	plugins []*loaded
 	reg     *Registry
 
+	observers sync.WaitGroup // hook observations in flight
+	obsMu     sync.Mutex
+	obsTail   chan struct{} // closed when the latest observation has been sent
+
 	convMu sync.Mutex // one turn at a time
 	conv   []sdk.Message
 	turns  int
@@ -92,6 +97,16 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	s, errs := settings.Load(settings.Files(cfg.Home, project)...)
 	for _, err := range errs {
 		notify(bridge.Notice{Level: "error", Message: err.Error()})
+	}
+	// A wider sandbox is the person's grant: a repository's settings file
+	// ships with the repository's plugins, so it may not grant them one.
+	if project != "" {
+		user, _ := settings.Load(settings.Files(cfg.Home, "")...)
+		if !reflect.DeepEqual(user.Sandbox, s.Sandbox) {
+			notify(bridge.Notice{Level: "warn", Message: "sandbox grants in " + filepath.Join(project, ".bingo", "settings.json") +
+				" are ignored: only your own ~/.bingo/settings.json may widen a wasm plugin's sandbox"})
+			s.Sandbox = user.Sandbox
+		}
 	}
 	g, err := gate.New(s.Permissions, cfg.Allow)
 	if err != nil {
@@ -201,6 +216,7 @@ func (h *Host) Close() error {
 		}
 	}
 	wg.Wait()
+	h.observers.Wait() // their plugins are stopped: every send has returned
 	if h.wasm != nil {
 		h.wasm.Close(context.Background())
 	}

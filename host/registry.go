@@ -105,7 +105,7 @@ func (r *Registry) AddCommand(owner string, c sdk.Command) {
 	defer r.mu.Unlock()
 	name := c.Spec().Name
 	if prev, ok := r.commands[name]; ok {
-		r.clash("command /"+name, name, owner, prev.Owner)
+		r.clash("command", "/"+name, owner, prev.Owner)
 		return
 	}
 	r.commands[name] = Owned[sdk.Command]{owner, c}

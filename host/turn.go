@@ -128,11 +128,19 @@ func (h *Host) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult, 
 		if len(msg.ToolCalls) == 0 {
 			return res, nil
 		}
-		for _, call := range msg.ToolCalls {
+		for i, call := range msg.ToolCalls {
+			if ctx.Err() != nil {
+				// Interrupted: the calls not yet run are not run. Each still
+				// gets a result, so the conversation stays well-formed.
+				h.unanswered(msg.ToolCalls[i:], "not run: the turn was interrupted")
+				res.Interrupted = true
+				return res, nil
+			}
 			out, err := h.CallTool(ctx, call, h.turns, ui)
 			var blocked *BlockedError
 			if errors.As(err, &blocked) {
 				ui.ToolResult(call, out, err)
+				h.unanswered(msg.ToolCalls[i:], err.Error())
 				return res, err
 			}
 			var denied *DeniedError
@@ -145,6 +153,14 @@ func (h *Host) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult, 
 	}
 	h.notice("warn", "the turn stopped after %d model responses (turn.maxSteps in settings)", res.Steps)
 	return res, nil
+}
+
+// unanswered gives each call a tool result saying why it has none: a
+// model's API refuses a conversation whose tool calls lack results.
+func (h *Host) unanswered(calls []sdk.ToolCallRequest, why string) {
+	for _, c := range calls {
+		h.conv = append(h.conv, sdk.Message{Role: sdk.RoleTool, ToolCallID: c.ID, Content: why})
+	}
 }
 
 // toolSpecs lists every tool for the model.

@@ -121,12 +121,13 @@ func (s *LineStream) notification(line []byte) bool {
 		return false // an answer: spare it a decode it does not need
 	}
 	var m struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  string          `json:"method"`
-		Params  json.RawMessage `json:"params"`
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
 	}
-	if json.Unmarshal(line, &m) != nil || m.ID != nil || m.Method == "" || m.JSONRPC != "2.0" {
+	// A missing or wrong "jsonrpc" member is forgiven, as the general
+	// decoder forgives it in requests: a progress line is not lost for it.
+	if json.Unmarshal(line, &m) != nil || m.ID != nil || m.Method == "" {
 		return false // not a notification: the general decoder decides
 	}
 	s.notify(m.Method, m.Params)

@@ -15,7 +15,7 @@ const (
 	HookDeny     HookOutcome = "deny"     // refuse this one action; the turn goes on
 	HookAsk      HookOutcome = "ask"      // put the action to the person even if a rule allows it
 	HookBlock    HookOutcome = "block"    // stop the turn
-	HookRedirect HookOutcome = "redirect" // replace the payload with Value (same gate applies)
+	HookRedirect HookOutcome = "redirect" // go on with Value instead (see HookDecision.Value); the same gate applies
 )
 
 // Hook sites and points the host offers.
@@ -38,9 +38,12 @@ type HookEvent struct {
 
 // HookDecision is a hook's answer.
 type HookDecision struct {
-	Outcome HookOutcome     `json:"outcome" jsonschema:"enum=continue,enum=deny,enum=ask,enum=block,enum=redirect"`
-	Value   json.RawMessage `json:"value,omitempty"`
-	Reason  string          `json:"reason,omitempty"`
+	Outcome HookOutcome `json:"outcome" jsonschema:"enum=continue,enum=deny,enum=ask,enum=block,enum=redirect"`
+	// Value is what a redirect goes on with. At tool/before it replaces
+	// the call's input (the tool, the call's id and the rest stay the
+	// host's); at prompt/before it replaces the whole model request.
+	Value  json.RawMessage `json:"value,omitempty"`
+	Reason string          `json:"reason,omitempty"`
 }
 
 // Hook decides at decision points and observes at observation points.

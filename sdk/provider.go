@@ -51,6 +51,10 @@ type Provider interface {
 	Stream(ctx context.Context, req ProviderRequest, emit func(StreamEvent)) (StreamEnd, error)
 }
 
+// MaxToolCalls bounds the tool calls one response may make; a delta whose
+// index is negative or past it is dropped by Assemble.
+const MaxToolCalls = 1024
+
 // Assemble folds stream events into the assistant message they spell.
 // Arguments of a call that are not valid JSON are kept as a JSON string so
 // the tool can say what was wrong.
@@ -70,6 +74,9 @@ func Assemble(events []StreamEvent) Message {
 				continue
 			}
 			d := e.ToolCall
+			if d.Index < 0 || d.Index >= MaxToolCalls {
+				continue // a provider's index is not believed: it sizes a slice
+			}
 			for len(calls) <= d.Index {
 				calls = append(calls, &acc{})
 			}

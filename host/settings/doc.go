@@ -31,6 +31,9 @@
 //     later layer. A plugin's config slice is one document the plugin reads
 //     as a whole, and a sandbox grant is one decision; merging their insides
 //     would produce a value neither layer wrote.
+//     The host honours sandbox grants from the user's own file only (a
+//     repository's settings ship with the repository's plugins, so they
+//     may not widen those plugins' sandbox): see host.Open.
 //   - deadlines.<kind>, turn.maxSteps and turn.compactAt: the later layer
 //     wins, field by field, where it sets the field.
 //   - provider: a layer that sets provider.plugin chooses that provider and

@@ -1,0 +1,176 @@
+package bridge
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+	"github.com/bingo/bingo-plugin-rpc/transport/mem"
+)
+
+// deaf answers the handshake, then never reads its stdin again.
+func deaf(ctx context.Context, stdin io.Reader, stdout, _ io.Writer) error {
+	p := &peer{in: bufio.NewReader(stdin), out: stdout}
+	m, err := p.read()
+	if err != nil {
+		return nil
+	}
+	p.reply(m, basicDecl())
+	<-ctx.Done() // Kill
+	return nil
+}
+
+// A plugin that stops reading its input blocks every write to it: a write
+// still blocked past the request's deadline marks it wedged, with one
+// notice, and the next read respawns it.
+func TestPluginNotReadingItsInput(t *testing.T) {
+	e := mustStart(t, script{}, func(o *Options) {
+		o.Transport = mem.New(deaf, nil)
+		o.Deadlines.Tool = 100 * time.Millisecond
+		o.Deadlines.Grace = 100 * time.Millisecond
+	})
+	big := json.RawMessage(`"` + strings.Repeat("x", 1<<20) + `"`) // past any pipe buffer
+	start := time.Now()
+	_, err := e.tool("plugin__t__echo").Call(context.Background(), sdk.ToolCall{ID: "c", Input: big}, &ui{})
+	if !errors.Is(err, sdk.ErrUnavailable) || time.Since(start) > 5*time.Second {
+		t.Fatalf("err = %v after %v", err, time.Since(start))
+	}
+	if n := e.notices.next(t); !strings.Contains(n.Message, "not reading its input: sending tool/call blocked for 100ms") {
+		t.Fatalf("notice = %v", n)
+	}
+	waitStatus(t, e.plugin, "dead")
+	// A notification blocks the same way, and is bounded by Grace.
+	e2 := mustStart(t, script{}, func(o *Options) {
+		o.Transport = mem.New(deaf, nil)
+		o.Deadlines.Grace = 100 * time.Millisecond
+	})
+	if err := e2.plugin.Notify(context.Background(), protocol.NotifyHookObserve, big); err == nil {
+		t.Fatal("a notification to a plugin not reading must fail, not block")
+	}
+}
+
+// A reader waits for a respawn no longer than its own deadline; the
+// respawn goes on and serves the next read.
+func TestRespawnWaitIsBoundedByTheDeadline(t *testing.T) {
+	release := make(chan struct{})
+	var starts atomic.Int32
+	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
+		if m.Method == protocol.MethodToolCall {
+			var tc protocol.ToolCallParams
+			json.Unmarshal(m.Params, &tc)
+			if string(tc.Input) == `"die"` {
+				return false
+			}
+			echoAnswer(p, m)
+		}
+		return true
+	}}
+	s.init = func(p *peer, m msg) {
+		if starts.Add(1) > 1 {
+			<-release // the respawn's handshake is slow
+		}
+		p.reply(m, basicDecl())
+	}
+	e := mustStart(t, s, func(o *Options) { o.Deadlines.Tool = 100 * time.Millisecond })
+	tl := e.tool("plugin__t__echo")
+	tl.Call(context.Background(), sdk.ToolCall{ID: "d", Input: json.RawMessage(`"die"`)}, &ui{})
+	waitStatus(t, e.plugin, "dead")
+	start := time.Now()
+	_, err := call(t, tl, context.Background(), "c1", nil)
+	if !errors.Is(err, sdk.ErrUnavailable) || !strings.Contains(err.Error(), "still restarting after 100ms") || time.Since(start) > 5*time.Second {
+		t.Fatalf("err = %v after %v", err, time.Since(start))
+	}
+	close(release)
+	waitStatus(t, e.plugin, "running")
+	if out, err := call(t, tl, context.Background(), "c2", nil); err != nil || out.Text() != "echo {}" {
+		t.Fatalf("%v %v", out, err)
+	}
+}
+
+// A respawn whose handshake fails is a notice and backs off like a death.
+func TestFailedRestart(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	var starts atomic.Int32
+	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool { return false }} // every call kills it
+	s.init = func(p *peer, m msg) {
+		if starts.Add(1) == 1 {
+			p.reply(m, basicDecl())
+			return
+		}
+		d := basicDecl()
+		d.Protocol = 4 // every respawn is refused
+		p.reply(m, d)
+	}
+	e := mustStart(t, s, func(o *Options) {
+		o.Now = clock.Now
+		o.Backoff = Backoff{Initial: time.Second, Max: time.Minute, Reset: time.Hour}
+	})
+	tl := e.tool("plugin__t__echo")
+	call(t, tl, context.Background(), "c1", nil) // death 1
+	waitStatus(t, e.plugin, "dead")
+	_, err := call(t, tl, context.Background(), "c2", nil) // respawn at once; refused
+	if !errors.Is(err, sdk.ErrUnavailable) || !strings.Contains(err.Error(), "speaks protocol 4") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := call(t, tl, context.Background(), "c3", nil); err == nil || !strings.Contains(err.Error(), "next restart in 1s") {
+		t.Fatalf("after a failed restart the backoff is Initial: %v", err)
+	}
+	var restarts int
+	for _, n := range e.notices.all() {
+		if strings.Contains(n.Message, "restart failed: speaks protocol 4") {
+			restarts++
+		}
+	}
+	if restarts != 1 || starts.Load() != 2 {
+		t.Fatalf("restart notices = %d, starts = %d", restarts, starts.Load())
+	}
+}
+
+// Cancelling a tool call withdraws the question it has put to the person.
+func TestCancelWithdrawsTheQuestion(t *testing.T) {
+	answered := make(chan msg, 1)
+	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
+		switch {
+		case m.Method == protocol.MethodToolCall:
+			var tc protocol.ToolCallParams
+			json.Unmarshal(m.Params, &tc)
+			go func(m msg) {
+				p.request(9, protocol.MethodServiceCall, protocol.ServiceCallParams{Key: "bingo.host", Method: "ask",
+					Params: json.RawMessage(`{"call":"` + tc.CallID + `","question":"really?"}`)})
+				a := <-answered
+				p.reply(m, protocol.ToolCallResult{Output: sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart(a.Error.Message)}}})
+			}(m)
+		case m.ID != nil && m.Method == "":
+			answered <- m
+		}
+		return true
+	}}
+	e := mustStart(t, s, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	u := &blockingUI{asked: make(chan struct{})}
+	go func() { <-u.asked; cancel() }()
+	out, err := call(t, e.tool("plugin__t__echo"), ctx, "c1", u)
+	if err != nil || !strings.Contains(out.Text(), "ask: context canceled") {
+		t.Fatalf("%v %v", out, err)
+	}
+}
+
+// blockingUI's Ask waits until its question is withdrawn.
+type blockingUI struct {
+	ui
+	asked chan struct{}
+}
+
+func (u *blockingUI) Ask(ctx context.Context, _ string) (string, error) {
+	close(u.asked)
+	<-ctx.Done()
+	return "", ctx.Err()
+}
