@@ -27,7 +27,13 @@
 //     is not a message, or is over the cap, goes to the plugin's log and is
 //     skipped; an answer with an unknown id is logged and dropped.
 //   - bingo.host is the reserved service key: ask (only on a call this
-//     plugin is running now) and notice (one line under its name).
+//     plugin is running now) and notice (one line under its name). A
+//     question is withdrawn when its call ends or is cancelled. The
+//     person's time to answer counts against the tool call's deadline:
+//     a tool that asks should have a deadline that allows for a person.
+//   - Every write to a plugin is guarded: one still blocked past the
+//     request's deadline (Grace for a notification) means the plugin is not
+//     reading its input, and it is killed as wedged.
 //
 // Exec and wasm plugins follow the same rules because this package sees
 // only transport.Conn.

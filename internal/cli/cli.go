@@ -11,7 +11,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"text/tabwriter"
+	"time"
 
 	"golang.org/x/term"
 
@@ -112,14 +115,19 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bingo: %v\n", err)
 		return ExitUsage
 	}
-	ctx, stop := r.interrupts()
+	// The second Ctrl-C must stop the plugins before exiting, but the host
+	// opens after the interrupts start (opening is interruptible too): the
+	// hook finds it through hc once it exists.
+	var hc hostCloser
+	ctx, stop := r.interrupts(func() { closeWithin(hc.close, quitGrace) })
 	defer stop()
 	h, err := host.Open(ctx, host.Config{Home: r.home, Cwd: r.cwd, PluginDirs: o.pluginDirs, Allow: o.allow, Notify: r.notice})
 	if err != nil {
-		fmt.Fprintf(stderr, "bingo: %v\n", err)
+		r.fail(err)
 		return ExitUsage
 	}
-	defer h.Close()
+	hc.set(h)
+	defer hc.close()
 
 	switch sub {
 	case "plugins":
@@ -153,6 +161,23 @@ type run struct {
 	liveProgress   bool // stderr is a terminal: redraw progress in place
 	interactive    bool // stdin and stderr are terminals and not --print: someone can answer
 	prompter       *prompter
+	exit           func(code int) // os.Exit; nil means os.Exit (tests replace it)
+	hushed         atomic.Bool    // quitting: stdout and stderr (as hushWriters) say nothing more
+}
+
+// hushWriter writes to w until the run is hushed, then drops everything.
+// Once the second Ctrl-C has said "bingo: quitting", what the ending run
+// would still print (the turn ending, a plugin gone) is noise.
+type hushWriter struct {
+	w      io.Writer
+	hushed *atomic.Bool
+}
+
+func (h hushWriter) Write(p []byte) (int, error) {
+	if h.hushed.Load() {
+		return len(p), nil
+	}
+	return h.w.Write(p)
 }
 
 func newRun(o options, stdin io.Reader, stdout, stderr io.Writer) (*run, error) {
@@ -177,7 +202,9 @@ func newRun(o options, stdin io.Reader, stdout, stderr io.Writer) (*run, error) 
 	r.color = !o.print && isTerminal(stdout) && !noColor
 	r.liveProgress = !o.print && isTerminal(stderr)
 	r.interactive = !o.print && isTerminal(stdin) && isTerminal(stderr)
-	r.prompter = &prompter{in: stdin, out: stderr}
+	r.stdout = hushWriter{stdout, &r.hushed}
+	r.stderr = hushWriter{stderr, &r.hushed}
+	r.prompter = &prompter{in: stdin, out: r.stderr}
 	return r, nil
 }
 
@@ -186,15 +213,28 @@ func isTerminal(f any) bool {
 	return ok && term.IsTerminal(int(file.Fd()))
 }
 
+// quitGrace bounds how long the second Ctrl-C waits for the plugins to
+// stop before bingo exits anyway: the person asked to quit now.
+const quitGrace = 2 * time.Second
+
 // interrupts returns the run's context: the first Ctrl-C cancels it (tools
 // hear tool/cancel, providers provider/cancel, and the turn ends cleanly);
-// a second one exits at once.
-func (r *run) interrupts() (context.Context, func()) {
+// a second one says "bingo: quitting", hushes the run, calls quit and
+// exits with status 130. quit must return soon: it is what stops the
+// plugins, which live in their own process groups and would otherwise
+// outlive bingo.
+//
+// The returned stop waits for a quit in progress: stopping the plugins
+// ends the turn, and the run returning its own status then would race the
+// exit that the person asked for.
+func (r *run) interrupts(quit func()) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt)
 	done := make(chan struct{})
+	finished := make(chan struct{})
 	go func() {
+		defer close(finished)
 		select {
 		case <-sig:
 			fmt.Fprintln(r.stderr, "\nbingo: interrupted; finishing what is running (Ctrl-C again to quit now)")
@@ -204,15 +244,56 @@ func (r *run) interrupts() (context.Context, func()) {
 		}
 		select {
 		case <-sig:
-			os.Exit(130)
+			fmt.Fprintln(r.stderr, "bingo: quitting")
+			r.hushed.Store(true)
+			quit()
+			exit := r.exit
+			if exit == nil {
+				exit = os.Exit
+			}
+			exit(130)
 		case <-done:
 		}
 	}()
-	return ctx, func() { signal.Stop(sig); close(done); cancel() }
+	return ctx, func() { close(done); <-finished; signal.Stop(sig); cancel() }
 }
 
+// hostCloser closes the host once, from whichever asks first: Main on its
+// way out or the second Ctrl-C. set publishes the host to the signal
+// goroutine; before it, close has nothing to stop.
+type hostCloser struct {
+	h    atomic.Pointer[host.Host]
+	once sync.Once
+}
+
+func (c *hostCloser) set(h *host.Host) { c.h.Store(h) }
+
+// close closes the host if it is open. A second caller waits for the
+// first one's Close to finish.
+func (c *hostCloser) close() {
+	if h := c.h.Load(); h != nil {
+		c.once.Do(func() { h.Close() })
+	}
+}
+
+// closeWithin runs f in a goroutine and returns when f has returned
+// or after d, whichever is first. The goroutine is left behind on timeout:
+// the caller is about to exit the process.
+func closeWithin(f func(), d time.Duration) {
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
+// notice prints a host's or plugin's notice. The message is the plugin's
+// own text: it is kept on one line so it cannot pass for bingo's output.
 func (r *run) notice(n bridge.Notice) {
-	r.prompter.line(r.stderr, "bingo: "+n.String())
+	r.prompter.line(r.stderr, render.Line("bingo: "+n.String()))
 }
 
 func (r *run) view(v sdk.View) {
@@ -224,6 +305,9 @@ func (r *run) view(v sdk.View) {
 }
 
 func termWidth(w io.Writer) int {
+	if h, ok := w.(hushWriter); ok {
+		w = h.w
+	}
 	if f, ok := w.(*os.File); ok {
 		if width, _, err := term.GetSize(int(f.Fd())); err == nil && width > 0 {
 			return width
@@ -236,7 +320,7 @@ func termWidth(w io.Writer) int {
 // the person sees.
 func (r *run) output(out sdk.ToolOutput) {
 	if text := out.Text(); text != "" {
-		fmt.Fprintln(r.stdout, text)
+		fmt.Fprintln(r.stdout, render.Clean(text))
 	}
 	if out.Display != nil {
 		r.view(*out.Display)
@@ -265,7 +349,9 @@ func (r *run) plugins(h *host.Host) int {
 		if p.Error != "" {
 			status += ": " + p.Error
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Version, p.Layer, p.Transport, status, strings.Join(p.Contributes, ", "))
+		// Names, versions and errors come from manifests and plugins.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", render.Line(p.Name), render.Line(p.Version), render.Line(p.Layer),
+			render.Line(p.Transport), render.Line(status), render.Line(strings.Join(p.Contributes, ", ")))
 	}
 	tw.Flush()
 	return ExitOK
@@ -274,10 +360,7 @@ func (r *run) plugins(h *host.Host) int {
 func (r *run) call(ctx context.Context, h *host.Host, tool string, input json.RawMessage) int {
 	out, err := h.CallTool(ctx, sdk.ToolCallRequest{ID: "call-1", Name: tool, Input: input}, 0, r)
 	r.endProgress()
-	var denied *host.DeniedError
-	var blocked *host.BlockedError
-	if errors.As(err, &denied) || errors.As(err, &blocked) {
-		fmt.Fprintf(r.stderr, "bingo: %v\n", err)
+	if r.refused(err) {
 		return ExitError
 	}
 	r.output(out)
@@ -290,36 +373,62 @@ func (r *run) call(ctx context.Context, h *host.Host, tool string, input json.Ra
 func (r *run) complete(ctx context.Context, h *host.Host, line string) int {
 	cs, err := h.Complete(ctx, line)
 	if err != nil {
-		fmt.Fprintf(r.stderr, "bingo: %v\n", err)
+		r.fail(err)
 		return ExitError
 	}
 	for _, c := range cs {
-		fmt.Fprintln(r.stdout, c.Value)
+		fmt.Fprintln(r.stdout, render.Line(c.Value))
 	}
 	return ExitOK
+}
+
+// refused reports whether err is a refusal of the call (denied by the
+// gate or blocked by a hook), and if so says so on stderr.
+func (r *run) refused(err error) bool {
+	var denied *host.DeniedError
+	var blocked *host.BlockedError
+	if errors.As(err, &denied) || errors.As(err, &blocked) {
+		r.fail(err)
+		return true
+	}
+	return false
+}
+
+// fail reports err on one line of stderr. An error's message may carry a
+// plugin's or hook's words (a reason, an RPC error), so it is cleaned.
+func (r *run) fail(err error) {
+	r.prompter.line(r.stderr, render.Line("bingo: "+err.Error()))
 }
 
 func (r *run) command(ctx context.Context, h *host.Host, line string) int {
 	out, err := h.RunCommand(ctx, line)
 	if err != nil {
-		fmt.Fprintf(r.stderr, "bingo: %v\n", err)
+		r.fail(err)
 		return ExitError
 	}
+	if out.Kind == sdk.OutcomePrompt {
+		return r.turn(ctx, h, out.Prompt)
+	}
+	return r.outcome(strings.SplitN(line, " ", 2)[0], out)
+}
+
+// outcome shows what the command name answered (any kind but a prompt).
+// Its text and message are the plugin's: cleaned like a tool's output.
+func (r *run) outcome(name string, out sdk.CommandOutcome) int {
+	name = render.Line(name)
 	switch out.Kind {
 	case sdk.OutcomeView:
 		if out.View != nil {
 			r.view(*out.View)
 		}
 	case sdk.OutcomeText:
-		fmt.Fprintln(r.stdout, out.Text)
+		fmt.Fprintln(r.stdout, render.Clean(out.Text))
 	case sdk.OutcomeError:
-		fmt.Fprintf(r.stderr, "bingo: %s: %s\n", strings.SplitN(line, " ", 2)[0], out.Message)
+		fmt.Fprintf(r.stderr, "bingo: %s: %s\n", name, render.Line(out.Message))
 		return ExitError
-	case sdk.OutcomePrompt:
-		return r.turn(ctx, h, out.Prompt)
 	case sdk.OutcomeNone, "":
 	default:
-		fmt.Fprintf(r.stderr, "bingo: %s answered an outcome of unknown kind %q\n", strings.SplitN(line, " ", 2)[0], out.Kind)
+		fmt.Fprintf(r.stderr, "bingo: %s answered an outcome of unknown kind %q\n", name, out.Kind)
 		return ExitError
 	}
 	return ExitOK

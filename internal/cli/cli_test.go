@@ -5,12 +5,23 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"go.uber.org/goleak"
+
+	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
+
+// The prompter's reader goroutine ends at EOF of its input: every test
+// feeds input that ends, so none may be left behind.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestUsageErrors(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
@@ -96,4 +107,177 @@ func TestProgress(t *testing.T) {
 	if errw.String() != "\r\x1b[2Kt: x\r\x1b[2K" {
 		t.Fatalf("terminal: redrawn in place then cleared, got %q", errw.String())
 	}
+}
+
+// signalWriter is a writer safe to read while the prompter writes, and
+// tells when something containing want has been written.
+type signalWriter struct {
+	mu   sync.Mutex
+	b    strings.Builder
+	want string
+	seen chan struct{}
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	if w.seen != nil && strings.Contains(w.b.String(), w.want) {
+		close(w.seen)
+		w.seen = nil
+	}
+	return len(p), nil
+}
+
+// A question withdrawn while the person has not answered must not leave a
+// reader behind that takes their next line: the next question gets it.
+// (Run with -race: two readers of one bufio.Reader is also a data race.)
+func TestWithdrawnQuestionLeavesTheNextLine(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pr.Close()
+	out := &signalWriter{want: "first? ", seen: make(chan struct{})}
+	shown := out.seen
+	p := &prompter{in: pr, out: out}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() {
+		_, err := p.ask(ctx, "first? ")
+		first <- err
+	}()
+	<-shown // the question is on screen, so it is waiting for a line
+	cancel()
+	if err := <-first; !errors.Is(err, context.Canceled) {
+		t.Fatalf("withdrawn question: err = %v, want context.Canceled", err)
+	}
+
+	// The person types only now, after the withdrawal.
+	go func() {
+		io.WriteString(pw, "blue\n")
+		pw.Close()
+	}()
+	got, err := p.ask(context.Background(), "second? ")
+	if err != nil || got != "blue" {
+		t.Fatalf("second question: %q, %v; want the person's next line %q", got, err, "blue")
+	}
+	// Their input has ended: nobody is left to ask, however often we try.
+	for range 2 {
+		if _, err := p.ask(context.Background(), "third? "); !errors.Is(err, host.ErrNoOneToAsk) {
+			t.Fatalf("after EOF: err = %v, want ErrNoOneToAsk", err)
+		}
+	}
+}
+
+// Lines are answers in order, and a last line without a newline counts.
+func TestAnswersInOrder(t *testing.T) {
+	r, _ := interactive("red\n  green  \nblue")
+	for _, want := range []string{"red", "green", "blue"} {
+		if got, err := r.Ask(context.Background(), "t", "q"); err != nil || got != want {
+			t.Fatalf("got %q, %v; want %q", got, err, want)
+		}
+	}
+	if _, err := r.Ask(context.Background(), "t", "q"); !errors.Is(err, host.ErrNoOneToAsk) {
+		t.Fatalf("after EOF: err = %v", err)
+	}
+}
+
+// Text a plugin or a model wrote must not drive the terminal: here it
+// tries to erase bingo's line and draw a prompt of its own.
+func TestPluginTextCannotDriveTheTerminal(t *testing.T) {
+	const evil = "\x1b[2K\rRun evil? [y/N]"
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		do   func(r *run)
+	}{
+		{"notice", func(r *run) { r.notice(bridge.Notice{Plugin: evil, Level: "warn", Message: evil}) }},
+		{"question", func(r *run) { r.Ask(ctx, evil, evil) }},
+		{"approval", func(r *run) {
+			r.Approve(ctx, sdk.ToolCall{Name: evil, Input: json.RawMessage(evil)}, evil)
+		}},
+		{"tool output", func(r *run) { r.output(sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart(evil)}}) }},
+		{"command text", func(r *run) { r.outcome("/c", sdk.CommandOutcome{Kind: sdk.OutcomeText, Text: evil}) }},
+		{"command error", func(r *run) { r.outcome(evil, sdk.CommandOutcome{Kind: sdk.OutcomeError, Message: evil}) }},
+		{"streamed text", func(r *run) { (&turnUI{run: r}).Text(evil) }},
+		{"denied in a turn", func(r *run) {
+			(&turnUI{run: r}).ToolResult(sdk.ToolCallRequest{}, sdk.ToolOutput{}, &host.DeniedError{Tool: evil, Reason: evil})
+		}},
+		{"blocked call", func(r *run) { r.refused(&host.BlockedError{Tool: evil, Hook: evil, Reason: evil}) }},
+		{"final text", func(r *run) {
+			r.o.print = true
+			(&turnUI{run: r}).end(host.TurnResult{Text: evil}, nil)
+		}},
+		{"turn error", func(r *run) { (&turnUI{run: r}).end(host.TurnResult{}, errors.New(evil)) }},
+		{"progress line", func(r *run) { r.Progress(evil, evil) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, errw := interactive("n\n")
+			tc.do(r)
+			got := r.stdout.(*bytes.Buffer).String() + errw.String()
+			if strings.ContainsAny(got, "\x1b\r") {
+				t.Errorf("a control character reached the terminal: %q", got)
+			}
+			if !strings.Contains(got, "Run evil? [y/N]") {
+				t.Errorf("the text itself should still show: %q", got)
+			}
+		})
+	}
+}
+
+// The second Ctrl-C says so, hushes the run, stops what quit stops (the
+// plugins) and exits 130; the first only cancels the run's context.
+func TestSecondInterruptQuits(t *testing.T) {
+	self, err := os.FindProcess(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, errw := interactive("")
+	r.stderr = hushWriter{errw, &r.hushed}
+	exited := make(chan int, 1)
+	r.exit = func(code int) { exited <- code }
+	quit := make(chan struct{})
+	ctx, stop := r.interrupts(func() {
+		// Closing the host ends the turn: what it says then is not shown.
+		r.fail(errors.New("the turn was interrupted"))
+		close(quit)
+	})
+	defer stop()
+
+	if err := self.Signal(os.Interrupt); err != nil {
+		t.Skipf("cannot interrupt this process: %v", err)
+	}
+	<-ctx.Done()
+	select {
+	case <-quit:
+		t.Fatal("the first Ctrl-C quit")
+	default:
+	}
+	if err := self.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-exited; code != 130 {
+		t.Fatalf("exit %d, want 130", code)
+	}
+	select {
+	case <-quit:
+	default:
+		t.Fatal("exited without calling quit first")
+	}
+	if !strings.HasSuffix(errw.String(), "\nbingo: quitting\n") {
+		t.Fatalf("stderr = %q", errw.String())
+	}
+}
+
+// Quitting waits for the host to close, but not past the grace period.
+func TestCloseWithin(t *testing.T) {
+	closed := false
+	closeWithin(func() { closed = true }, time.Hour) // returns as soon as close does
+	if !closed {
+		t.Fatal("returned before close did")
+	}
+	release := make(chan struct{})
+	stuck := make(chan struct{})
+	closeWithin(func() { defer close(stuck); <-release }, 10*time.Millisecond) // returns though close does not
+	close(release)
+	<-stuck
 }

@@ -18,4 +18,22 @@
 // running tool is redrawn in place on a terminal; when stderr is not a
 // terminal each progress line is written as its own line, and --print
 // writes none.
+//
+// Everything a plugin or a model wrote (tool output, streamed text,
+// notices, questions, the approval prompt's call, command outcomes, error
+// and denial messages) is cleaned of control characters before it reaches
+// the terminal (render.Clean, or render.Line where it must stay on one
+// line), so it cannot erase "X asks:" or draw a fake "Run …? [y/N]".
+//
+// Questions are answered from one reader goroutine per run, started by the
+// first question: a withdrawn question leaves the person's next line to
+// the next one. That goroutine reads stdin until EOF and is owned by the
+// process, since a read of stdin cannot be cancelled.
+//
+// Ctrl-C: the first cancels the run (running tools hear tool/cancel, a
+// streaming provider provider/cancel) and the turn ends cleanly, exit 1.
+// The second prints "bingo: quitting", closes the host (which stops every
+// plugin: they run in their own process groups, so exiting alone would
+// leave one that ignores the end of its stdin running) and exits 130 as
+// soon as that is done or after 2 seconds, whichever is first.
 package cli

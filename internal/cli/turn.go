@@ -2,11 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/bingo/bingo-plugin-rpc/host"
+	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
@@ -16,6 +16,13 @@ import (
 func (r *run) turn(ctx context.Context, h *host.Host, prompt string) int {
 	tu := &turnUI{run: r}
 	res, err := h.Turn(ctx, prompt, tu)
+	return tu.end(res, err)
+}
+
+// end finishes the turn's output once h.Turn has returned res and err,
+// and returns the exit status.
+func (tu *turnUI) end(res host.TurnResult, err error) int {
+	r := tu.run
 	if tu.streamed && !r.o.print {
 		fmt.Fprintln(r.stdout)
 	}
@@ -24,11 +31,11 @@ func (r *run) turn(ctx context.Context, h *host.Host, prompt string) int {
 			r.view(v)
 		}
 		if res.Text != "" {
-			fmt.Fprintln(r.stdout, res.Text)
+			fmt.Fprintln(r.stdout, render.Clean(res.Text))
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(r.stderr, "bingo: %v\n", err)
+		r.fail(err)
 		return ExitError
 	}
 	if res.Interrupted {
@@ -51,6 +58,9 @@ func (t *turnUI) Text(delta string) {
 		return
 	}
 	t.endProgress()
+	// The model's text may quote a plugin's (a tool result, a web page)
+	// or be steered by it: it must not drive the terminal.
+	delta = render.Clean(delta)
 	if delta != "" {
 		t.streamed = !strings.HasSuffix(delta, "\n")
 	}
@@ -66,10 +76,7 @@ func (t *turnUI) ToolResult(call sdk.ToolCallRequest, out sdk.ToolOutput, err er
 		fmt.Fprintln(t.stdout)
 		t.streamed = false
 	}
-	var denied *host.DeniedError
-	var blocked *host.BlockedError
-	if errors.As(err, &denied) || errors.As(err, &blocked) {
-		t.prompter.line(t.stderr, "bingo: "+err.Error())
+	if t.refused(err) {
 		return
 	}
 	if out.Display == nil {

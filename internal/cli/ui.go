@@ -15,13 +15,23 @@ import (
 
 // prompter serialises everything written to the person's side (notices,
 // progress, questions) and reads their answers, one question at a time.
+//
+// The person's input is read by one goroutine per prompter (read), started
+// by the first question and ending at EOF of in. A question takes the next
+// line that goroutine read; a withdrawn question leaves the reader alone,
+// so the line the person types next answers the next question instead of
+// vanishing into a reader nobody listens to any more, and no two reads of
+// in ever run at once. The goroutine is owned by the process, not by a
+// question or a run: a read of stdin cannot be interrupted (os.Stdin has
+// no deadline on a terminal or pipe), so it ends only when stdin does,
+// which for bingo is at the latest when the process exits.
 type prompter struct {
 	in  io.Reader
 	out io.Writer
 
 	mu       sync.Mutex
-	reader   *bufio.Reader
-	progress bool // a live progress line is on screen
+	lines    chan string // the person's lines, closed at EOF; nil until the first question
+	progress bool        // a live progress line is on screen
 }
 
 // line writes one line, clearing a live progress line first.
@@ -35,8 +45,9 @@ func (p *prompter) line(w io.Writer, s string) {
 	fmt.Fprintln(w, s)
 }
 
-// ask writes question and reads one line of answer. ctx ending withdraws
-// the question (the read goes on in the background and is discarded).
+// ask writes question and returns the person's next line, trimmed. ctx
+// ending withdraws the question (ctx.Err()); the person's input having
+// ended is host.ErrNoOneToAsk.
 func (p *prompter) ask(ctx context.Context, question string) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -44,28 +55,38 @@ func (p *prompter) ask(ctx context.Context, question string) (string, error) {
 		render.ClearProgress(p.out)
 		p.progress = false
 	}
-	if p.reader == nil {
-		p.reader = bufio.NewReader(p.in)
+	if p.lines == nil {
+		p.lines = make(chan string)
+		go read(p.in, p.lines)
 	}
 	fmt.Fprint(p.out, question)
-	type answer struct {
-		s   string
-		err error
-	}
-	got := make(chan answer, 1)
-	go func() {
-		s, err := p.reader.ReadString('\n')
-		got <- answer{strings.TrimSpace(s), err}
-	}()
 	select {
-	case a := <-got:
-		if a.err != nil && a.s == "" {
+	case s, ok := <-p.lines:
+		if !ok {
 			return "", host.ErrNoOneToAsk
 		}
-		return a.s, nil
+		return s, nil
 	case <-ctx.Done():
 		fmt.Fprintln(p.out)
 		return "", ctx.Err()
+	}
+}
+
+// read sends each line of in, trimmed, to lines until in ends, then closes
+// lines. A last line without a newline still counts. The channel is
+// unbuffered: at most one line is read ahead of the question it answers.
+func read(in io.Reader, lines chan<- string) {
+	defer close(lines)
+	br := bufio.NewReader(in)
+	for {
+		s, err := br.ReadString('\n')
+		s = strings.TrimSpace(s)
+		if err == nil || s != "" {
+			lines <- s
+		}
+		if err != nil {
+			return
+		}
 	}
 }
 
@@ -82,7 +103,7 @@ func (r *run) Progress(tool, tail string) {
 		p.progress = true
 		return
 	}
-	fmt.Fprintf(r.stderr, "%s: %s\n", tool, tail)
+	fmt.Fprintf(r.stderr, "%s: %s\n", render.Line(tool), render.Line(tail))
 }
 
 // endProgress clears a live progress line once its call has ended.
@@ -101,7 +122,9 @@ func (r *run) Ask(ctx context.Context, tool, question string) (string, error) {
 	if !r.interactive {
 		return "", host.ErrNoOneToAsk
 	}
-	return r.prompter.ask(ctx, fmt.Sprintf("%s asks: %s\n> ", tool, question))
+	// Both come from the plugin: on one line each, so that the question
+	// cannot erase "X asks:" or draw a prompt of its own.
+	return r.prompter.ask(ctx, fmt.Sprintf("%s asks: %s\n> ", render.Line(tool), render.Line(question)))
 }
 
 // Approve implements host.UI.
@@ -109,7 +132,10 @@ func (r *run) Approve(ctx context.Context, call sdk.ToolCall, why string) (bool,
 	if !r.interactive {
 		return false, host.ErrNoOneToAsk
 	}
-	a, err := r.prompter.ask(ctx, fmt.Sprintf("Run %s %s? (%s) [y/N] ", call.Name, call.Input, why))
+	// The name and input are the model's, why may be a hook's: none of them
+	// may redraw the prompt the person answers.
+	a, err := r.prompter.ask(ctx, fmt.Sprintf("Run %s %s? (%s) [y/N] ",
+		render.Line(call.Name), render.Line(string(call.Input)), render.Line(why)))
 	if err != nil {
 		return false, err
 	}

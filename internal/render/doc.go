@@ -18,7 +18,9 @@
 // move the cursor, rewrite the line, retitle the window or write to the
 // clipboard through the person's terminal. Tabs and newlines survive where
 // they can be shown (text, list items, values); inside table cells and
-// titles they become spaces so the layout holds.
+// titles they become spaces so the layout holds. Clean and Line apply the
+// same cleaning to text that is not a View (tool output, streamed model
+// text, notices, questions), keeping or folding tabs and newlines.
 //
 //	render.View(os.Stdout, out.Display, render.Options{Color: isTerminal})
 //	render.Fold(os.Stdout, out.Display) // --print

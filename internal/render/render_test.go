@@ -266,12 +266,15 @@ func TestClean(t *testing.T) {
 		{"del\x7f", "del", "del"},
 		{"bad\xffutf8", "bad\uFFFDutf8", "bad\uFFFDutf8"},
 		{"日本", "日本", "日本"},
+		// A fake prompt drawn over the real one: erase the line, back to column 0.
+		{"ok\x1b[2K\rRun evil? [y/N]\x07", "ok[2KRun evil? [y/N]", "ok[2KRun evil? [y/N]"},
+		{"two\nlines\r\n", "two\nlines\n", "two lines "},
 	} {
-		if got := clean(tc.in, true); got != tc.layout {
-			t.Errorf("clean(%q, true) = %q, want %q", tc.in, got, tc.layout)
+		if got := Clean(tc.in); got != tc.layout {
+			t.Errorf("Clean(%q) = %q, want %q", tc.in, got, tc.layout)
 		}
-		if got := clean(tc.in, false); got != tc.line {
-			t.Errorf("clean(%q, false) = %q, want %q", tc.in, got, tc.line)
+		if got := Line(tc.in); got != tc.line {
+			t.Errorf("Line(%q) = %q, want %q", tc.in, got, tc.line)
 		}
 	}
 }

@@ -7,6 +7,20 @@ import (
 	"golang.org/x/text/width"
 )
 
+// Clean returns s as text that is safe to write to a terminal: control
+// characters a terminal would act on rather than show (ESC and so every
+// escape sequence, CR, backspace, BEL, the other C0 controls, DEL and the
+// C1 controls) are removed, and invalid UTF-8 becomes U+FFFD. Tabs and
+// newlines are kept. Use it on any multi-line text a plugin or a model
+// wrote (tool output, streamed text) before printing it: otherwise the
+// text could erase or redraw what bingo itself printed, such as a prompt.
+func Clean(s string) string { return clean(s, true) }
+
+// Line is Clean for text that must stay on one line (a notice, a question,
+// an error message): tabs and newlines become spaces as well, so the text
+// cannot start a line of its own that looks like bingo's.
+func Line(s string) string { return clean(s, false) }
+
 // clean removes the characters a terminal would act on rather than show:
 // C0 controls (except tab and newline when keepLayout), DEL and C1
 // controls; invalid UTF-8 becomes U+FFFD. Without keepLayout, tabs and
