@@ -208,6 +208,10 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 
 // Close stops every plugin and releases the wasm runtime.
 func (h *Host) Close() error {
+	// Observations still on their way are delivered first: a turn/end
+	// observation is sent just before the run ends. Each send is bounded
+	// (a plugin not reading is killed after Grace), so this wait is too.
+	h.observers.Wait()
 	var wg sync.WaitGroup
 	for _, l := range h.plugins {
 		if l.plugin != nil {
@@ -216,7 +220,6 @@ func (h *Host) Close() error {
 		}
 	}
 	wg.Wait()
-	h.observers.Wait() // their plugins are stopped: every send has returned
 	if h.wasm != nil {
 		h.wasm.Close(context.Background())
 	}
