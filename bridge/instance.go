@@ -28,6 +28,7 @@ type instance struct {
 
 	exited   chan struct{} // closed once conn.Wait has returned
 	exitErr  error
+	recorded chan struct{} // closed once its death is recorded and noticed
 	dead     chan struct{} // closed once everything the instance started has ended
 	handlers sync.WaitGroup
 }
@@ -36,7 +37,7 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 	ctx, cancel := context.WithCancel(context.Background())
 	inst := &instance{
 		p: p, conn: conn, ctx: ctx, cancel: cancel, started: p.opts.Now(),
-		exited: make(chan struct{}), dead: make(chan struct{}),
+		exited: make(chan struct{}), recorded: make(chan struct{}), dead: make(chan struct{}),
 	}
 	stream := protocol.NewLineStream(conn, protocol.LineStreamOptions{
 		MaxLine: p.opts.MaxLine,
@@ -67,8 +68,9 @@ func (inst *instance) monitor() {
 	inst.cancel()
 	_ = inst.conn.Kill()
 	<-inst.exited
-	inst.handlers.Wait()
 	inst.p.died(inst, inst.waitReason())
+	close(inst.recorded)
+	inst.handlers.Wait()
 	close(inst.dead)
 }
 

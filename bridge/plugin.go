@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -281,7 +282,7 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 		return err
 	})
 	if err != nil {
-		return p.callError(req, err)
+		return p.callError(inst, req, err)
 	}
 	if req.Deltas != nil {
 		return p.waitStream(ctx, inst, req, rt, w, result)
@@ -313,7 +314,7 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return fmt.Errorf("plugin %s: %s: %w", p.opts.Name, req.Method, ctx.Err())
 	}
-	return p.callError(req, err)
+	return p.callError(inst, req, err)
 }
 
 // errPastDeadline marks the end of a wait as the request's own deadline.
@@ -336,7 +337,7 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Reque
 	for {
 		select {
 		case err := <-answered:
-			return p.callError(req, err)
+			return p.callError(inst, req, err)
 		case <-cancelled:
 			// The caller has stopped listening: nothing more reaches it,
 			// and deltas no longer extend the wait. The plugin has what is
@@ -397,12 +398,18 @@ func (p *Plugin) Notify(ctx context.Context, method string, params any) error {
 	return inst.notify(method, params)
 }
 
-func (p *Plugin) callError(req proxy.Request, err error) error {
+func (p *Plugin) callError(inst *instance, req proxy.Request, err error) error {
 	var rerr *jsonrpc2.Error
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, jsonrpc2.ErrClosed) || errors.Is(err, io.ErrClosedPipe):
+	case errors.Is(err, jsonrpc2.ErrClosed) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed):
+		// The instance died under the call. Its death is recorded (and its
+		// one notice raised) before the caller hears of it, so a caller
+		// that ends the run at once cannot race the notice away. (Not
+		// <-inst.dead: this call may be one of the instance's own service
+		// handlers, which dead waits for.)
+		<-inst.recorded
 		return fmt.Errorf("plugin %s stopped during %s: %w", p.opts.Name, req.Method, sdk.ErrUnavailable)
 	case errors.As(err, &rerr):
 		return &RemoteError{Plugin: p.opts.Name, Method: req.Method, Code: rerr.Code, Message: rerr.Message}

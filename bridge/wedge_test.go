@@ -174,3 +174,22 @@ func (u *blockingUI) Ask(ctx context.Context, _ string) (string, error) {
 	<-ctx.Done()
 	return "", ctx.Err()
 }
+
+// The one notice of a death is raised before the call it killed returns:
+// a caller that ends the run at once (bingo call) must not lose it.
+func TestDeathNoticeBeforeTheFailedCallReturns(t *testing.T) {
+	for range 20 {
+		s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool { return m.Method != protocol.MethodToolCall }}
+		e := mustStart(t, s, nil)
+		if _, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c", nil); !errors.Is(err, sdk.ErrUnavailable) {
+			t.Fatal(err)
+		}
+		if n := e.notices.all(); len(n) != 1 || !strings.Contains(n[0].Message, "stopped") {
+			t.Fatalf("notices when the call returned: %v", n)
+		}
+		e.plugin.Close()
+		if n := e.notices.all(); len(n) != 1 {
+			t.Fatalf("notices after Close: %v", n)
+		}
+	}
+}
