@@ -417,67 +417,9 @@ var testpluginCases = []tpCase{
 		}
 	}},
 
-	{name: "deadline", tweak: func(o *bridge.Options) {
-		o.Deadlines.Tool = 200 * time.Millisecond
-		o.Deadlines.Grace = 200 * time.Millisecond
-	}, run: func(t *testing.T, r *rig) {
-		start := time.Now()
-		_, err := r.call(context.Background(), "hang", `{}`, sessionDir, nil)
-		var de *bridge.DeadlineError
-		if !errors.As(err, &de) || !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("hang = %v, want a *bridge.DeadlineError", err)
-		}
-		if took := time.Since(start); took < 200*time.Millisecond {
-			t.Errorf("the deadline error came after %s, before the 200ms deadline", took)
-		}
-		// Grace later, the wedged instance is killed: its one notice.
-		n := r.notices.next(t)
-		if n.Plugin != testplugin.Name || !strings.Contains(n.Message, "unanswered") || !strings.Contains(n.Message, "wedged") {
-			t.Errorf("notice = %+v, want the wedge notice", n)
-		}
-		r.waitStatus("dead")
-		if out := r.mustCall("echo", `{"text":"again"}`, sessionDir, nil); out.Text() != "again" {
-			t.Errorf("after the respawn echo = %s", jsonOf(out))
-		}
-		if s := r.tap.starts.Load(); s != 2 {
-			t.Errorf("starts = %d, want 2 (the first and one respawn)", s)
-		}
-		r.plugin.Close() // so any late notice of the killed instance is in
-		if all := r.notices.all(); len(all) != 1 {
-			t.Errorf("want exactly one notice for the wedged instance, got %v", all)
-		}
-	}},
+	wedgeCase("deadline", "hang"),
 	// A guest burning CPU inside a call is stopped by the same wedge rule.
-	{name: "spin-wedge", tweak: func(o *bridge.Options) {
-		o.Deadlines.Tool = 200 * time.Millisecond
-		o.Deadlines.Grace = 200 * time.Millisecond
-	}, run: func(t *testing.T, r *rig) {
-		start := time.Now()
-		_, err := r.call(context.Background(), "spin", `{}`, sessionDir, nil)
-		var de *bridge.DeadlineError
-		if !errors.As(err, &de) || !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("spin = %v, want a *bridge.DeadlineError", err)
-		}
-		if took := time.Since(start); took < 200*time.Millisecond {
-			t.Errorf("the deadline error came after %s, before the 200ms deadline", took)
-		}
-		// Grace later, the wedged instance is killed: its one notice.
-		n := r.notices.next(t)
-		if n.Plugin != testplugin.Name || !strings.Contains(n.Message, "unanswered") || !strings.Contains(n.Message, "wedged") {
-			t.Errorf("notice = %+v, want the wedge notice", n)
-		}
-		r.waitStatus("dead")
-		if out := r.mustCall("echo", `{"text":"again"}`, sessionDir, nil); out.Text() != "again" {
-			t.Errorf("after the respawn echo = %s", jsonOf(out))
-		}
-		if s := r.tap.starts.Load(); s != 2 {
-			t.Errorf("starts = %d, want 2 (the first and one respawn)", s)
-		}
-		r.plugin.Close() // so any late notice of the killed instance is in
-		if all := r.notices.all(); len(all) != 1 {
-			t.Errorf("want exactly one notice for the wedged instance, got %v", all)
-		}
-	}},
+	wedgeCase("spin-wedge", "spin"),
 
 	{name: "death-respawn", run: func(t *testing.T, r *rig) {
 		_, err := r.call(context.Background(), "exit", `{"code":3}`, sessionDir, nil)
@@ -809,6 +751,42 @@ var wordcountCases = []wcCase{
 		}
 		return out
 	}},
+}
+
+// wedgeCase calls a tool that never answers: past its deadline the call
+// fails with a DeadlineError, Grace later the wedged instance is killed
+// with one notice, and the next call respawns it.
+func wedgeCase(name, tool string) tpCase {
+	return tpCase{name: name, tweak: func(o *bridge.Options) {
+		o.Deadlines.Tool = 200 * time.Millisecond
+		o.Deadlines.Grace = 200 * time.Millisecond
+	}, run: func(t *testing.T, r *rig) {
+		start := time.Now()
+		_, err := r.call(context.Background(), tool, `{}`, sessionDir, nil)
+		var de *bridge.DeadlineError
+		if !errors.As(err, &de) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%s = %v, want a *bridge.DeadlineError", tool, err)
+		}
+		if took := time.Since(start); took < 200*time.Millisecond {
+			t.Errorf("the deadline error came after %s, before the 200ms deadline", took)
+		}
+		// Grace later, the wedged instance is killed: its one notice.
+		n := r.notices.next(t)
+		if n.Plugin != testplugin.Name || !strings.Contains(n.Message, "unanswered") || !strings.Contains(n.Message, "wedged") {
+			t.Errorf("notice = %+v, want the wedge notice", n)
+		}
+		r.waitStatus("dead")
+		if out := r.mustCall("echo", `{"text":"again"}`, sessionDir, nil); out.Text() != "again" {
+			t.Errorf("after the respawn echo = %s", jsonOf(out))
+		}
+		if s := r.tap.starts.Load(); s != 2 {
+			t.Errorf("starts = %d, want 2 (the first and one respawn)", s)
+		}
+		r.plugin.Close() // so any late notice of the killed instance is in
+		if all := r.notices.all(); len(all) != 1 {
+			t.Errorf("want exactly one notice for the wedged instance, got %v", all)
+		}
+	}}
 }
 
 // TestWordcount runs the wordcount cases over every wordcount transport,
