@@ -776,6 +776,15 @@ func wedgeCase(name, tool string) tpCase {
 			t.Errorf("notice = %+v, want the wedge notice", n)
 		}
 		r.waitStatus("dead")
+		// The next read respawns it. With this case's 200ms deadline the
+		// read may give up waiting for a slow respawn (a wasm instantiate
+		// under -race); the respawn goes on and serves the read after.
+		if _, err := r.call(context.Background(), "echo", `{"text":"again"}`, sessionDir, nil); err != nil {
+			if !errors.Is(err, sdk.ErrUnavailable) || !strings.Contains(err.Error(), "still restarting") {
+				t.Fatalf("the read after the kill: %v", err)
+			}
+			r.waitStatus("running")
+		}
 		if out := r.mustCall("echo", `{"text":"again"}`, sessionDir, nil); out.Text() != "again" {
 			t.Errorf("after the respawn echo = %s", jsonOf(out))
 		}
