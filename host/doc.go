@@ -24,5 +24,7 @@
 // step cap. Observations (tool/after, turn/end) are sent in order on
 // goroutines the host owns; nothing waits on them.
 //
-// Wasm sandbox grants are honoured from the user's own settings only.
+// What only the person may grant stays out of a repository's hands: wasm
+// sandbox grants are honoured from the user's own settings only, and an
+// API key is sent only to the endpoint the user's own settings send it to.
 package host

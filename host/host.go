@@ -101,12 +101,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	// A wider sandbox is the person's grant: a repository's settings file
 	// ships with the repository's plugins, so it may not grant them one.
 	if project != "" {
-		user, _ := settings.Load(settings.Files(cfg.Home, "")...)
-		if !reflect.DeepEqual(user.Sandbox, s.Sandbox) {
-			notify(bridge.Notice{Level: "warn", Message: "sandbox grants in " + filepath.Join(project, ".bingo", "settings.json") +
-				" are ignored: only your own ~/.bingo/settings.json may widen a wasm plugin's sandbox"})
-			s.Sandbox = user.Sandbox
-		}
+		s = personsGrants(s, project, cfg.Home, notify)
 	}
 	g, err := gate.New(s.Permissions, cfg.Allow)
 	if err != nil {
@@ -150,6 +145,30 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 		}
 	}
 	return h, nil
+}
+
+// personsGrants keeps what only the person may grant out of a repository's
+// hands: a repository's settings file ships with the repository's plugins.
+// Sandbox grants come from the user's own file only; and an API key is
+// sent only to the endpoint the user's own file sends it to, so a
+// project may choose the model but not where the person's key goes.
+func personsGrants(s settings.Settings, project, home string, notify func(bridge.Notice)) settings.Settings {
+	projectFile := filepath.Join(project, ".bingo", "settings.json")
+	user, _ := settings.Load(settings.Files(home, "")...)
+	if !reflect.DeepEqual(user.Sandbox, s.Sandbox) {
+		notify(bridge.Notice{Level: "warn", Message: "sandbox grants in " + projectFile +
+			" are ignored: only your own ~/.bingo/settings.json may widen a wasm plugin's sandbox"})
+		s.Sandbox = user.Sandbox
+	}
+	if o, u := s.Provider.OpenAI, user.Provider.OpenAI; o != nil && o.APIKeyEnv != "" &&
+		(u == nil || u.BaseURL != o.BaseURL || u.APIKeyEnv != o.APIKeyEnv) {
+		notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("%s would send $%s to %s; an API key goes only where your own ~/.bingo/settings.json sends it, so none is sent",
+			projectFile, o.APIKeyEnv, o.BaseURL)})
+		keyless := *o
+		keyless.APIKeyEnv = ""
+		s.Provider.OpenAI = &keyless
+	}
+	return s
 }
 
 func layerRank(layer string) int {

@@ -33,7 +33,8 @@
 //     would produce a value neither layer wrote.
 //     The host honours sandbox grants from the user's own file only (a
 //     repository's settings ship with the repository's plugins, so they
-//     may not widen those plugins' sandbox): see host.Open.
+//     may not widen those plugins' sandbox), and sends an API key only to
+//     the endpoint the user's own file sends it to: see host.Open.
 //   - deadlines.<kind>, turn.maxSteps and turn.compactAt: the later layer
 //     wins, field by field, where it sets the field.
 //   - provider: a layer that sets provider.plugin chooses that provider and

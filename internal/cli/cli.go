@@ -118,15 +118,15 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// The second Ctrl-C must stop the plugins before exiting, but the host
 	// opens after the interrupts start (opening is interruptible too): the
 	// hook finds it through hc once it exists.
-	var hc hostCloser
-	ctx, stop := r.interrupts(func() { closeWithin(hc.close, quitGrace) })
+	hc := newHostCloser()
+	ctx, stop := r.interrupts(func() { closeWithin(hc.forceClose, quitGrace) })
 	defer stop()
 	h, err := host.Open(ctx, host.Config{Home: r.home, Cwd: r.cwd, PluginDirs: o.pluginDirs, Allow: o.allow, Notify: r.notice})
+	hc.set(h)
 	if err != nil {
 		r.fail(err)
 		return ExitUsage
 	}
-	hc.set(h)
 	defer hc.close()
 
 	switch sub {
@@ -259,14 +259,24 @@ func (r *run) interrupts(quit func()) (context.Context, func()) {
 }
 
 // hostCloser closes the host once, from whichever asks first: Main on its
-// way out or the second Ctrl-C. set publishes the host to the signal
-// goroutine; before it, close has nothing to stop.
+// way out or the second Ctrl-C. The host may still be opening (starting
+// its plugins) when the second Ctrl-C comes: forceClose then waits for the
+// opening to end, so plugins it started are stopped too.
 type hostCloser struct {
-	h    atomic.Pointer[host.Host]
-	once sync.Once
+	h      atomic.Pointer[host.Host]
+	opened chan struct{} // closed once Open has returned, host or not
+	once   sync.Once
 }
 
-func (c *hostCloser) set(h *host.Host) { c.h.Store(h) }
+func newHostCloser() *hostCloser { return &hostCloser{opened: make(chan struct{})} }
+
+// set publishes the host Open returned (nil if it failed).
+func (c *hostCloser) set(h *host.Host) {
+	if h != nil {
+		c.h.Store(h)
+	}
+	close(c.opened)
+}
 
 // close closes the host if it is open. A second caller waits for the
 // first one's Close to finish.
@@ -274,6 +284,13 @@ func (c *hostCloser) close() {
 	if h := c.h.Load(); h != nil {
 		c.once.Do(func() { h.Close() })
 	}
+}
+
+// forceClose is close for the second Ctrl-C: it first waits for a host
+// still opening (the caller bounds the whole wait).
+func (c *hostCloser) forceClose() {
+	<-c.opened
+	c.close()
 }
 
 // closeWithin runs f in a goroutine and returns when f has returned

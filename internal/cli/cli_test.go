@@ -281,3 +281,23 @@ func TestCloseWithin(t *testing.T) {
 	close(release)
 	<-stuck
 }
+
+// The second Ctrl-C during start-up waits for the plugins being started,
+// so they are stopped too, not orphaned.
+func TestForceCloseWaitsForOpening(t *testing.T) {
+	hc := newHostCloser()
+	closed := make(chan struct{})
+	go func() { hc.forceClose(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("forceClose returned while the host was still opening")
+	case <-time.After(50 * time.Millisecond):
+	}
+	h, err := host.Open(context.Background(), host.Config{Home: t.TempDir(), Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc.set(h)
+	<-closed
+	hc.close() // Main's deferred close after the forced one: once only
+}
