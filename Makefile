@@ -34,8 +34,13 @@ check:
 schema:
 	$(GO) run ./schema/gen
 
+# The hot paths, each against a baseline measured in the same run: the
+# bridge against a raw pipe to the same plugin (interleaved), bingo's
+# start-up against bare interpreters, wasm cold against warm start.
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 2000x ./internal/conformance ./bridge
+	$(GO) test -run '^$$' -bench . -benchtime 3000x ./internal/conformance
+	$(GO) test -run '^$$' -bench . -benchtime 10x ./cmd/bingo
+	$(GO) test -run '^$$' -bench 'Start|RoundTrip' -benchtime 10x ./transport/wasm
 
 clean:
 	rm -rf bin $(WASM) $(DEMO)
