@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -268,5 +267,3 @@ func call(t *testing.T, tl sdk.Tool, ctx context.Context, id string, u sdk.CallU
 	}
 	return tl.Call(ctx, sdk.ToolCall{ID: id, Name: tl.Spec().Name, Input: json.RawMessage(`{}`), Cwd: "/"}, u)
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }

@@ -183,11 +183,3 @@ func (t toolFunc) Call(ctx context.Context, c sdk.ToolCall, _ sdk.CallUI) (sdk.T
 }
 
 func textOut(s string) sdk.ToolOutput { return sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart(s)}} }
-
-// say is a provider that answers text once.
-func say(text string) func(context.Context, sdk.ProviderRequest, func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
-	return func(_ context.Context, _ sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
-		emit(sdk.StreamEvent{Kind: sdk.EventText, Text: text})
-		return sdk.StreamEnd{StopReason: "end_turn"}, nil
-	}
-}

@@ -102,8 +102,3 @@ func truncate(s string, n int) string {
 	b.WriteString("…")
 	return b.String()
 }
-
-// pad fills s with spaces to n cells.
-func pad(s string, n int) string {
-	return s + strings.Repeat(" ", max(0, n-textWidth(s)))
-}

@@ -153,11 +153,10 @@ func (st *state) tools() []sdk.Tool {
 					if n%1024 == 0 {
 						select {
 						case <-done:
-							return text("the instance ended"), nil // never written
+							return text(fmt.Sprintf("the instance ended after %d turns", n)), nil // never written
 						default:
 						}
 					}
-					spinSink += n
 				}
 			}),
 		newTool("exit", "Ends the instance with code, without answering.",
@@ -263,9 +262,6 @@ func (st *state) tools() []sdk.Tool {
 			}),
 	}
 }
-
-// spinSink keeps the spin tool's loop from being optimised away.
-var spinSink int
 
 // greet is the command: "hello <args>", completing from a fixed list.
 type greet struct{}
