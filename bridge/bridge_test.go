@@ -174,13 +174,14 @@ func TestToolDeadlineThenWedgeKillThenRespawn(t *testing.T) {
 	e := mustStart(t, s, func(o *Options) {
 		ct.Transport = mem.New(s.main, nil)
 		o.Transport = ct
-		o.Deadlines.Tool = 50 * time.Millisecond
+		// Long enough for the call after the respawn on a loaded machine.
+		o.Deadlines.Tool = 300 * time.Millisecond
 		o.Deadlines.Grace = 50 * time.Millisecond
 	})
 	tl := e.tool("plugin__t__echo")
 	_, err := call(t, tl, context.Background(), "c1", nil)
 	var de *DeadlineError
-	if !errors.As(err, &de) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "tool/call did not answer within 50ms") {
+	if !errors.As(err, &de) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "tool/call did not answer within 300ms") {
 		t.Fatalf("err = %v", err)
 	}
 	n := e.notices.next(t)

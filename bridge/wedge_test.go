@@ -79,13 +79,13 @@ func TestRespawnWaitIsBoundedByTheDeadline(t *testing.T) {
 		}
 		p.reply(m, basicDecl())
 	}
-	e := mustStart(t, s, func(o *Options) { o.Deadlines.Tool = 100 * time.Millisecond })
+	e := mustStart(t, s, func(o *Options) { o.Deadlines.Tool = 300 * time.Millisecond })
 	tl := e.tool("plugin__t__echo")
 	tl.Call(context.Background(), sdk.ToolCall{ID: "d", Input: json.RawMessage(`"die"`)}, &ui{})
 	waitStatus(t, e.plugin, "dead")
 	start := time.Now()
 	_, err := call(t, tl, context.Background(), "c1", nil)
-	if !errors.Is(err, sdk.ErrUnavailable) || !strings.Contains(err.Error(), "still restarting after 100ms") || time.Since(start) > 5*time.Second {
+	if !errors.Is(err, sdk.ErrUnavailable) || !strings.Contains(err.Error(), "still restarting after 300ms") || time.Since(start) > 5*time.Second {
 		t.Fatalf("err = %v after %v", err, time.Since(start))
 	}
 	close(release)

@@ -86,7 +86,7 @@ func TestContributors(t *testing.T) {
 	}}
 	s := withSettings(func(s *settings.Settings) {
 		s.Provider.Plugin = "m/m"
-		s.Deadlines.Contributor = 100 * time.Millisecond
+		s.Deadlines.Contributor = 300 * time.Millisecond // the fast one must meet it under load
 	})
 	h, n := newTestHost(t, s, testPlugin, kit(&pluginkit.Plugin{Name: "m", Version: "1", Providers: []sdk.Provider{echoSystem},
 		Contributors: []sdk.Contributor{contributorFunc{"fast", func(_ context.Context, q sdk.Query) ([]sdk.Piece, error) {
@@ -110,7 +110,7 @@ func TestContributors(t *testing.T) {
 		if strings.Contains(seen, "prompt was") || !strings.Contains(seen, "turn 2") {
 			t.Fatalf("system = %q", seen)
 		}
-		if !strings.Contains(n.text(), "plugin testplugin: contributor ctx dropped from this round: plugin testplugin: context/contribute did not answer within 100ms") {
+		if !strings.Contains(n.text(), "plugin testplugin: contributor ctx dropped from this round: plugin testplugin: context/contribute did not answer within 300ms") {
 			t.Fatalf("notices = %s", n.text())
 		}
 		if time.Since(start) > 5*time.Second {
@@ -223,7 +223,7 @@ func TestProviderCrossing(t *testing.T) {
 	// resets the wait.
 	trickle := providerFunc{"trickle", func(ctx context.Context, _ sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
 		for _, w := range []string{"one ", "two ", "three ", "four ", "five"} {
-			time.Sleep(40 * time.Millisecond)
+			time.Sleep(120 * time.Millisecond) // 5 gaps: twice the first-delta deadline in all
 			emit(sdk.StreamEvent{Kind: sdk.EventText, Text: w})
 		}
 		return sdk.StreamEnd{StopReason: "end_turn"}, nil
@@ -252,8 +252,8 @@ func TestProviderCrossing(t *testing.T) {
 	t.Run("each delta resets the deadline; silence after one fails", func(t *testing.T) {
 		idle := func(id string) settings.Settings {
 			s := set(id)
-			s.Deadlines.Provider = 100 * time.Millisecond
-			s.Deadlines.ProviderIdle = 100 * time.Millisecond
+			s.Deadlines.Provider = 300 * time.Millisecond
+			s.Deadlines.ProviderIdle = 300 * time.Millisecond
 			return s
 		}
 		h, _ := newTestHost(t, idle("trickle"), plug)
@@ -263,7 +263,7 @@ func TestProviderCrossing(t *testing.T) {
 		}
 		h2, _ := newTestHost(t, idle("stall"), plug)
 		_, err = h2.Turn(context.Background(), "hi", &fakeUI{})
-		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "provider/stream did not answer within 100ms") {
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "provider/stream did not answer within 300ms") {
 			t.Fatalf("err = %v", err)
 		}
 	})
