@@ -328,17 +328,7 @@ func TestNoticeFromPlugin(t *testing.T) {
 
 func TestDeathRespawnBackoffAndOneNoticePerDeath(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1000, 0)}
-	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
-		if m.Method == protocol.MethodToolCall {
-			var tc protocol.ToolCallParams
-			json.Unmarshal(m.Params, &tc)
-			if string(tc.Input) == `"die"` {
-				return false
-			}
-			echoAnswer(p, m)
-		}
-		return true
-	}}
+	s := dieOnRequest()
 	ct := &countingTransport{Transport: mem.New(s.main, nil)}
 	e := mustStart(t, s, func(o *Options) {
 		o.Transport = ct
@@ -392,17 +382,7 @@ func TestDeathRespawnBackoffAndOneNoticePerDeath(t *testing.T) {
 }
 
 func TestConcurrentReadsShareOneRespawn(t *testing.T) {
-	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
-		if m.Method == protocol.MethodToolCall {
-			var tc protocol.ToolCallParams
-			json.Unmarshal(m.Params, &tc)
-			if string(tc.Input) == `"die"` {
-				return false
-			}
-			echoAnswer(p, m)
-		}
-		return true
-	}}
+	s := dieOnRequest()
 	ct := &countingTransport{Transport: mem.New(s.main, nil)}
 	e := mustStart(t, s, func(o *Options) { o.Transport = ct })
 	tl := e.tool("plugin__t__echo")

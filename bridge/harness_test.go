@@ -104,6 +104,22 @@ func (s script) main(ctx context.Context, stdin io.Reader, stdout, stderr io.Wri
 	}
 }
 
+// dieOnRequest echoes every tool call, except one whose input is "die":
+// then the instance ends without answering.
+func dieOnRequest() script {
+	return script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
+		if m.Method == protocol.MethodToolCall {
+			var tc protocol.ToolCallParams
+			json.Unmarshal(m.Params, &tc)
+			if string(tc.Input) == `"die"` {
+				return false
+			}
+			echoAnswer(p, m)
+		}
+		return true
+	}}
+}
+
 func basicDecl() protocol.InitializeResult {
 	return protocol.InitializeResult{Protocol: protocol.Version, Name: "t", Version: "1",
 		Tools: []sdk.ToolSpec{{Name: "echo", Description: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}}}

@@ -62,17 +62,7 @@ func TestPluginNotReadingItsInput(t *testing.T) {
 func TestRespawnWaitIsBoundedByTheDeadline(t *testing.T) {
 	release := make(chan struct{})
 	var starts atomic.Int32
-	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
-		if m.Method == protocol.MethodToolCall {
-			var tc protocol.ToolCallParams
-			json.Unmarshal(m.Params, &tc)
-			if string(tc.Input) == `"die"` {
-				return false
-			}
-			echoAnswer(p, m)
-		}
-		return true
-	}}
+	s := dieOnRequest()
 	s.init = func(p *peer, m msg) {
 		if starts.Add(1) > 1 {
 			<-release // the respawn's handshake is slow
