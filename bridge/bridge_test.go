@@ -56,7 +56,7 @@ func TestProtocolMismatchIsRefused(t *testing.T) {
 	if len(e.plugin.Contributions().Tools) != 0 {
 		t.Fatal("a refused plugin contributes nothing")
 	}
-	if n := e.notices.all(); len(n) != 0 {
+	if n := e.notices.All(); len(n) != 0 {
 		t.Fatalf("a refused handshake is one error, not also a death notice: %v", n)
 	}
 }
@@ -102,7 +102,7 @@ func TestToolNamesRewrittenAndChecked(t *testing.T) {
 		t.Fatalf("tools = %v", tools)
 	}
 	var msgs []string
-	for _, n := range e.notices.all() {
+	for _, n := range e.notices.All() {
 		msgs = append(msgs, n.Message)
 	}
 	all := strings.Join(msgs, "\n")
@@ -184,7 +184,7 @@ func TestToolDeadlineThenWedgeKillThenRespawn(t *testing.T) {
 	if !errors.As(err, &de) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "tool/call did not answer within 300ms") {
 		t.Fatalf("err = %v", err)
 	}
-	n := e.notices.next(t)
+	n := e.notices.Next(t)
 	if !strings.Contains(n.Message, "unanswered") || !strings.Contains(n.Message, "wedged") {
 		t.Fatalf("notice = %v", n)
 	}
@@ -197,8 +197,8 @@ func TestToolDeadlineThenWedgeKillThenRespawn(t *testing.T) {
 	if ct.count() != 2 {
 		t.Fatalf("starts = %d, want 2", ct.count())
 	}
-	if len(e.notices.all()) != 1 {
-		t.Fatalf("one notice per death, got %v", e.notices.all())
+	if len(e.notices.All()) != 1 {
+		t.Fatalf("one notice per death, got %v", e.notices.All())
 	}
 }
 
@@ -320,7 +320,7 @@ func TestNoticeFromPlugin(t *testing.T) {
 	}}
 	e := mustStart(t, s, nil)
 	call(t, e.tool("plugin__t__echo"), context.Background(), "c1", nil)
-	n := e.notices.next(t)
+	n := e.notices.Next(t)
 	if n.Plugin != "t" || n.Level != "warn" || n.Message != "disk full" {
 		t.Fatalf("notice = %+v", n)
 	}
@@ -371,13 +371,13 @@ func TestDeathRespawnBackoffAndOneNoticePerDeath(t *testing.T) {
 		t.Fatalf("starts = %d, want 4 (1 + 3 respawns)", got)
 	}
 	deaths := 0
-	for _, n := range e.notices.all() {
+	for _, n := range e.notices.All() {
 		if strings.Contains(n.Message, "stopped") {
 			deaths++
 		}
 	}
 	if deaths != 3 {
-		t.Fatalf("want exactly one notice per death (3), got %v", e.notices.all())
+		t.Fatalf("want exactly one notice per death (3), got %v", e.notices.All())
 	}
 }
 
@@ -544,7 +544,7 @@ func TestCloseEndsEverything(t *testing.T) {
 	if _, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c", nil); !errors.Is(err, ErrClosed) {
 		t.Fatalf("err = %v", err)
 	}
-	if len(e.notices.all()) != 0 {
+	if len(e.notices.All()) != 0 {
 		t.Fatal("closing is not a death")
 	}
 }

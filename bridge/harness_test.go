@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 	"github.com/bingo/bingo-plugin-rpc/transport"
@@ -125,57 +125,6 @@ func basicDecl() protocol.InitializeResult {
 		Tools: []sdk.ToolSpec{{Name: "echo", Description: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
 }
 
-// syncLog is a concurrency-safe log buffer.
-type syncLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// notices collects notices.
-type notices struct {
-	mu   sync.Mutex
-	list []Notice
-	ch   chan Notice
-}
-
-func newNotices() *notices { return &notices{ch: make(chan Notice, 100)} }
-
-func (n *notices) add(x Notice) {
-	n.mu.Lock()
-	n.list = append(n.list, x)
-	n.mu.Unlock()
-	n.ch <- x
-}
-
-func (n *notices) all() []Notice {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return append([]Notice(nil), n.list...)
-}
-
-func (n *notices) next(t *testing.T) Notice {
-	t.Helper()
-	select {
-	case x := <-n.ch:
-		return x
-	case <-time.After(5 * time.Second):
-		t.Fatal("no notice")
-		return Notice{}
-	}
-}
-
 // countingTransport counts starts.
 type countingTransport struct {
 	*mem.Transport
@@ -217,16 +166,16 @@ func (c *fakeClock) Advance(d time.Duration) {
 type env struct {
 	t       *testing.T
 	plugin  *Plugin
-	notices *notices
-	log     *syncLog
+	notices *testutil.Collector[Notice]
+	log     *testutil.SyncBuffer
 }
 
 // start starts a scripted plugin named "t" over the in-memory transport.
 func start(t *testing.T, s script, tweak func(*Options)) (*env, error) {
 	t.Helper()
-	n := newNotices()
-	log := &syncLog{}
-	opts := Options{Name: "t", Root: "/plugins/t", Transport: mem.New(s.main, log), Notify: n.add, Log: log}
+	n := testutil.NewCollector[Notice]()
+	log := &testutil.SyncBuffer{}
+	opts := Options{Name: "t", Root: "/plugins/t", Transport: mem.New(s.main, log), Notify: n.Add, Log: log}
 	if tweak != nil {
 		tweak(&opts)
 	}

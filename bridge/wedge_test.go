@@ -43,7 +43,7 @@ func TestPluginNotReadingItsInput(t *testing.T) {
 	if !errors.Is(err, sdk.ErrUnavailable) || time.Since(start) > 5*time.Second {
 		t.Fatalf("err = %v after %v", err, time.Since(start))
 	}
-	if n := e.notices.next(t); !strings.Contains(n.Message, "not reading its input: sending tool/call blocked for 100ms") {
+	if n := e.notices.Next(t); !strings.Contains(n.Message, "not reading its input: sending tool/call blocked for 100ms") {
 		t.Fatalf("notice = %v", n)
 	}
 	waitStatus(t, e.plugin, "dead")
@@ -114,7 +114,7 @@ func TestFailedRestart(t *testing.T) {
 		t.Fatalf("after a failed restart the backoff is Initial: %v", err)
 	}
 	var restarts int
-	for _, n := range e.notices.all() {
+	for _, n := range e.notices.All() {
 		if strings.Contains(n.Message, "restart failed: speaks protocol 4") {
 			restarts++
 		}
@@ -174,11 +174,11 @@ func TestDeathNoticeBeforeTheFailedCallReturns(t *testing.T) {
 		if _, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c", nil); !errors.Is(err, sdk.ErrUnavailable) {
 			t.Fatal(err)
 		}
-		if n := e.notices.all(); len(n) != 1 || !strings.Contains(n[0].Message, "stopped") {
+		if n := e.notices.All(); len(n) != 1 || !strings.Contains(n[0].Message, "stopped") {
 			t.Fatalf("notices when the call returned: %v", n)
 		}
 		e.plugin.Close()
-		if n := e.notices.all(); len(n) != 1 {
+		if n := e.notices.All(); len(n) != 1 {
 			t.Fatalf("notices after Close: %v", n)
 		}
 	}

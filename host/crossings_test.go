@@ -441,8 +441,8 @@ func TestProjectSettingsCannotGrantSandbox(t *testing.T) {
 	}
 	write(filepath.Join(home, ".bingo", "settings.json"), `{"sandbox": {"mine": {"memoryMiB": 512}}}`)
 	write(filepath.Join(project, ".bingo", "settings.json"), `{"sandbox": {"theirs": {"writable": true}}}`)
-	n := &noticeLog{}
-	h, err := Open(context.Background(), Config{Home: home, Cwd: project, Notify: n.add})
+	n := newNoticeLog()
+	h, err := Open(context.Background(), Config{Home: home, Cwd: project, Notify: n.Add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,8 +482,8 @@ func TestProjectSettingsCannotRedirectTheAPIKey(t *testing.T) {
 				os.MkdirAll(filepath.Dir(path), 0o755)
 				os.WriteFile(path, []byte(data), 0o644)
 			}
-			n := &noticeLog{}
-			h, err := Open(context.Background(), Config{Home: home, Cwd: project, Notify: n.add})
+			n := newNoticeLog()
+			h, err := Open(context.Background(), Config{Home: home, Cwd: project, Notify: n.Add})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,29 +12,23 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/host/gate"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
 	"github.com/bingo/bingo-plugin-rpc/internal/testplugin"
+	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/pluginkit"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 	"github.com/bingo/bingo-plugin-rpc/transport/mem"
 )
 
-// noticeLog collects notices.
+// noticeLog collects notices; text is every notice, one a line.
 type noticeLog struct {
-	mu   sync.Mutex
-	list []bridge.Notice
+	*testutil.Collector[bridge.Notice]
 }
 
-func (n *noticeLog) add(x bridge.Notice) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.list = append(n.list, x)
-}
+func newNoticeLog() noticeLog { return noticeLog{testutil.NewCollector[bridge.Notice]()} }
 
-func (n *noticeLog) text() string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
+func (n noticeLog) text() string {
 	var b strings.Builder
-	for _, x := range n.list {
+	for _, x := range n.All() {
 		b.WriteString(x.String() + "\n")
 	}
 	return b.String()
@@ -54,20 +48,20 @@ var testPlugin = memPlugin{"testplugin", testplugin.Serve}
 
 // newTestHost builds a host over in-memory plugins: the same bridge, proxies
 // and registry as Open, without manifests on disk.
-func newTestHost(t *testing.T, s settings.Settings, plugins ...memPlugin) (*Host, *noticeLog) {
+func newTestHost(t *testing.T, s settings.Settings, plugins ...memPlugin) (*Host, noticeLog) {
 	t.Helper()
-	n := &noticeLog{}
+	n := newNoticeLog()
 	g, err := gate.New(s.Permissions, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &Host{cfg: Config{Cwd: t.TempDir(), Session: "s1", Notify: n.add}, settings: s, gate: g}
-	h.reg = newRegistry(n.add)
+	h := &Host{cfg: Config{Cwd: t.TempDir(), Session: "s1", Notify: n.Add}, settings: s, gate: g}
+	h.reg = newRegistry(n.Add)
 	h.reg.AddCommand("", compactCommand{h})
 	for _, mp := range plugins {
 		m := &manifest.Manifest{Name: mp.name, Layer: "user"}
 		p := bridge.New(bridge.Options{Name: mp.name, Transport: mem.New(mp.main, nil),
-			Deadlines: s.Deadlines, Notify: n.add, Services: h.reg.routeService})
+			Deadlines: s.Deadlines, Notify: n.Add, Services: h.reg.routeService})
 		h.plugins = append(h.plugins, &loaded{m: m, plugin: p})
 		if _, err := p.Start(context.Background()); err != nil {
 			t.Fatalf("start %s: %v", mp.name, err)

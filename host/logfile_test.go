@@ -34,8 +34,8 @@ func TestLogFileRotatesAtItsCap(t *testing.T) {
 }
 
 func TestCommandClashFirstOwnerKeepsIt(t *testing.T) {
-	n := &noticeLog{}
-	r := newRegistry(n.add)
+	n := newNoticeLog()
+	r := newRegistry(n.Add)
 	r.AddCommand("", compactCommand{})
 	r.AddCommand("plugin-a", compactCommand{}) // the host's own /compact wins
 	c, _ := r.Command("compact")

@@ -312,7 +312,7 @@ var testpluginCases = []tpCase{
 			!slices.Equal(r.c.Hooks[0].ObservePoints, []string{"tool/after", "turn/end"}) {
 			t.Errorf("hooks = %s", jsonOf(d.Hooks))
 		}
-		if n := r.notices.all(); len(n) != 0 {
+		if n := r.notices.All(); len(n) != 0 {
 			t.Errorf("a clean handshake raises no notice: %v", n)
 		}
 	}},
@@ -426,7 +426,7 @@ var testpluginCases = []tpCase{
 		if !errors.Is(err, sdk.ErrUnavailable) {
 			t.Fatalf("a call whose instance died = %v, want sdk.ErrUnavailable", err)
 		}
-		n := r.notices.next(t)
+		n := r.notices.Next(t)
 		if n.Plugin != testplugin.Name || n.Level != "warn" || !strings.Contains(n.Message, "stopped") {
 			t.Errorf("death notice = %+v", n)
 		}
@@ -446,7 +446,7 @@ var testpluginCases = []tpCase{
 			t.Errorf("starts = %d, want 2 (the first and one respawn)", s)
 		}
 		r.plugin.Close()
-		if all := r.notices.all(); len(all) != 1 {
+		if all := r.notices.All(); len(all) != 1 {
 			t.Errorf("want exactly one notice per death, got %v", all)
 		}
 	}},
@@ -530,7 +530,7 @@ var testpluginCases = []tpCase{
 		// The plugin waited for the notice's answer before answering, so
 		// the notice is in.
 		want := bridge.Notice{Plugin: testplugin.Name, Level: "info", Message: "hello from the plugin"}
-		if got := r.notices.all(); len(got) != 1 || got[0] != want {
+		if got := r.notices.All(); len(got) != 1 || got[0] != want {
 			t.Errorf("notices = %+v, want %+v", got, want)
 		}
 	}},
@@ -540,7 +540,7 @@ var testpluginCases = []tpCase{
 		if out := r.mustCall("stderr", jsonOf(map[string]string{"text": line}), sessionDir, nil); out.Text() != "ok" {
 			t.Errorf("stderr = %s", jsonOf(out))
 		}
-		r.stderr.waitFor(t, line)
+		r.stderr.WaitFor(t, line)
 		if strings.Contains(r.log.String(), "a line for the log") {
 			t.Errorf("stderr reached the wire log:\n%s", r.log.String())
 		}
@@ -614,7 +614,7 @@ var testpluginCases = []tpCase{
 		}
 		// Observe is a notification; the guard writes what it heard to its log.
 		h.Hook.Observe(context.Background(), sdk.HookEvent{Site: sdk.SiteTool, Point: sdk.PointAfter, Payload: json.RawMessage(`{}`)})
-		r.stderr.waitFor(t, "guard observed tool/after")
+		r.stderr.WaitFor(t, "guard observed tool/after")
 	}},
 
 	{name: "service", run: func(t *testing.T, r *rig) {
@@ -775,7 +775,7 @@ func wedgeCase(name, tool string) tpCase {
 			t.Errorf("the deadline error came after %s, before the %s deadline", took, deadline)
 		}
 		// Grace later, the wedged instance is killed: its one notice.
-		n := r.notices.next(t)
+		n := r.notices.Next(t)
 		if n.Plugin != testplugin.Name || !strings.Contains(n.Message, "unanswered") || !strings.Contains(n.Message, "wedged") {
 			t.Errorf("notice = %+v, want the wedge notice", n)
 		}
@@ -796,7 +796,7 @@ func wedgeCase(name, tool string) tpCase {
 			t.Errorf("starts = %d, want 2 (the first and one respawn)", s)
 		}
 		r.plugin.Close() // so any late notice of the killed instance is in
-		if all := r.notices.all(); len(all) != 1 {
+		if all := r.notices.All(); len(all) != 1 {
 			t.Errorf("want exactly one notice for the wedged instance, got %v", all)
 		}
 	}}

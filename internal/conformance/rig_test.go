@@ -1,18 +1,17 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
@@ -20,9 +19,8 @@ import (
 )
 
 // waitLimit bounds every wait for something asynchronous (a notice, a line
-// of stderr). It is generous because -race on a loaded machine is slow; a
-// passing run never waits for it.
-const waitLimit = 20 * time.Second
+// of stderr, a status).
+const waitLimit = testutil.WaitLimit
 
 // rig is one bridge.Plugin started over one transport, with everything it
 // says recorded: its notices, its wire log (Options.Log) and its stderr
@@ -33,9 +31,9 @@ type rig struct {
 	decl    protocol.InitializeResult
 	c       bridge.Contributions
 	tap     *tap
-	notices *noticeLog
-	log     *textLog // Options.Log: what the bridge says about the wire
-	stderr  *textLog // the transport's stderr writer: the plugin's own log
+	notices *testutil.Collector[bridge.Notice]
+	log     *testutil.SyncBuffer // Options.Log: what the bridge says about the wire
+	stderr  *testutil.SyncBuffer // the transport's stderr writer: the plugin's own log
 	nextID  atomic.Int64
 }
 
@@ -48,13 +46,13 @@ type newTransport func(stderr io.Writer) transport.Transport
 // plugin's stderr.
 func tryStartRig(t testing.TB, name string, nt newTransport, tweak func(*bridge.Options)) (*rig, error) {
 	t.Helper()
-	r := &rig{t: t, notices: newNoticeLog(), log: newTextLog(), stderr: newTextLog()}
+	r := &rig{t: t, notices: testutil.NewCollector[bridge.Notice](), log: &testutil.SyncBuffer{}, stderr: &testutil.SyncBuffer{}}
 	r.tap = &tap{Transport: nt(r.stderr), toolCalls: make(chan struct{}, 16)}
 	opts := bridge.Options{
 		Name:      name,
 		Root:      "/plugins/" + name,
 		Transport: r.tap,
-		Notify:    r.notices.add,
+		Notify:    r.notices.Add,
 		Log:       r.log,
 		// The first respawn after a death is immediate (so is the default);
 		// spelled out because the death cases depend on it.
@@ -220,88 +218,6 @@ func (u *recordingUI) seen() (progress, asked []string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return append([]string(nil), u.progress...), append([]string(nil), u.asked...)
-}
-
-// noticeLog collects notices, and hands each over a channel as well so a
-// case can wait for one.
-type noticeLog struct {
-	mu   sync.Mutex
-	list []bridge.Notice
-	ch   chan bridge.Notice
-}
-
-func newNoticeLog() *noticeLog { return &noticeLog{ch: make(chan bridge.Notice, 64)} }
-
-func (n *noticeLog) add(x bridge.Notice) {
-	n.mu.Lock()
-	n.list = append(n.list, x)
-	n.mu.Unlock()
-	select {
-	case n.ch <- x:
-	default: // a flood of notices is a failure some case reports anyway
-	}
-}
-
-func (n *noticeLog) all() []bridge.Notice {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return append([]bridge.Notice(nil), n.list...)
-}
-
-func (n *noticeLog) next(t testing.TB) bridge.Notice {
-	t.Helper()
-	select {
-	case x := <-n.ch:
-		return x
-	case <-time.After(waitLimit):
-		t.Fatalf("no notice within %s", waitLimit)
-		return bridge.Notice{}
-	}
-}
-
-// textLog is a concurrency-safe log that a case can wait on: every Write
-// wakes the waiters, so nothing sleeps.
-type textLog struct {
-	mu      sync.Mutex
-	b       bytes.Buffer
-	changed chan struct{}
-}
-
-func newTextLog() *textLog { return &textLog{changed: make(chan struct{})} }
-
-func (l *textLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	close(l.changed)
-	l.changed = make(chan struct{})
-	return l.b.Write(p)
-}
-
-func (l *textLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// waitFor waits until the log holds sub, and returns the log.
-func (l *textLog) waitFor(t testing.TB, sub string) string {
-	t.Helper()
-	limit := time.NewTimer(waitLimit)
-	defer limit.Stop()
-	for {
-		l.mu.Lock()
-		s, ch := l.b.String(), l.changed
-		l.mu.Unlock()
-		if strings.Contains(s, sub) {
-			return s
-		}
-		select {
-		case <-ch:
-		case <-limit.C:
-			t.Fatalf("log never held %q; it holds:\n%s", sub, s)
-			return s
-		}
-	}
 }
 
 // jsonOf is v as JSON, for comparing answers byte for byte and for

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/transport"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
 )
 
 // config runs this test binary as the plugin, behaving as modes says (see
@@ -105,23 +107,6 @@ func waitWithin(t *testing.T, c transport.Conn, d time.Duration) error {
 		t.Fatalf("Wait has not returned after %v", d)
 		return nil
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestKind(t *testing.T) {
@@ -332,7 +317,7 @@ func TestStartCancelledContext(t *testing.T) {
 }
 
 func TestStderrGoesToWriterAndIsDrainedBeforeWait(t *testing.T) {
-	var log syncBuffer
+	var log testutil.SyncBuffer
 	cfg := config(t, "stderr,exit")
 	cfg.Stderr = &log
 	c := start(t, cfg)
@@ -369,7 +354,7 @@ func TestStderrDrainedEvenIfWriterFails(t *testing.T) {
 }
 
 func TestWaitNotHeldByEscapedStderrHolder(t *testing.T) {
-	var log syncBuffer
+	var log testutil.SyncBuffer
 	cfg := config(t, "escape,exit")
 	cfg.Stderr = &log
 	cfg.StopGrace = 200 * time.Millisecond
@@ -385,7 +370,7 @@ func TestWaitNotHeldByEscapedStderrHolder(t *testing.T) {
 }
 
 func TestNaturalExitEndsTheGroup(t *testing.T) {
-	var log syncBuffer
+	var log testutil.SyncBuffer
 	cfg := config(t, "grandchild-stderr")
 	cfg.Stderr = &log
 	// A long grace: Wait is prompt only because the straggler holding

@@ -1,7 +1,6 @@
 package wasm
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,25 +16,9 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/bingo/bingo-plugin-rpc/transport"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
 )
-
-// syncBuffer is a goroutine-safe log sink for Config.Stderr.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func TestKind(t *testing.T) {
 	var tr transport.Transport = sharedHost.Transport(Config{Path: probeWasm, Name: "probe"})
@@ -45,7 +28,7 @@ func TestKind(t *testing.T) {
 }
 
 func TestStdioRoundTrip(t *testing.T) {
-	var log syncBuffer
+	var log testutil.SyncBuffer
 	p := startProbe(t, sharedHost, Config{Args: []string{"-v", "x y"}, Stderr: &log})
 	for _, s := range []string{"hello", "second line", `{"jsonrpc":"2.0","id":1,"method":"m"}`} {
 		if got := p.ask("echo " + s); got != s {

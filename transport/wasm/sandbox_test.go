@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
 )
 
 // sandboxDirs makes <tmp>/outer/outside.txt and the session dir
@@ -159,7 +161,7 @@ func TestSandboxNoNetwork(t *testing.T) {
 }
 
 func TestSandboxMemoryCap(t *testing.T) {
-	var log syncBuffer
+	var log testutil.SyncBuffer
 	tr := sharedHost.Transport(Config{Path: probeWasm, Name: "hog", MemoryLimitMiB: 16, Stderr: &log})
 	c, err := tr.Start(t.Context())
 	if err != nil {
