@@ -157,7 +157,7 @@ func personsGrants(s settings.Settings, project, home string, notify func(bridge
 	user, _ := settings.Load(settings.Files(home, "")...)
 	if !reflect.DeepEqual(user.Sandbox, s.Sandbox) {
 		notify(bridge.Notice{Level: "warn", Message: "sandbox grants in " + projectFile +
-			" are ignored: only your own ~/.bingo/settings.json may widen a wasm plugin's sandbox"})
+			" are ignored: only your own ~/.bingo/settings.json sets a wasm plugin's sandbox"})
 		s.Sandbox = user.Sandbox
 	}
 	if o, u := s.Provider.OpenAI, user.Provider.OpenAI; o != nil && o.APIKeyEnv != "" &&

@@ -17,6 +17,9 @@ import (
 var (
 	binDir   string // holds the built bingo
 	examples string // holds wordcount (Python) and wordcount-wasm with its plugin.wasm built
+	// testpluginWasm is a plugin layer holding the Go test plugin built
+	// for wasm, as testplugin/.
+	testpluginWasm string
 )
 
 func TestMain(m *testing.M) {
@@ -43,11 +46,29 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
-	wasm := []string{"go", "build", "-o", filepath.Join(examples, "wordcount-wasm", "plugin.wasm"), "./examples/plugins/wordcount-wasm"}
-	if err := runCmd(wasm, func(c *exec.Cmd) { c.Dir = root; c.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm") }); err != nil {
+	// The wasm builds: the wasm wordcount, and the Go test plugin as a wasm
+	// plugin (testplugin-wasm/), whose tools let a script probe the sandbox.
+	testpluginDir := filepath.Join(tmp, "testplugin-wasm", "testplugin")
+	if err := os.MkdirAll(testpluginDir, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	manifest := `{"name": "testplugin", "version": "1.0.0", "entry": {"wasm": "${PLUGIN_ROOT}/plugin.wasm"}}`
+	if err := os.WriteFile(filepath.Join(testpluginDir, "plugin.json"), []byte(manifest), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	for out, pkg := range map[string]string{
+		filepath.Join(examples, "wordcount-wasm", "plugin.wasm"): "./examples/plugins/wordcount-wasm",
+		filepath.Join(testpluginDir, "plugin.wasm"):              "./internal/testplugin/cmd/testplugin",
+	} {
+		wasm := []string{"go", "build", "-o", out, pkg}
+		if err := runCmd(wasm, func(c *exec.Cmd) { c.Dir = root; c.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm") }); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	testpluginWasm = filepath.Dir(testpluginDir)
 	return m.Run()
 }
 
@@ -74,6 +95,7 @@ func setup(example string) func(*testscript.Env) error {
 		e.Setenv("PATH", binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 		e.Setenv("EXAMPLES", examples)
 		e.Setenv("PLUGIN_SRC", filepath.Join(examples, example))
+		e.Setenv("TESTPLUGIN_WASM", testpluginWasm)
 		e.Setenv("NO_COLOR", "1")
 		return nil
 	}
