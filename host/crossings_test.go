@@ -451,13 +451,14 @@ func TestProjectSettingsCannotGrantSandbox(t *testing.T) {
 	if _, ok := got["theirs"]; ok || got["mine"].MemoryMiB != 512 {
 		t.Fatalf("sandbox = %+v", got)
 	}
-	if !strings.Contains(n.text(), "sandbox grants in "+filepath.Join(project, ".bingo", "settings.json")+" are ignored") {
+	if !strings.Contains(n.text(), filepath.Join(project, ".bingo", "settings.json")+" sets sandbox, which only your own") {
 		t.Fatalf("notices = %s", n.text())
 	}
 }
 
 // A repository's settings may choose the model, but not send the person's
-// API key somewhere the person's own settings do not.
+// API key somewhere the person's own settings do not, even once the person
+// trusts the repository.
 func TestProjectSettingsCannotRedirectTheAPIKey(t *testing.T) {
 	for _, tc := range []struct {
 		name, user, project string
@@ -481,6 +482,9 @@ func TestProjectSettingsCannotRedirectTheAPIKey(t *testing.T) {
 			} {
 				os.MkdirAll(filepath.Dir(path), 0o755)
 				os.WriteFile(path, []byte(data), 0o644)
+			}
+			if _, err := Trust(home, project); err != nil {
+				t.Fatal(err)
 			}
 			n := newNoticeLog()
 			h, err := Open(context.Background(), Config{Home: home, Cwd: project, Notify: n.Add})

@@ -10,10 +10,9 @@
 //
 // Everything is registered by the sdk's own interfaces, so a plugin's proxy
 // and the host's own in-process /compact are used alike. Names are first
-// come, first kept: the host's own commands first, then plugins by layer
-// (--plugin-dir, then project, then user) and name; a clash is a notice
-// naming who keeps the name. Tool names cannot clash across plugins
-// (plugin__<plugin>__<tool>).
+// come, first kept: the host's own commands first, then plugins by rank
+// (below) and name; a clash is a notice naming who keeps the name. Tool
+// names cannot clash across plugins (plugin__<plugin>__<tool>).
 //
 // A tool call (CallTool) runs hooks at tool/before, then the gate, then the
 // tool; hooks can only tighten: their verdict is combined with the gate's,
@@ -25,6 +24,21 @@
 // goroutines the host owns; nothing waits on them.
 //
 // What only the person may grant stays out of a repository's hands: wasm
-// sandbox grants are honoured from the user's own settings only, and an
-// API key is sent only to the endpoint the user's own settings send it to.
+// sandbox grants and the env rule are honoured from the user's own
+// settings only, and an API key is sent only to the endpoint the user's
+// own settings send it to.
+//
+// A project is a stranger until the person trusts it (package trust keeps
+// the record; projecttrust.go applies it). An untrusted project plugin —
+// every plugin of an untrusted project, or one whose files changed since
+// the person trusted it — is held to this: an exec plugin is not started
+// at all (it is listed with why); a wasm plugin runs in the default
+// sandbox; none of the person's grants for its name reach it (config,
+// sandbox, settings allow rules); and its slash commands lose to the
+// person's own. An untrusted project's settings file only tightens
+// (settings.LoadLayered). Command names go, in order, to the host, a
+// --plugin-dir, a trusted project, the person's own plugins, then an
+// untrusted project, each a notice naming the loser and the keeper.
+// Every plugin shadowed by a higher layer's copy is one notice and a row
+// in Plugins.
 package host

@@ -2,10 +2,10 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"sync"
 	"time"
@@ -34,6 +34,11 @@ type Config struct {
 	Notify func(bridge.Notice)
 	// Session names this run's session.
 	Session string
+	// AskTrust, if set, is asked once whether to trust an untrusted
+	// project whose exec plugins would start (a terminal's prompt). Nil
+	// means no one can answer: the plugins are not started and one
+	// notice says how to trust the project.
+	AskTrust func(context.Context, TrustQuestion) (bool, error)
 }
 
 // PluginInfo describes one discovered plugin.
@@ -43,9 +48,12 @@ type PluginInfo struct {
 	Layer     string `json:"layer"`
 	Dir       string `json:"dir"`
 	Transport string `json:"transport"`
-	Status    string `json:"status"`
+	Status    string `json:"status"` // running, dead, not started, failed, shadowed, …
 	Error     string `json:"error,omitempty"`
-	Log       string `json:"log"`
+	// Trust is "trusted", "untrusted" or "untrusted (sandboxed)" for a
+	// project plugin, and "" for the person's own and --plugin-dir ones.
+	Trust string `json:"trust,omitempty"`
+	Log   string `json:"log"`
 	// Contributes lists what the plugin contributes, e.g. "tool plugin__wordcount__count".
 	Contributes []string `json:"contributes"`
 }
@@ -66,6 +74,8 @@ type Host struct {
 	gate     *gate.Gate
 	wasm     *wasm.Host
 
+	trust   *projectTrust
+	keyEnv  []string // the variables the person's provider key is read from: kept from plugins by default
 	plugins []*loaded
 	reg     *Registry
 
@@ -94,27 +104,30 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	}
 	notify := cfg.Notify
 	project := manifest.ProjectRoot(cfg.Cwd)
-	s, errs := settings.Load(settings.Files(cfg.Home, project)...)
-	for _, err := range errs {
-		notify(bridge.Notice{Level: "error", Message: err.Error()})
+	layers := manifest.Layers(cfg.Home, cfg.Cwd, cfg.PluginDirs)
+	if !hasLayer(layers, manifest.LayerProject) {
+		project = "" // the project is the home directory: its plugins are the user's
 	}
-	// A wider sandbox is the person's grant: a repository's settings file
-	// ships with the repository's plugins, so it may not grant them one.
-	if project != "" {
-		s = personsGrants(s, project, cfg.Home, notify)
-	}
-	g, err := gate.New(s.Permissions, cfg.Allow)
-	if err != nil {
-		return nil, err
-	}
-	h := &Host{cfg: cfg, settings: s, gate: g}
-	h.reg = newRegistry(notify)
-	h.reg.AddCommand("", compactCommand{h}) // the host's own commands win their names
-
-	found, problems := manifest.Discover(manifest.Layers(cfg.Home, cfg.Cwd, cfg.PluginDirs))
+	found, problems := manifest.Discover(layers)
 	for _, p := range problems {
 		notify(bridge.Notice{Level: "error", Message: p.Error() + "; skipped"})
 	}
+	for _, m := range found {
+		for _, sh := range m.Shadows {
+			notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: fmt.Sprintf("the %s layer's copy (%s) shadows the %s layer's (%s)",
+				m.Layer, m.Root, sh.Layer, sh.Root)})
+		}
+	}
+	trust := assessTrust(ctx, cfg, project, found)
+	s, keyEnv := loadSettings(cfg, project, trust, found)
+	g, err := gate.New(s.Permissions, cfg.Allow, trust.untrustedNames()...)
+	if err != nil {
+		return nil, err
+	}
+	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, keyEnv: keyEnv}
+	h.reg = newRegistry(notify)
+	h.reg.AddCommand("", compactCommand{h}) // the host's own commands win their names
+
 	for _, m := range found {
 		h.plugins = append(h.plugins, h.build(ctx, m))
 	}
@@ -136,9 +149,9 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	}
 	eg.Wait()
 	// Registration order decides command clashes: the plugin of the
-	// higher layer (dir, then project, then user) wins, then name order.
+	// higher rank wins (see rank), then name order.
 	order := append([]*loaded(nil), h.plugins...)
-	sort.SliceStable(order, func(i, j int) bool { return layerRank(order[i].m.Layer) > layerRank(order[j].m.Layer) })
+	sort.SliceStable(order, func(i, j int) bool { return h.rank(order[i].m) > h.rank(order[j].m) })
 	for _, l := range order {
 		if l.plugin != nil && l.err == nil {
 			h.reg.add(l.m, l.plugin.Contributions())
@@ -147,43 +160,16 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	return h, nil
 }
 
-// personsGrants keeps what only the person may grant out of a repository's
-// hands: a repository's settings file ships with the repository's plugins.
-// Sandbox grants come from the user's own file only; and an API key is
-// sent only to the endpoint the user's own file sends it to, so a
-// project may choose the model but not where the person's key goes.
-func personsGrants(s settings.Settings, project, home string, notify func(bridge.Notice)) settings.Settings {
-	projectFile := filepath.Join(project, ".bingo", "settings.json")
-	user, _ := settings.Load(settings.Files(home, "")...)
-	if !reflect.DeepEqual(user.Sandbox, s.Sandbox) {
-		notify(bridge.Notice{Level: "warn", Message: "sandbox grants in " + projectFile +
-			" are ignored: only your own ~/.bingo/settings.json sets a wasm plugin's sandbox"})
-		s.Sandbox = user.Sandbox
-	}
-	if o, u := s.Provider.OpenAI, user.Provider.OpenAI; o != nil && o.APIKeyEnv != "" &&
-		(u == nil || u.BaseURL != o.BaseURL || u.APIKeyEnv != o.APIKeyEnv) {
-		notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("%s would send $%s to %s; an API key goes only where your own ~/.bingo/settings.json sends it, so none is sent",
-			projectFile, o.APIKeyEnv, o.BaseURL)})
-		keyless := *o
-		keyless.APIKeyEnv = ""
-		s.Provider.OpenAI = &keyless
-	}
-	return s
-}
-
-func layerRank(layer string) int {
-	switch layer {
-	case "dir":
-		return 2
-	case "project":
-		return 1
-	}
-	return 0
-}
-
 // build makes a plugin's transport and bridge, without starting it.
 func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	l := &loaded{m: m}
+	trusted := h.trust.trusted(m)
+	if !trusted && m.Entry.Transport() == manifest.TransportExec {
+		// A repository's process runs with the person's rights: not
+		// before the person trusts it. Its log is not even opened.
+		l.err = errUntrusted
+		return l
+	}
 	logPath := filepath.Join(h.cfg.Home, ".bingo", "data", "logs", "plugin-"+m.Name+".log")
 	log, err := OpenLog(logPath, DefaultLogCap)
 	if err != nil {
@@ -204,14 +190,20 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 				return l
 			}
 		}
-		grant := h.settings.Sandbox[m.Name]
+		// An untrusted project's module runs in the default sandbox:
+		// what the person granted a plugin of that name is not for it.
+		var grant settings.Sandbox
+		if trusted {
+			grant = h.settings.Sandbox[m.Name]
+		}
 		tr = h.wasm.Transport(wasm.Config{
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
 			Dir: h.cfg.Cwd, Writable: grant.Writable, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
 		})
 	default:
 		tr = exec.New(exec.Config{
-			Command: m.Entry.Command, Args: m.Entry.Args, Env: m.Environ(h.cfg.Environ),
+			Command: m.Entry.Command, Args: m.Entry.Args,
+			Env: m.Environ(h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)),
 			Dir: h.cfg.Cwd, Stderr: log,
 		})
 	}
@@ -265,25 +257,51 @@ func (h *Host) Cwd() string { return h.cfg.Cwd }
 // Session names the session.
 func (h *Host) Session() string { return h.cfg.Session }
 
-// Plugins describes every plugin found, in name order.
+// Plugins describes every plugin found, in name order, each followed by
+// the copies it shadows.
 func (h *Host) Plugins() []PluginInfo {
 	var out []PluginInfo
 	for _, l := range h.plugins {
-		info := PluginInfo{Name: l.m.Name, Version: l.m.Version, Layer: l.m.Layer, Dir: l.m.Root,
-			Transport: l.m.Entry.Transport(), Status: "failed", Contributes: []string{}}
+		info := h.info(l.m)
+		info.Status = "failed"
 		if l.log != nil {
 			info.Log = l.log.Path()
 		}
-		if l.err != nil {
+		switch {
+		case errors.Is(l.err, errUntrusted):
+			info.Status = "not started"
+			info.Error = h.trust.why[l.m.Name]
+		case l.err != nil:
 			info.Error = l.err.Error()
-		} else if l.plugin != nil {
+		case l.plugin != nil:
 			info.Status = l.plugin.Status()
 			info.Contributes = h.reg.contributionsOf(l.m.Name)
 		}
 		out = append(out, info)
+		for _, sh := range l.m.Shadows {
+			hidden := h.info(sh)
+			hidden.Status = "shadowed"
+			hidden.Error = "by the " + l.m.Layer + " layer's " + l.m.Name + " (" + l.m.Root + ")"
+			out = append(out, hidden)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// info describes m as found, before anything is known of how it ran.
+func (h *Host) info(m *manifest.Manifest) PluginInfo {
+	info := PluginInfo{Name: m.Name, Version: m.Version, Layer: m.Layer, Dir: m.Root,
+		Transport: m.Entry.Transport(), Contributes: []string{}}
+	if m.Layer == manifest.LayerProject {
+		info.Trust = "untrusted"
+		if h.trust.trusted(m) {
+			info.Trust = "trusted"
+		} else if m.Entry.Transport() == manifest.TransportWasm {
+			info.Trust = "untrusted (sandboxed)"
+		}
+	}
+	return info
 }
 
 // notice raises a host notice.

@@ -114,7 +114,8 @@ func samePath(a, b string) bool {
 
 // Discover loads the plugins of every layer, given in increasing
 // precedence as [Layers] returns them. A later layer's valid manifest wins
-// its name over an earlier one's. found is sorted by name.
+// its name over an earlier one's, and holds the ones it hides in Shadows.
+// found is sorted by name.
 //
 // Each immediate sub-directory of a layer directory (or symlink to one) is
 // a plugin directory. A missing layer directory, plain files in a layer
@@ -159,6 +160,10 @@ func Discover(layers []Layer) (found []*Manifest, problems []Problem) {
 				}
 				problems = append(problems, p)
 				continue
+			}
+			if prev := byName[m.Name]; prev != nil {
+				m.Shadows = append([]*Manifest{prev}, prev.Shadows...)
+				prev.Shadows = nil
 			}
 			byName[m.Name] = m
 		}

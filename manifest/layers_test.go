@@ -195,6 +195,22 @@ func TestDiscoverPrecedence(t *testing.T) {
 	if g := summary(found); !reflect.DeepEqual(g, want) {
 		t.Errorf("found = %+v\nwant    %+v", g, want)
 	}
+	// What each winner hides, highest layer first: shadowing is never
+	// silent.
+	shadows := map[string][]got{}
+	for _, m := range found {
+		if len(m.Shadows) > 0 {
+			shadows[m.Name] = summary(m.Shadows)
+		}
+	}
+	wantShadows := map[string][]got{
+		"dirs":       {{"dirs", "d1", "dir"}},
+		"everywhere": {{"everywhere", "p", "project"}, {"everywhere", "u", "user"}},
+		"shared":     {{"shared", "u", "user"}},
+	}
+	if !reflect.DeepEqual(shadows, wantShadows) {
+		t.Errorf("shadows = %+v\nwant      %+v", shadows, wantShadows)
+	}
 }
 
 func TestDiscoverBrokenManifests(t *testing.T) {

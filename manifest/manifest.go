@@ -39,6 +39,11 @@ type Manifest struct {
 	Root    string          // absolute directory the manifest was read from (= ${PLUGIN_ROOT})
 	File    string          // absolute path of plugin.json
 	Layer   string          // name of the layer it came from ("user", "project", "dir")
+	// Shadows holds the valid manifests of the same name in lower layers
+	// that this one hides, highest layer first. [Discover] sets it; the
+	// host shows them, so a repository taking the name of one of the
+	// person's plugins is never silent.
+	Shadows []*Manifest
 }
 
 // Entry says how to run a plugin. Exactly one of Command and Wasm is set.

@@ -116,6 +116,14 @@ func TestCLI(t *testing.T) {
 	}})
 }
 
+// A repository's plugins and settings as a stranger's: what runs before
+// and after the person trusts it, and what reaches it of the person's.
+func TestTrust(t *testing.T) {
+	testscript.Run(t, testscript.Params{Dir: "testdata/trust", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"status": status,
+	}})
+}
+
 // status N PROG ARGS... runs PROG and fails unless it exits with status N;
 // its stdout and stderr become the script's, as with exec.
 func status(ts *testscript.TestScript, neg bool, args []string) {

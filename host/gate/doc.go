@@ -11,6 +11,11 @@
 //  3. else a matching allow rule (settings or --allow) allows;
 //  4. else the call is undecided, and the gate asks.
 //
+// One exception to 3: the tools of an untrusted project's plugins (New's
+// untrusted names) are never allowed by a settings rule, only by --allow
+// or the person's answer. An allow rule is a grant to the plugin its
+// author meant, and a cloned repository can ship a plugin of any name.
+//
 // Deny wins over everything so that no layer and no flag can lift it; ask
 // wins over allow so that a person who asked to be asked is asked even if
 // a broader allow also matches. Asking by default is what the spec means

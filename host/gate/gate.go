@@ -59,13 +59,25 @@ func (r rule) String() string { return fmt.Sprintf("%s %q", r.source, r.pattern)
 // built and safe for concurrent use.
 type Gate struct {
 	deny, ask, allow []rule
+	// untrusted names the plugins of an untrusted project: no allow rule
+	// from a settings file allows their tools.
+	untrusted map[string]bool
 }
 
 // New builds a Gate from the merged settings and the --allow flags, which
 // count as allow rules. Every malformed pattern is reported, each naming
 // where it was written, in one error wrapping ErrPattern.
-func New(p settings.Permissions, extraAllow []string) (*Gate, error) {
-	g := &Gate{}
+//
+// untrusted names the plugins of a project the person has not trusted.
+// Allow rules from settings are not applied to their tools: the person
+// wrote them for their own plugins, and a repository's plugin may take one
+// of their names. Deny and ask rules apply, and so does --allow, which the
+// person typed for this run.
+func New(p settings.Permissions, extraAllow []string, untrusted ...string) (*Gate, error) {
+	g := &Gate{untrusted: make(map[string]bool, len(untrusted))}
+	for _, name := range untrusted {
+		g.untrusted[name] = true
+	}
 	var errs []error
 	add := func(dst *[]rule, source string, patterns []string) {
 		for _, pat := range patterns {
@@ -79,11 +91,35 @@ func New(p settings.Permissions, extraAllow []string) (*Gate, error) {
 	add(&g.deny, "permissions.deny", p.Deny)
 	add(&g.ask, "permissions.ask", p.Ask)
 	add(&g.allow, "permissions.allow", p.Allow)
-	add(&g.allow, "--allow", extraAllow)
+	add(&g.allow, flagSource, extraAllow)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	return g, nil
+}
+
+// flagSource is the source of rules given with --allow.
+const flagSource = "--allow"
+
+// untrustedTool reports whether tool (plugin__<plugin>__<tool>) belongs to
+// a plugin of an untrusted project.
+func (g *Gate) untrustedTool(tool string) bool {
+	rest, ok := strings.CutPrefix(tool, "plugin__")
+	if !ok {
+		return false
+	}
+	plugin, _, ok := strings.Cut(rest, "__")
+	return ok && g.untrusted[plugin]
+}
+
+// Valid returns nil if pat is a pattern the gate accepts, or why not
+// (wrapping ErrPattern). Settings use it to drop a repository's malformed
+// pattern instead of failing every command.
+func Valid(pat string) error {
+	if !valid(pat) {
+		return ErrPattern
+	}
+	return nil
 }
 
 // valid reports whether pat is an exact name or a prefix with one trailing
@@ -103,11 +139,15 @@ func valid(pat string) bool {
 // and the verdict is the undecided Ask. When several rules of the deciding
 // kind match, the first written one is named.
 func (g *Gate) Decide(tool string) (Verdict, string) {
+	untrusted := g.untrustedTool(tool)
 	for _, set := range []struct {
 		rules []rule
 		v     Verdict
 	}{{g.deny, Deny}, {g.ask, Ask}, {g.allow, Allow}} {
 		for _, r := range set.rules {
+			if set.v == Allow && untrusted && r.source != flagSource {
+				continue
+			}
 			if r.matches(tool) {
 				return set.v, r.String()
 			}
@@ -126,6 +166,8 @@ func (g *Gate) HowToAllow(tool string) string {
 		return fmt.Sprintf("%s is denied by %s, which no allow overrides; remove that rule from your settings to allow it", tool, r)
 	case v == Ask && r != "":
 		return fmt.Sprintf("%s is asked about by %s, which wins over any allow; remove that rule from your settings to run it without asking", tool, r)
+	case g.untrustedTool(tool):
+		return fmt.Sprintf("%s belongs to a project you have not trusted, so no settings rule allows it; pass --allow %s, or run \"bingo trust\" in the project", tool, tool)
 	}
 	return fmt.Sprintf("add %q to permissions.allow in ~/.bingo/settings.json, or pass --allow %s", tool, tool)
 }

@@ -15,9 +15,11 @@ func TestDecide(t *testing.T) {
 		name  string
 		perms settings.Permissions
 		flags []string
-		tool  string
-		want  Verdict
-		rule  string
+		// untrusted names plugins of an untrusted project.
+		untrusted []string
+		tool      string
+		want      Verdict
+		rule      string
 	}{
 		{name: "no rules asks", tool: wc, want: Ask},
 		{name: "exact allow", perms: settings.Permissions{Allow: []string{wc}}, tool: wc, want: Allow, rule: `permissions.allow "plugin__wordcount__count"`},
@@ -51,9 +53,21 @@ func TestDecide(t *testing.T) {
 			perms: settings.Permissions{Deny: []string{"plugin__*", "plugin__wordcount__*"}}, tool: wc, want: Deny, rule: `permissions.deny "plugin__*"`},
 		{name: "settings allow named before --allow",
 			perms: settings.Permissions{Allow: []string{"*"}}, flags: []string{wc}, tool: wc, want: Allow, rule: `permissions.allow "*"`},
+		{name: "an untrusted project's plugin is not allowed by an exact settings rule",
+			perms: settings.Permissions{Allow: []string{wc}}, untrusted: []string{"wordcount"}, tool: wc, want: Ask},
+		{name: "nor by a wildcard",
+			perms: settings.Permissions{Allow: []string{"*", "plugin__*"}}, untrusted: []string{"wordcount"}, tool: wc, want: Ask},
+		{name: "--allow still allows an untrusted project's plugin",
+			perms: settings.Permissions{Allow: []string{"*"}}, flags: []string{wc}, untrusted: []string{"wordcount"}, tool: wc, want: Allow, rule: `--allow "plugin__wordcount__count"`},
+		{name: "deny applies to an untrusted project's plugin",
+			perms: settings.Permissions{Deny: []string{"plugin__wordcount__*"}}, flags: []string{wc}, untrusted: []string{"wordcount"}, tool: wc, want: Deny, rule: `permissions.deny "plugin__wordcount__*"`},
+		{name: "ask applies to an untrusted project's plugin",
+			perms: settings.Permissions{Ask: []string{wc}}, untrusted: []string{"wordcount"}, tool: wc, want: Ask, rule: `permissions.ask "plugin__wordcount__count"`},
+		{name: "other plugins keep their allow rules",
+			perms: settings.Permissions{Allow: []string{"plugin__*"}}, untrusted: []string{"word"}, tool: wc, want: Allow, rule: `permissions.allow "plugin__*"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := New(tc.perms, tc.flags)
+			g, err := New(tc.perms, tc.flags, tc.untrusted...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,11 +135,13 @@ func TestHowToAllow(t *testing.T) {
 	g, err := New(settings.Permissions{
 		Deny: []string{"plugin__evil__*"},
 		Ask:  []string{"plugin__careful__run"},
-	}, nil)
+	}, nil, "stranger")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ tool, want string }{
+		// A settings rule would not help an untrusted project's tool.
+		{"plugin__stranger__run", `plugin__stranger__run belongs to a project you have not trusted, so no settings rule allows it; pass --allow plugin__stranger__run, or run "bingo trust" in the project`},
 		{wc, `add "plugin__wordcount__count" to permissions.allow in ~/.bingo/settings.json, or pass --allow plugin__wordcount__count`},
 		// Adding an allow cannot help a denied or ask-ruled tool: say which rule decides.
 		{"plugin__evil__rm", `plugin__evil__rm is denied by permissions.deny "plugin__evil__*", which no allow overrides; remove that rule from your settings to allow it`},

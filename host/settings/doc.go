@@ -13,28 +13,35 @@
 //	  "deadlines":   {"tool": "60s", "hook": "150ms"},
 //	  "sandbox":     {"wordcount-wasm": {"writable": false, "memoryMiB": 256}},
 //	  "provider":    {"plugin": "myplugin/fast"},
-//	  "turn":        {"maxSteps": 20, "compactAt": 200000}
+//	  "turn":        {"maxSteps": 20, "compactAt": 200000},
+//	  "env":         {"withhold": ["AWS_SECRET_ACCESS_KEY"],
+//	                  "plugins": {"deploy": {"withhold": ["GITHUB_TOKEN"], "pass": ["OPENAI_API_KEY"]}}}
 //	}
 //
 // provider is either {"plugin": "<plugin>/<providerId>"} or
 // {"openai": {"baseURL": "...", "model": "...", "apiKeyEnv": "OPENAI_API_KEY"}},
 // never both in one file.
 //
+// env names the host's environment variables an exec plugin does not
+// see: env.withhold are kept from every plugin, env.plugins.<name>.withhold
+// from that plugin as well, and env.plugins.<name>.pass are given to that
+// plugin even so; Env.Filter applies them. Every entry must be a variable's
+// name, never its value.
+//
 // # Merging
 //
-// A later file wins, with one deliberate exception:
+// Load reads any number of files and trusts each alike. A later file wins,
+// with one deliberate exception:
 //
 //   - permissions.allow, .deny and .ask are unioned across the layers, in
 //     order and without repeats. A project can add rules but cannot remove
 //     one: a repository you cloned must not be able to lift your deny.
-//   - plugins.<name> and sandbox.<name> are replaced whole, per name, by the
-//     later layer. A plugin's config slice is one document the plugin reads
-//     as a whole, and a sandbox grant is one decision; merging their insides
-//     would produce a value neither layer wrote.
-//     The host honours sandbox grants from the user's own file only (a
-//     repository's settings ship with the repository's plugins, so they
-//     may not widen those plugins' sandbox), and sends an API key only to
-//     the endpoint the user's own file sends it to: see host.Open.
+//     env.withhold is unioned the same way.
+//   - plugins.<name>, sandbox.<name> and env.plugins.<name> are replaced
+//     whole, per name, by the later layer. A plugin's config slice is one
+//     document the plugin reads as a whole, and a sandbox grant is one
+//     decision; merging their insides would produce a value neither layer
+//     wrote.
 //   - deadlines.<kind>, turn.maxSteps and turn.compactAt: the later layer
 //     wins, field by field, where it sets the field.
 //   - provider: a layer that sets provider.plugin chooses that provider and
@@ -42,17 +49,60 @@
 //     chooses OpenAI, and its fields override those of an earlier openai
 //     choice one by one (so a project can change only the model).
 //
+// # Trust
+//
+// A repository's settings file ships with the repository: whoever wrote
+// it is not the person running the host. LoadLayered reads the user's file
+// and then a project's, and applies the project's only as far as the
+// person trusts the project. It reports every key of the project's file it
+// leaves out, so the host can say so.
+//
+//   - The user's file applies as in Load.
+//   - sandbox and env are only ever taken from the user's file, whether the
+//     project is trusted or not: a sandbox grant and a variable passed to a
+//     plugin are the person's to give. A project file that sets them has
+//     those keys listed in Loaded.UserOnly.
+//   - A trusted project's file applies otherwise as Load's second file.
+//   - An untrusted project's file can only tighten. Its permissions.deny
+//     and .ask are unioned in; its permissions.allow is ignored. Its
+//     deadlines.<kind>, turn.maxSteps and turn.compactAt apply only where
+//     smaller than what is in force (the user's value or the default). Its
+//     provider is ignored whole. Its plugins.<name> applies only to the
+//     project's own plugins (Project.Own): any other name is a plugin of
+//     the person's, which a repository must not feed config to. What is
+//     ignored is listed in Loaded.Ignored.
+//   - An untrusted project plugin (Project.Untrusted: in an untrusted
+//     project, or one whose files changed since the person trusted it)
+//     does not get what the user's file
+//     gives a plugin of the same name, which the person wrote for their own
+//     plugin: the user's plugins.<name> (the project's own plugins.<name>
+//     stays), sandbox.<name>, and the pass list of env.plugins.<name>. Its
+//     withhold list still applies, since it only narrows. What is kept back
+//     is listed in Loaded.Withheld.
+//
 // # Refusals
 //
 // Settings are typed by hand, so mistakes are refused rather than guessed
 // at: an unknown key (a typo would otherwise silently do nothing), a key
 // given twice in one object, a value of the wrong type, a duration that
 // does not parse or is not positive, a count that is not a positive whole
-// number. A malformed file is one *Error naming the file, the line and the
-// column; none of that file applies and the other files still do. A file
-// that does not exist is not an error, and neither is an empty one.
+// number, an env entry that is not a variable's name. A malformed file is
+// one *Error naming the file, the line and the column; none of that file
+// applies and the other files still do. A file that does not exist is not
+// an error, and neither is an empty one.
+//
+// A settings file is at most MaxFileSize (1 MiB). A larger one, or one
+// that is not a regular file (reading a FIFO would block the host), is one
+// *Error and none of it applies. Neither is ever read whole: the size and
+// the kind of file are checked before it is opened, and reading stops
+// past the limit in case the file grows meanwhile.
 //
 // Permission patterns are checked by package gate, which owns their
-// grammar; plugin names under plugins and sandbox are not checked against
-// the installed plugins, because settings are read before plugins load.
+// grammar. LoadLayered checks the project file's patterns with
+// Project.ValidPattern when it is set, before applying the trust rules:
+// a bad pattern is one *Error at its line and column and is dropped, and
+// the rest of the file still applies, so a repository's typo cannot make
+// every tool call fail. Plugin names under plugins, sandbox and env are not
+// checked against the installed plugins, because settings are read before
+// plugins load.
 package settings

@@ -18,14 +18,73 @@ import (
 // what decoding into Settings would lose.
 type layer struct {
 	allow, deny, ask []string
-	plugins          map[string]json.RawMessage
-	sandbox          map[string]Sandbox
-	deadlines        map[string]time.Duration
-	provider         struct {
+	// patternAt places each pattern of allow, deny and ask, by list key,
+	// for the checks made after parsing.
+	patternAt map[string][]place
+	plugins   map[string]json.RawMessage
+	sandbox   map[string]Sandbox
+	env       *Env
+	deadlines map[string]time.Duration
+	provider  struct {
 		plugin *string
 		openai *openAILayer
 	}
 	maxSteps, compactAt *int
+	// keys are the keys one below the top that the file sets, dotted
+	// ("permissions.allow", "plugins.deploy", "provider.openai"), in file
+	// order.
+	keys []string
+}
+
+// place is a line and a column, as in Error.
+type place struct{ line, col int }
+
+// perm returns the list permissions.<key> is read into, or nil for an
+// unknown key.
+func (l *layer) perm(key string) *[]string {
+	switch key {
+	case "allow":
+		return &l.allow
+	case "deny":
+		return &l.deny
+	case "ask":
+		return &l.ask
+	}
+	return nil
+}
+
+// turn returns the field turn.<key> is read into, or nil for an unknown
+// key.
+func (l *layer) turn(key string) **int {
+	switch key {
+	case "maxSteps":
+		return &l.maxSteps
+	case "compactAt":
+		return &l.compactAt
+	}
+	return nil
+}
+
+// drop forgets the key top.sub, one of l.keys, as if the file had not set
+// it. Under sandbox, env and provider, which are taken or left whole, it
+// forgets the whole top key.
+func (l *layer) drop(top, sub string) {
+	switch top {
+	case "permissions":
+		*l.perm(sub) = nil
+	case "plugins":
+		delete(l.plugins, sub)
+	case "deadlines":
+		delete(l.deadlines, sub)
+	case "turn":
+		*l.turn(sub) = nil
+	case "sandbox":
+		l.sandbox = nil
+	case "env":
+		l.env = nil
+	case "provider":
+		l.provider.plugin, l.provider.openai = nil, nil
+	}
 }
 
 type openAILayer struct {
@@ -33,12 +92,14 @@ type openAILayer struct {
 }
 
 var (
-	topKeys         = []string{"permissions", "plugins", "deadlines", "sandbox", "provider", "turn"}
+	topKeys         = []string{"permissions", "plugins", "deadlines", "sandbox", "provider", "turn", "env"}
 	permissionsKeys = []string{"allow", "deny", "ask"}
 	sandboxKeys     = []string{"writable", "memoryMiB"}
 	providerKeys    = []string{"plugin", "openai"}
 	openAIKeys      = []string{"baseURL", "model", "apiKeyEnv"}
 	turnKeys        = []string{"maxSteps", "compactAt"}
+	envKeys         = []string{"withhold", "plugins"}
+	pluginEnvKeys   = []string{"withhold", "pass"}
 )
 
 // parse reads one settings file. It walks the JSON token by token, rather
@@ -84,13 +145,20 @@ func (p *parser) at() int64 {
 	return off
 }
 
-// errAt returns an *Error placing msg at byte offset off.
-func (p *parser) errAt(off int64, format string, args ...any) error {
+// place returns the line and column of byte offset off.
+func (p *parser) place(off int64) place {
 	off = min(max(off, 0), int64(len(p.data)))
 	before := p.data[:off]
-	line := 1 + bytes.Count(before, []byte("\n"))
-	col := 1 + utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:])
-	return &Error{File: p.file, Line: line, Col: col, Err: fmt.Errorf(format, args...)}
+	return place{
+		line: 1 + bytes.Count(before, []byte("\n")),
+		col:  1 + utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]),
+	}
+}
+
+// errAt returns an *Error placing msg at byte offset off.
+func (p *parser) errAt(off int64, format string, args ...any) error {
+	at := p.place(off)
+	return &Error{File: p.file, Line: at.line, Col: at.col, Err: fmt.Errorf(format, args...)}
 }
 
 // token reads the next token, turning a syntax error into a placed *Error.
@@ -169,6 +237,15 @@ func (p *parser) object(path string, each func(key string, at int64) error) erro
 	return err
 }
 
+// section reads the top-level object name, recording each key it holds
+// in l.keys before each reads the key's value.
+func (p *parser) section(l *layer, name string, each func(key string, at int64) error) error {
+	return p.object(name, func(key string, at int64) error {
+		l.keys = append(l.keys, name+"."+key)
+		return each(key, at)
+	})
+}
+
 func (p *parser) unknown(at int64, key, path string, known []string) error {
 	return p.errAt(at, "unknown key %q in %s (known keys: %s)", key, path, strings.Join(known, ", "))
 }
@@ -233,7 +310,9 @@ func (p *parser) duration(path string) (time.Duration, error) {
 	return d, nil
 }
 
-func (p *parser) strs(path string) ([]string, error) {
+// strs reads an array of strings. check, if not nil, is called with each
+// element's path, value and offset, and may refuse it.
+func (p *parser) strs(path string, check func(path, s string, at int64) error) ([]string, error) {
 	at := p.at()
 	tok, err := p.token()
 	if err != nil {
@@ -244,9 +323,16 @@ func (p *parser) strs(path string) ([]string, error) {
 	}
 	out := []string{}
 	for p.dec.More() {
-		s, err := p.str(fmt.Sprintf("%s[%d]", path, len(out)))
+		at := p.at()
+		elem := fmt.Sprintf("%s[%d]", path, len(out))
+		s, err := p.str(elem)
 		if err != nil {
 			return nil, err
+		}
+		if check != nil {
+			if err := check(elem, s, at); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, s)
 	}
@@ -279,33 +365,34 @@ func (p *parser) top(l *layer) error {
 			return p.provider(l)
 		case "turn":
 			return p.turn(l)
+		case "env":
+			return p.env(l)
 		}
 		return p.unknown(at, key, "the settings file", topKeys)
 	})
 }
 
 func (p *parser) permissions(l *layer) error {
-	return p.object("permissions", func(key string, at int64) error {
-		var dst *[]string
-		switch key {
-		case "allow":
-			dst = &l.allow
-		case "deny":
-			dst = &l.deny
-		case "ask":
-			dst = &l.ask
-		default:
+	l.patternAt = make(map[string][]place)
+	return p.section(l, "permissions", func(key string, at int64) error {
+		dst := l.perm(key)
+		if dst == nil {
 			return p.unknown(at, key, "permissions", permissionsKeys)
 		}
-		v, err := p.strs("permissions." + key)
+		var where []place
+		v, err := p.strs("permissions."+key, func(_, _ string, at int64) error {
+			where = append(where, p.place(at))
+			return nil
+		})
 		*dst = v
+		l.patternAt[key] = where
 		return err
 	})
 }
 
 func (p *parser) plugins(l *layer) error {
 	l.plugins = make(map[string]json.RawMessage)
-	return p.object("plugins", func(name string, at int64) error {
+	return p.section(l, "plugins", func(name string, at int64) error {
 		raw, err := p.raw()
 		l.plugins[name] = raw
 		return err
@@ -315,7 +402,7 @@ func (p *parser) plugins(l *layer) error {
 func (p *parser) deadlines(l *layer) error {
 	l.deadlines = make(map[string]time.Duration)
 	var scratch Deadlines
-	return p.object("deadlines", func(key string, at int64) error {
+	return p.section(l, "deadlines", func(key string, at int64) error {
 		if deadlineField(&scratch, key) == nil {
 			return p.unknown(at, key, "deadlines", deadlineKeys)
 		}
@@ -327,7 +414,7 @@ func (p *parser) deadlines(l *layer) error {
 
 func (p *parser) sandbox(l *layer) error {
 	l.sandbox = make(map[string]Sandbox)
-	return p.object("sandbox", func(name string, at int64) error {
+	return p.section(l, "sandbox", func(name string, at int64) error {
 		path := "sandbox." + name
 		var sb Sandbox
 		err := p.object(path, func(key string, at int64) error {
@@ -352,7 +439,7 @@ func (p *parser) sandbox(l *layer) error {
 
 func (p *parser) provider(l *layer) error {
 	start := p.at()
-	err := p.object("provider", func(key string, at int64) error {
+	err := p.section(l, "provider", func(key string, at int64) error {
 		switch key {
 		case "plugin":
 			s, err := p.str("provider.plugin")
@@ -431,17 +518,65 @@ func isEnvName(s string) bool {
 }
 
 func (p *parser) turn(l *layer) error {
-	return p.object("turn", func(key string, at int64) error {
-		switch key {
-		case "maxSteps":
-			n, err := p.positive("turn.maxSteps")
-			l.maxSteps = n
-			return err
-		case "compactAt":
-			n, err := p.positive("turn.compactAt")
-			l.compactAt = n
-			return err
+	return p.section(l, "turn", func(key string, at int64) error {
+		dst := l.turn(key)
+		if dst == nil {
+			return p.unknown(at, key, "turn", turnKeys)
 		}
-		return p.unknown(at, key, "turn", turnKeys)
+		n, err := p.positive("turn." + key)
+		*dst = n
+		return err
+	})
+}
+
+func (p *parser) env(l *layer) error {
+	e := &Env{}
+	l.env = e
+	return p.section(l, "env", func(key string, at int64) error {
+		switch key {
+		case "withhold":
+			v, err := p.envNames("env.withhold")
+			e.Withhold = v
+			return err
+		case "plugins":
+			e.Plugins = make(map[string]PluginEnv)
+			return p.object("env.plugins", func(name string, at int64) error {
+				pe, err := p.pluginEnv("env.plugins." + name)
+				e.Plugins[name] = pe
+				return err
+			})
+		}
+		return p.unknown(at, key, "env", envKeys)
+	})
+}
+
+func (p *parser) pluginEnv(path string) (PluginEnv, error) {
+	var pe PluginEnv
+	err := p.object(path, func(key string, at int64) error {
+		var dst *[]string
+		switch key {
+		case "withhold":
+			dst = &pe.Withhold
+		case "pass":
+			dst = &pe.Pass
+		default:
+			return p.unknown(at, key, path, pluginEnvKeys)
+		}
+		v, err := p.envNames(path + "." + key)
+		*dst = v
+		return err
+	})
+	return pe, err
+}
+
+// envNames reads an array of environment variable names.
+func (p *parser) envNames(path string) ([]string, error) {
+	return p.strs(path, func(elem, s string, at int64) error {
+		if !isEnvName(s) {
+			// Do not echo the value: it may be a secret pasted in the
+			// wrong place.
+			return p.errAt(at, "%s must be an environment variable's name (like GITHUB_TOKEN)", elem)
+		}
+		return nil
 	})
 }

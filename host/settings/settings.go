@@ -2,10 +2,7 @@ package settings
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -32,6 +29,9 @@ type Settings struct {
 	Provider ProviderChoice
 	// Turn bounds a turn.
 	Turn Turn
+	// Env says which of the host's environment variables exec plugins do
+	// not see.
+	Env Env
 }
 
 // Permissions are tool-name patterns, as written in permissions.allow,
@@ -155,31 +155,23 @@ func Files(home, project string) []string {
 }
 
 // Load reads the settings files in order, a later file winning (see the
-// package doc for the merge rule), over Default. A file that does not
-// exist is skipped. A file that cannot be read or is malformed adds one
-// *Error to errs and contributes nothing; the other files still apply, so
-// the returned Settings is always usable.
+// package doc for the merge rule), over Default. Every file is trusted
+// alike: for a project's file, which may not be, use LoadLayered. A file
+// that does not exist is skipped. A file that cannot be read, is larger
+// than MaxFileSize or is malformed adds one *Error to errs and contributes
+// nothing; the other files still apply, so the returned Settings is always
+// usable.
 func Load(files ...string) (s Settings, errs []error) {
 	s = Default()
 	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err // the path is already in the Error
-			}
-			errs = append(errs, &Error{File: file, Err: err})
-			continue
-		}
-		l, err := parse(file, data)
+		l, err := read(file)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		s.apply(l)
+		if l != nil {
+			s.apply(l)
+		}
 	}
 	return s, errs
 }
@@ -208,17 +200,11 @@ func (s *Settings) apply(l *layer) {
 	s.Permissions.Allow = union(s.Permissions.Allow, l.allow)
 	s.Permissions.Deny = union(s.Permissions.Deny, l.deny)
 	s.Permissions.Ask = union(s.Permissions.Ask, l.ask)
-	for name, raw := range l.plugins {
-		if s.Plugins == nil {
-			s.Plugins = make(map[string]json.RawMessage)
-		}
-		s.Plugins[name] = raw
-	}
-	for name, sb := range l.sandbox {
-		if s.Sandbox == nil {
-			s.Sandbox = make(map[string]Sandbox)
-		}
-		s.Sandbox[name] = sb
+	putAll(&s.Plugins, l.plugins)
+	putAll(&s.Sandbox, l.sandbox)
+	if l.env != nil {
+		s.Env.Withhold = union(s.Env.Withhold, l.env.Withhold)
+		putAll(&s.Env.Plugins, l.env.Plugins)
 	}
 	for key, d := range l.deadlines {
 		*deadlineField(&s.Deadlines, key) = d
@@ -238,6 +224,17 @@ func (s *Settings) apply(l *layer) {
 	}
 	set(&s.Turn.MaxSteps, l.maxSteps)
 	set(&s.Turn.CompactAt, l.compactAt)
+}
+
+// putAll replaces (*dst)[name] whole for every name in src, making *dst
+// when it is nil and there is something to put.
+func putAll[V any](dst *map[string]V, src map[string]V) {
+	for name, v := range src {
+		if *dst == nil {
+			*dst = make(map[string]V)
+		}
+		(*dst)[name] = v
+	}
 }
 
 func set[T any](dst *T, v *T) {

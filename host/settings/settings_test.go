@@ -91,7 +91,8 @@ func TestLoadEveryKey(t *testing.T) {
                 "compactor":"6s","provider":"7s","providerIdle":"8s","hook":"150ms","service":"10s","grace":"1m30s"},
   "sandbox": {"wc": {"writable": true, "memoryMiB": 512}, "narrow": {}},
   "provider": {"openai": {"baseURL": "https://api.example.com/v1", "model": "gpt-x", "apiKeyEnv": "OPENAI_API_KEY"}},
-  "turn": {"maxSteps": 7, "compactAt": 1000}
+  "turn": {"maxSteps": 7, "compactAt": 1000},
+  "env": {"withhold": ["AWS_SECRET_ACCESS_KEY"], "plugins": {"deploy": {"withhold": ["GITHUB_TOKEN"], "pass": ["OPENAI_API_KEY"]}, "bare": {}}}
 }`)
 	s := loadOK(t, f)
 	want := Settings{
@@ -118,6 +119,13 @@ func TestLoadEveryKey(t *testing.T) {
 			BaseURL: "https://api.example.com/v1", Model: "gpt-x", APIKeyEnv: "OPENAI_API_KEY",
 		}},
 		Turn: Turn{MaxSteps: 7, CompactAt: 1000},
+		Env: Env{
+			Withhold: []string{"AWS_SECRET_ACCESS_KEY"},
+			Plugins: map[string]PluginEnv{
+				"deploy": {Withhold: []string{"GITHUB_TOKEN"}, Pass: []string{"OPENAI_API_KEY"}},
+				"bare":   {},
+			},
+		},
 	}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("Load =\n%+v\nwant\n%+v", s, want)
@@ -178,6 +186,25 @@ func TestMerge(t *testing.T) {
 	}
 }
 
+// Across files given to Load, env.withhold is unioned and
+// env.plugins.<name> replaced whole, per name.
+func TestMergeEnv(t *testing.T) {
+	dir := t.TempDir()
+	a := write(t, dir, "a.json", `{"env": {"withhold": ["A", "B"], "plugins": {"x": {"pass": ["A"]}, "y": {"withhold": ["C"]}}}}`)
+	b := write(t, dir, "b.json", `{"env": {"withhold": ["B", "D"], "plugins": {"x": {"withhold": ["E"]}}}}`)
+	s := loadOK(t, a, b)
+	want := Env{
+		Withhold: []string{"A", "B", "D"},
+		Plugins: map[string]PluginEnv{
+			"x": {Withhold: []string{"E"}},
+			"y": {Withhold: []string{"C"}},
+		},
+	}
+	if !reflect.DeepEqual(s.Env, want) {
+		t.Errorf("Env = %+v, want %+v", s.Env, want)
+	}
+}
+
 func TestMergeProviderChoice(t *testing.T) {
 	dir := t.TempDir()
 	openai := write(t, dir, "openai.json", `{"provider": {"openai": {"model": "m", "apiKeyEnv": "K"}}}`)
@@ -227,7 +254,7 @@ func TestMalformed(t *testing.T) {
 		{"truncated", "{\"turn\": {", 1, 11, "ends in the middle"},
 		{"trailing text", "{}\n{}", 2, 1, "not valid JSON"},
 		{"not an object", "[1]", 1, 1, "the settings file must be an object, not an array"},
-		{"unknown top key", "{\n  \"permisions\": {}\n}", 2, 3, `unknown key "permisions" in the settings file (known keys: permissions, plugins, deadlines, sandbox, provider, turn)`},
+		{"unknown top key", "{\n  \"permisions\": {}\n}", 2, 3, `unknown key "permisions" in the settings file (known keys: permissions, plugins, deadlines, sandbox, provider, turn, env)`},
 		{"unknown permissions key", `{"permissions": {"alow": []}}`, 1, 18, `unknown key "alow" in permissions (known keys: allow, deny, ask)`},
 		{"unknown deadline", `{"deadlines": {"tools": "1s"}}`, 1, 16, `unknown key "tools" in deadlines (known keys: initialize, tool,`},
 		{"unknown sandbox key", `{"sandbox": {"wc": {"memory": 1}}}`, 1, 21, `unknown key "memory" in sandbox.wc (known keys: writable, memoryMiB)`},
@@ -256,6 +283,16 @@ func TestMalformed(t *testing.T) {
 		{"empty model", `{"provider": {"openai": {"model": ""}}}`, 1, 35, "provider.openai.model must not be empty"},
 		{"key in apiKeyEnv", `{"provider": {"openai": {"apiKeyEnv": "sk-abc123"}}}`, 1, 39, "must name an environment variable"},
 		{"column counts characters", "{\"plugins\": {\"é\": 1}, \"x\": 1}", 1, 23, `unknown key "x"`},
+		{"env not an object", `{"env": ["A"]}`, 1, 9, "env must be an object, not an array"},
+		{"unknown env key", "{\"env\": {\n  \"pass\": []}}", 2, 3, `unknown key "pass" in env (known keys: withhold, plugins)`},
+		{"env withhold not an array", `{"env": {"withhold": "A"}}`, 1, 22, "env.withhold must be an array of strings, not a string"},
+		{"env withhold not a name", `{"env": {"withhold": ["A", "B-C"]}}`, 1, 28, "env.withhold[1] must be an environment variable's name"},
+		{"env withhold a secret", `{"env": {"withhold": ["sk-abc123"]}}`, 1, 23, "env.withhold[0] must be an environment variable's name"},
+		{"env plugin not an object", `{"env": {"plugins": {"deploy": []}}}`, 1, 32, "env.plugins.deploy must be an object, not an array"},
+		{"unknown env plugin key", `{"env": {"plugins": {"deploy": {"allow": []}}}}`, 1, 33, `unknown key "allow" in env.plugins.deploy (known keys: withhold, pass)`},
+		{"env pass not a name", "{\"env\": {\"plugins\": {\"d\": {\n \"pass\": [\"OK\",\n  \"1BAD\"]}}}}", 3, 3, "env.plugins.d.pass[1] must be an environment variable's name"},
+		{"env pass a number", `{"env": {"plugins": {"d": {"pass": [1]}}}}`, 1, 37, "env.plugins.d.pass[0] must be a string, not a number"},
+		{"env key twice", `{"env": {"withhold": [], "withhold": []}}`, 1, 26, `key "withhold" appears twice in env`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -351,6 +388,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"permissions": {"allow": ["a"]}, "turn": {"maxSteps": 2}}`))
 	f.Add([]byte(`{"plugins": {"a": {"b": [1, {"c": null}]}}, "deadlines": {"tool": "1s"}}`))
 	f.Add([]byte(`{"provider": {"openai": {"model": "m"}}, "sandbox": {"x": {"writable": true}}}`))
+	f.Add([]byte(`{"env": {"withhold": ["A"], "plugins": {"d": {"withhold": ["B"], "pass": ["C"]}}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l, err := parse("f.json", data)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,7 +36,8 @@ const usage = `usage:
   bingo [flags] PROMPT            run a turn; a PROMPT starting with / runs that command
   bingo call [flags] TOOL [JSON]  run one tool call as a model's call would run
   bingo complete [flags] LINE     list completions for a partial command line
-  bingo plugins [flags] [--json]  list plugins: name, version, layer, transport, status, contributions
+  bingo plugins [flags] [--json]  list plugins: name, version, layer, transport, trust, status, contributions
+  bingo trust [--revoke] [--cwd DIR]  trust this repository's plugins and settings as they are now (or withdraw it)
 flags:
 `
 
@@ -46,6 +48,7 @@ type options struct {
 	cwd        string
 	allow      multi
 	json       bool
+	revoke     bool
 }
 
 type multi []string
@@ -53,15 +56,18 @@ type multi []string
 func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
 
-func (o *options) flags(name string, stderr io.Writer, withJSON bool) *flag.FlagSet {
+func (o *options) flags(name string, stderr io.Writer, sub string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.BoolVar(&o.print, "print", o.print, "fold every View to plain text; no prompts, no colour, no progress")
 	fs.Var(&o.pluginDirs, "plugin-dir", "load plugins from `DIR` as an extra layer (repeatable)")
 	fs.StringVar(&o.cwd, "cwd", o.cwd, "the session's working `DIR`")
 	fs.Var(&o.allow, "allow", "allow `TOOL` for this run (repeatable; prefix* patterns too)")
-	if withJSON {
+	switch sub {
+	case "plugins":
 		fs.BoolVar(&o.json, "json", false, "print JSON")
+	case "trust":
+		fs.BoolVar(&o.revoke, "revoke", false, "withdraw your trust in the project")
 	}
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
 	return fs
@@ -70,7 +76,7 @@ func (o *options) flags(name string, stderr io.Writer, withJSON bool) *flag.Flag
 // Main runs the bingo command line and returns its exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var o options
-	fs := o.flags("bingo", stderr, false)
+	fs := o.flags("bingo", stderr, "")
 	if err := fs.Parse(args); err != nil {
 		return usageStatus(err)
 	}
@@ -78,9 +84,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	sub := ""
 	if len(rest) > 0 {
 		switch rest[0] {
-		case "call", "complete", "plugins":
+		case "call", "complete", "plugins", "trust":
 			sub = rest[0]
-			sfs := o.flags("bingo "+sub, stderr, sub == "plugins")
+			sfs := o.flags("bingo "+sub, stderr, sub)
 			if err := sfs.Parse(rest[1:]); err != nil {
 				return usageStatus(err)
 			}
@@ -97,8 +103,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case sub == "complete" && len(rest) != 1:
 		fmt.Fprint(stderr, "bingo complete: want one LINE\n")
 		return ExitUsage
-	case sub == "plugins" && len(rest) != 0:
-		fmt.Fprint(stderr, "bingo plugins: takes no arguments\n")
+	case (sub == "plugins" || sub == "trust") && len(rest) != 0:
+		fmt.Fprintf(stderr, "bingo %s: takes no arguments\n", sub)
 		return ExitUsage
 	}
 	var input json.RawMessage
@@ -115,13 +121,20 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bingo: %v\n", err)
 		return ExitUsage
 	}
+	if sub == "trust" { // starts nothing: it only records a decision
+		return r.trust()
+	}
 	// The second Ctrl-C must stop the plugins before exiting, but the host
 	// opens after the interrupts start (opening is interruptible too): the
 	// hook finds it through hc once it exists.
 	hc := newHostCloser()
 	ctx, stop := r.interrupts(func() { closeWithin(hc.forceClose, quitGrace) })
 	defer stop()
-	h, err := host.Open(ctx, host.Config{Home: r.home, Cwd: r.cwd, PluginDirs: o.pluginDirs, Allow: o.allow, Notify: r.notice})
+	cfg := host.Config{Home: r.home, Cwd: r.cwd, PluginDirs: o.pluginDirs, Allow: o.allow, Notify: r.notice}
+	if r.interactive {
+		cfg.AskTrust = r.AskTrust
+	}
+	h, err := host.Open(ctx, cfg)
 	hc.set(h)
 	if err != nil {
 		r.fail(err)
@@ -360,18 +373,66 @@ func (r *run) plugins(h *host.Host) int {
 		return ExitOK
 	}
 	tw := tabwriter.NewWriter(r.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tVERSION\tLAYER\tTRANSPORT\tSTATUS\tCONTRIBUTES")
+	fmt.Fprintln(tw, "NAME\tVERSION\tLAYER\tTRANSPORT\tTRUST\tSTATUS\tCONTRIBUTES")
 	for _, p := range infos {
 		status := p.Status
 		if p.Error != "" {
 			status += ": " + p.Error
 		}
+		trust := p.Trust
+		if trust == "" {
+			trust = "yours" // the person's own, or a --plugin-dir they named
+		}
 		// Names, versions and errors come from manifests and plugins.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", render.Line(p.Name), render.Line(p.Version), render.Line(p.Layer),
-			render.Line(p.Transport), render.Line(status), render.Line(strings.Join(p.Contributes, ", ")))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", render.Line(p.Name), render.Line(p.Version), render.Line(p.Layer),
+			render.Line(p.Transport), render.Line(trust), render.Line(status), render.Line(strings.Join(p.Contributes, ", ")))
 	}
 	tw.Flush()
 	return ExitOK
+}
+
+// trust records (or with --revoke withdraws) the person's trust in the
+// project around the working directory, and prints what it trusted.
+func (r *run) trust() int {
+	if r.o.revoke {
+		project, was, err := host.Revoke(r.home, r.cwd)
+		if err != nil {
+			r.fail(err)
+			return ExitError
+		}
+		if !was {
+			fmt.Fprintf(r.stdout, "%s was not trusted\n", project)
+			return ExitOK
+		}
+		fmt.Fprintf(r.stdout, "no longer trusted: %s\n", project)
+		return ExitOK
+	}
+	rep, err := host.Trust(r.home, r.cwd)
+	if err != nil {
+		r.fail(err)
+		return ExitError
+	}
+	if rep.MovedAside != "" {
+		fmt.Fprintf(r.stderr, "bingo: your trust file was unreadable; it is kept as %s and a new one started\n", rep.MovedAside)
+	}
+	fmt.Fprintf(r.stdout, "trusted %s (recorded in %s)\n", rep.Project, rep.Record)
+	for _, p := range rep.Plugins {
+		fmt.Fprintf(r.stdout, "  plugin %s %s\n", render.Line(p.Name), p.Digest)
+		for _, f := range sortedKeys(p.Files) {
+			fmt.Fprintf(r.stdout, "    %s: %s\n", render.Line(f), render.Line(p.Files[f]))
+		}
+	}
+	fmt.Fprintf(r.stdout, "  settings .bingo/settings.json: %s\n", rep.Settings)
+	return ExitOK
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func (r *run) call(ctx context.Context, h *host.Host, tool string, input json.RawMessage) int {

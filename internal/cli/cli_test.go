@@ -69,6 +69,21 @@ func TestApproveAsksThePerson(t *testing.T) {
 	}
 }
 
+func TestAskTrustNamesWhatWouldRun(t *testing.T) {
+	q := host.TrustQuestion{Project: "/src/repo", Plugins: []string{"deploy (sh /src/repo/.bingo/plugins/deploy/run.sh)", "evil\x1b[2K (x)"}}
+	for answer, want := range map[string]bool{"y\n": true, "yes\n": true, "\n": false, "no\n": false} {
+		r, errw := interactive(answer)
+		ok, err := r.AskTrust(context.Background(), q)
+		if err != nil || ok != want {
+			t.Errorf("answer %q: ok=%v err=%v", answer, ok, err)
+		}
+		want := "This repository (/src/repo) wants to run, with your rights:\n  deploy (sh /src/repo/.bingo/plugins/deploy/run.sh)\n  evil"
+		if got := errw.String(); !strings.HasPrefix(got, want) || strings.Contains(got, "\x1b") || !strings.HasSuffix(got, "Trust it? [y/N] ") {
+			t.Errorf("prompt = %q", got)
+		}
+	}
+}
+
 func TestNobodyToAskWithoutATerminal(t *testing.T) {
 	r, _ := interactive("y\n")
 	r.interactive = false

@@ -5,12 +5,19 @@
 //	bingo [flags] PROMPT            a PROMPT starting with / runs that command
 //	bingo call [flags] TOOL [JSON]  one tool call exactly as a model's call runs
 //	bingo complete [flags] LINE     completions for a partial command line
-//	bingo plugins [--json]          what loaded, from where, and what it offers
+//	bingo plugins [--json]          what loaded, from where, whether it is trusted, and what it offers
+//	bingo trust [--revoke]          trust the project as it is now (or withdraw that); starts nothing
 //
 // Flags: --print (fold Views to text, no prompts, no colour, no progress),
 // --plugin-dir DIR (repeatable), --cwd DIR, --allow TOOL (repeatable).
 // Exit status: 0 success, 1 the command or tool reported an error or was
 // denied, 2 usage error.
+//
+// Trust: in a project the person has not trusted (see package host/trust),
+// its exec plugins are not started. On a terminal (stdin and stderr, and
+// not --print) the first run asks once whether to trust it; otherwise one
+// notice says how. `bingo trust` prints what it pinned: each project
+// plugin's digest and the record of every file the digest covers.
 //
 // Output: the answer goes to stdout; notices, progress and questions go to
 // stderr. A View is drawn as a real table or list (colour only on a

@@ -134,8 +134,25 @@ func (r *run) Approve(ctx context.Context, call sdk.ToolCall, why string) (bool,
 	}
 	// The name and input are the model's, why may be a hook's: none of them
 	// may redraw the prompt the person answers.
-	a, err := r.prompter.ask(ctx, fmt.Sprintf("Run %s %s? (%s) [y/N] ",
+	return r.yesNo(ctx, fmt.Sprintf("Run %s %s? (%s) [y/N] ",
 		render.Line(call.Name), render.Line(string(call.Input)), render.Line(why)))
+}
+
+// AskTrust is host.Config.AskTrust on a terminal: the first run in an
+// untrusted project with exec plugins asks once whether to trust it.
+func (r *run) AskTrust(ctx context.Context, q host.TrustQuestion) (bool, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "This repository (%s) wants to run, with your rights:\n", render.Line(q.Project))
+	for _, p := range q.Plugins { // a manifest's words: one line each
+		fmt.Fprintf(&b, "  %s\n", render.Line(p))
+	}
+	b.WriteString("Trust it? [y/N] ")
+	return r.yesNo(ctx, b.String())
+}
+
+// yesNo asks question and reports whether the person answered y or yes.
+func (r *run) yesNo(ctx context.Context, question string) (bool, error) {
+	a, err := r.prompter.ask(ctx, question)
 	if err != nil {
 		return false, err
 	}

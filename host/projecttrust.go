@@ -1,0 +1,307 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/host/trust"
+	"github.com/bingo/bingo-plugin-rpc/manifest"
+)
+
+// TrustQuestion is what Config.AskTrust puts to the person: the project
+// and the exec plugins it would start.
+type TrustQuestion struct {
+	Project string
+	Plugins []string // "name (command line)"
+}
+
+// projectTrust is what the person's trust record says about this run's
+// project. Only the project layer is ever untrusted: the user layer is the
+// person's own, and a --plugin-dir is named by the person for this run.
+type projectTrust struct {
+	root     string
+	store    *trust.Store
+	settings bool              // the project's settings file applies in full
+	plugins  map[string]bool   // project plugin name → trusted
+	why      map[string]string // project plugin name → why it is untrusted
+}
+
+// trusted reports whether m may act with the person's authority: start as
+// an exec plugin, receive the person's grants.
+func (t *projectTrust) trusted(m *manifest.Manifest) bool {
+	return m.Layer != manifest.LayerProject || t.plugins[m.Name]
+}
+
+// untrustedNames returns the project plugins that are not trusted, sorted.
+func (t *projectTrust) untrustedNames() []string {
+	var names []string
+	for name, ok := range t.plugins {
+		if !ok {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// howToTrust is the one line of advice every refusal ends with.
+func howToTrust(root string) string {
+	return fmt.Sprintf("run \"bingo trust --cwd %s\" to trust it", root)
+}
+
+// assessTrust reads the person's record for the project and compares it
+// with what the project's plugins would run now. A lapse is one notice
+// per plugin naming what changed; an unreadable record is one notice and
+// means untrusted.
+func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest.Manifest) *projectTrust {
+	t := &projectTrust{root: root, store: trust.NewStore(cfg.Home), plugins: map[string]bool{}, why: map[string]string{}}
+	var project []*manifest.Manifest
+	for _, m := range found {
+		if m.Layer == manifest.LayerProject {
+			project = append(project, m)
+		}
+	}
+	settingsFile := filepath.Join(root, ".bingo", "settings.json")
+	if root == "" {
+		return t
+	}
+	rec, ok, err := t.store.Get(root)
+	if err != nil {
+		cfg.Notify(bridge.Notice{Level: "error", Message: fmt.Sprintf("cannot read your trust record: %v; %s is treated as untrusted", err, root)})
+		ok = false
+	}
+	now, problems := snapshot(root, project)
+	for name, err := range problems {
+		t.why[name] = "cannot be checked: " + err.Error()
+		cfg.Notify(bridge.Notice{Plugin: name, Level: "error", Message: "untrusted: " + err.Error()})
+	}
+	trustedBefore := ok && !rec.Declined
+	for _, m := range project {
+		p, snapped := now[m.Name]
+		if !snapped {
+			t.plugins[m.Name] = false
+			continue
+		}
+		if !trustedBefore {
+			t.plugins[m.Name] = false
+			t.why[m.Name] = "this project is not trusted; " + howToTrust(root)
+			continue
+		}
+		good, lapse := rec.Check(p)
+		t.plugins[m.Name] = good
+		if !good {
+			t.why[m.Name] = describeLapse(lapse, root)
+			cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: "trust lapsed: " + t.why[m.Name]})
+		}
+	}
+	if trustedBefore {
+		sr, err := trust.SettingsRecord(settingsFile)
+		t.settings = err == nil && rec.SettingsTrusted(sr)
+		if !t.settings {
+			cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("%s changed since you trusted %s, so it only tightens until you trust it again: %s",
+				settingsFile, root, howToTrust(root))})
+		}
+	}
+	if declined := ok && rec.Declined && sameAsRecord(rec, now, project); t.hasUntrustedExec(project) {
+		if !declined && cfg.AskTrust != nil {
+			yes, err := cfg.AskTrust(ctx, t.question(project))
+			if err == nil {
+				t.decide(cfg, project, now, yes)
+				if yes {
+					return t
+				}
+			}
+		}
+		cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("this repository's plugins %s were not started: %s is not trusted; %s",
+			strings.Join(t.untrustedExec(project), ", "), root, howToTrust(root))})
+	}
+	return t
+}
+
+// describeLapse says what changed since the person trusted the project.
+func describeLapse(l trust.Lapse, root string) string {
+	if l.New {
+		return fmt.Sprintf("it is new since you trusted %s; %s", root, howToTrust(root))
+	}
+	return fmt.Sprintf("%s changed since you trusted %s; %s", strings.Join(l.Changed, ", "), root, howToTrust(root))
+}
+
+// snapshot digests what each project plugin would run. A plugin that
+// cannot be digested (a file too large to read) is left out: it stays
+// untrusted.
+func snapshot(root string, project []*manifest.Manifest) (map[string]trust.Plugin, map[string]error) {
+	now := make(map[string]trust.Plugin, len(project))
+	var problems map[string]error
+	for _, m := range project {
+		p, err := trust.Snapshot(root, m)
+		if err != nil {
+			if problems == nil {
+				problems = map[string]error{}
+			}
+			problems[m.Name] = err
+			continue
+		}
+		now[m.Name] = p
+	}
+	return now, problems
+}
+
+// sameAsRecord reports whether every project plugin is as rec recorded it:
+// a declined project is asked about again once what it would run changes.
+func sameAsRecord(rec trust.Project, now map[string]trust.Plugin, project []*manifest.Manifest) bool {
+	for _, m := range project {
+		p, ok := now[m.Name]
+		if !ok {
+			return false
+		}
+		if same, _ := rec.Check(p); !same {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *projectTrust) hasUntrustedExec(project []*manifest.Manifest) bool {
+	return len(t.untrustedExec(project)) > 0
+}
+
+// untrustedExec names the project's exec plugins that may not start.
+func (t *projectTrust) untrustedExec(project []*manifest.Manifest) []string {
+	var names []string
+	for _, m := range project {
+		if m.Entry.Transport() == manifest.TransportExec && !t.plugins[m.Name] {
+			names = append(names, m.Name)
+		}
+	}
+	return names
+}
+
+func (t *projectTrust) question(project []*manifest.Manifest) TrustQuestion {
+	q := TrustQuestion{Project: t.root}
+	for _, m := range project {
+		if m.Entry.Transport() == manifest.TransportExec && !t.plugins[m.Name] {
+			q.Plugins = append(q.Plugins, fmt.Sprintf("%s (%s)", m.Name, strings.Join(append([]string{m.Entry.Command}, m.Entry.Args...), " ")))
+		}
+	}
+	return q
+}
+
+// decide records the person's answer at the prompt: yes trusts the project
+// as it is now; no is remembered, so the same project is not asked about
+// again until what it would run changes.
+func (t *projectTrust) decide(cfg Config, project []*manifest.Manifest, now map[string]trust.Plugin, yes bool) {
+	rec, err := record(t.root, now, !yes)
+	if err == nil {
+		err = put(t.store, rec)
+	}
+	if err != nil {
+		cfg.Notify(bridge.Notice{Level: "error", Message: "cannot record your answer: " + err.Error()})
+		return
+	}
+	if !yes {
+		return
+	}
+	t.settings = true
+	for _, m := range project {
+		_, ok := now[m.Name]
+		t.plugins[m.Name] = ok
+		if ok {
+			delete(t.why, m.Name)
+		}
+	}
+}
+
+// record makes the trust record of a project as it is now.
+func record(root string, now map[string]trust.Plugin, declined bool) (trust.Project, error) {
+	sr, err := trust.SettingsRecord(filepath.Join(root, ".bingo", "settings.json"))
+	if err != nil {
+		return trust.Project{}, err
+	}
+	return trust.Project{Root: realPath(root), At: time.Now().UTC(), Declined: declined, Plugins: now, Settings: sr}, nil
+}
+
+// realPath is the project's path with symlinks resolved, the key of its
+// trust record: two spellings of one directory are one project.
+func realPath(root string) string {
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		return real
+	}
+	return root
+}
+
+func put(s *trust.Store, rec trust.Project) error {
+	_, err := s.Update(func(projects map[string]trust.Project) error {
+		projects[rec.Root] = rec
+		return nil
+	})
+	return err
+}
+
+// TrustReport is what Trust recorded.
+type TrustReport struct {
+	Project    string
+	Record     string         // the trust file written
+	Plugins    []trust.Plugin // what each project plugin runs, by name
+	Settings   string         // the settings file's record ("missing" if none)
+	MovedAside string         // a corrupt trust file preserved here, if any
+}
+
+// ErrNoProject is Trust's and Revoke's error outside a project.
+var ErrNoProject = errors.New("not in a project: no directory at or above it holds .bingo or .git")
+
+// Trust records that the person trusts the project around cwd as it is
+// now: its plugins may start and receive the person's grants, and its
+// settings apply in full, until any of it changes.
+func Trust(home, cwd string) (TrustReport, error) {
+	root := manifest.ProjectRoot(cwd)
+	if root == "" {
+		return TrustReport{}, ErrNoProject
+	}
+	found, problems := manifest.Discover([]manifest.Layer{{Name: manifest.LayerProject, Dir: filepath.Join(root, ".bingo", "plugins")}})
+	if len(problems) > 0 {
+		return TrustReport{}, fmt.Errorf("%v; fix it before trusting the project", problems[0])
+	}
+	now, errs := snapshot(root, found)
+	for name, err := range errs {
+		return TrustReport{}, fmt.Errorf("plugin %s: %w", name, err)
+	}
+	rec, err := record(root, now, false)
+	if err != nil {
+		return TrustReport{}, err
+	}
+	store := trust.NewStore(home)
+	aside, err := store.Update(func(projects map[string]trust.Project) error {
+		projects[rec.Root] = rec
+		return nil
+	})
+	if err != nil {
+		return TrustReport{}, err
+	}
+	r := TrustReport{Project: root, Record: store.Path(), Settings: rec.Settings, MovedAside: aside}
+	for _, m := range found {
+		r.Plugins = append(r.Plugins, now[m.Name])
+	}
+	return r, nil
+}
+
+// Revoke withdraws the person's trust in the project around cwd (and a
+// remembered "no"). was reports whether there was a record to withdraw.
+func Revoke(home, cwd string) (project string, was bool, err error) {
+	root := manifest.ProjectRoot(cwd)
+	if root == "" {
+		return "", false, ErrNoProject
+	}
+	real := realPath(root)
+	_, err = trust.NewStore(home).Update(func(projects map[string]trust.Project) error {
+		_, was = projects[real]
+		delete(projects, real)
+		return nil
+	})
+	return root, was, err
+}

@@ -1,0 +1,133 @@
+package host
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// trustRig is a project with one exec plugin whose script leaves a marker
+// each time it starts (and then exits: whether it starts is the question).
+type trustRig struct {
+	t                     *testing.T
+	home, project, marker string
+	script                string
+}
+
+func newTrustRig(t *testing.T) *trustRig {
+	r := &trustRig{t: t, home: t.TempDir(), project: t.TempDir()}
+	r.marker = filepath.Join(t.TempDir(), "marker")
+	dir := filepath.Join(r.project, ".bingo", "plugins", "deploy")
+	r.script = filepath.Join(dir, "run.sh")
+	for path, data := range map[string]string{
+		filepath.Join(r.project, ".git", "HEAD"): "ref: refs/heads/main\n",
+		filepath.Join(dir, "plugin.json"):        `{"name": "deploy", "version": "1", "entry": {"command": "sh", "args": ["${PLUGIN_ROOT}/run.sh"]}}`,
+		r.script:                                 "echo ran >> \"$MARKER\"\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
+// open opens a host in the project with ask as Config.AskTrust, and
+// reports whether the plugin started, what was asked and the notices.
+func (r *trustRig) open(ask func(TrustQuestion) bool) (started bool, asked []TrustQuestion, notices string) {
+	r.t.Helper()
+	os.Remove(r.marker)
+	n := newNoticeLog()
+	cfg := Config{Home: r.home, Cwd: r.project, Notify: n.Add, Environ: []string{"MARKER=" + r.marker, "PATH=" + os.Getenv("PATH")}}
+	if ask != nil {
+		cfg.AskTrust = func(_ context.Context, q TrustQuestion) (bool, error) {
+			asked = append(asked, q)
+			return ask(q), nil
+		}
+	}
+	h, err := Open(context.Background(), cfg)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	h.Close()
+	_, err = os.Stat(r.marker)
+	return err == nil, asked, n.text()
+}
+
+func TestUntrustedExecPluginIsNotStarted(t *testing.T) {
+	r := newTrustRig(t)
+	started, _, notices := r.open(nil)
+	if started {
+		t.Fatal("an untrusted project's exec plugin started")
+	}
+	if !strings.Contains(notices, "this repository's plugins deploy were not started") ||
+		!strings.Contains(notices, `run "bingo trust --cwd `+r.project+`" to trust it`) {
+		t.Errorf("notices = %s", notices)
+	}
+}
+
+// On a terminal the person is asked once; a "no" is remembered until what
+// the project would run changes; a "yes" is recorded as `bingo trust` is.
+func TestAskTrustOnce(t *testing.T) {
+	r := newTrustRig(t)
+	no := func(TrustQuestion) bool { return false }
+	yes := func(TrustQuestion) bool { return true }
+
+	started, asked, _ := r.open(no)
+	if started || len(asked) != 1 {
+		t.Fatalf("started %v, asked %v", started, asked)
+	}
+	if q := asked[0]; q.Project != r.project || len(q.Plugins) != 1 || !strings.HasPrefix(q.Plugins[0], "deploy (sh ") {
+		t.Errorf("question = %+v", q)
+	}
+	started, asked, notices := r.open(no)
+	if started || len(asked) != 0 || !strings.Contains(notices, "were not started") {
+		t.Fatalf("after a no: started %v, asked again %v, notices %s", started, asked, notices)
+	}
+
+	if err := os.WriteFile(r.script, []byte("echo ran >> \"$MARKER\" # changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	started, asked, _ = r.open(yes)
+	if !started || len(asked) != 1 {
+		t.Fatalf("after a change and a yes: started %v, asked %v", started, asked)
+	}
+	started, asked, _ = r.open(nil)
+	if !started || len(asked) != 0 {
+		t.Fatalf("the yes was not recorded: started %v, asked %v", started, asked)
+	}
+}
+
+// A trust file that cannot be read is one notice and means untrusted;
+// `bingo trust` keeps it aside and starts a new one.
+func TestCorruptTrustFile(t *testing.T) {
+	r := newTrustRig(t)
+	if _, err := Trust(r.home, r.project); err != nil {
+		t.Fatal(err)
+	}
+	if started, _, _ := r.open(nil); !started {
+		t.Fatal("trusted plugin did not start")
+	}
+	file := filepath.Join(r.home, ".bingo", "trust.json")
+	if err := os.WriteFile(file, []byte(`{"version": 1, "projects": {`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	started, _, notices := r.open(nil)
+	if started {
+		t.Fatal("a corrupt trust file was taken as trust")
+	}
+	if !strings.Contains(notices, "cannot read your trust record") {
+		t.Errorf("notices = %s", notices)
+	}
+	rep, err := Trust(r.home, r.project)
+	if err != nil || rep.MovedAside == "" {
+		t.Fatalf("Trust over a corrupt file = %+v, %v", rep, err)
+	}
+	if started, _, _ := r.open(nil); !started {
+		t.Fatal("trusted again, the plugin did not start")
+	}
+}

@@ -1,0 +1,188 @@
+package settings
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Project is a project's settings file and how far the person trusts it.
+type Project struct {
+	// File is <project>/.bingo/settings.json; "" means no project.
+	File    string
+	Trusted bool
+	// Own names the project's own plugins (the project layer's plugin
+	// names).
+	Own map[string]bool
+	// Untrusted names the project's own plugins the person has not
+	// trusted (trust is per plugin: one whose files changed lapses alone,
+	// even in a trusted project). They do not get what the user's file
+	// gives a plugin of their name.
+	Untrusted map[string]bool
+	// ValidPattern, if set, checks one permission pattern (the gate owns
+	// the grammar).
+	ValidPattern func(string) error
+}
+
+// Loaded is what LoadLayered read.
+type Loaded struct {
+	// Settings is what is in force.
+	Settings Settings
+	// User is the user's file alone over Default: what the host compares
+	// the project's choices against.
+	User Settings
+	// Ignored are the keys of the project file not applied because the
+	// project is untrusted, dotted ("permissions.allow", "deadlines.tool",
+	// "plugins.deploy", "provider", "turn.maxSteps"), in file order,
+	// without repeats.
+	Ignored []string
+	// UserOnly are the keys of the project file never applied from a
+	// project, trusted or not: "sandbox", "env".
+	UserOnly []string
+	// Withheld is what the user's file gives a plugin name that the
+	// untrusted project plugin of that name does not get:
+	// "plugins.X", "sandbox.X", "env.plugins.X".
+	Withheld []string
+	// Errs are *Error values: one per file not applied, as Load's errs,
+	// and one per pattern dropped from the project file.
+	Errs []error
+}
+
+// LoadLayered reads the user's settings file and then a project's, which
+// applies as far as the person trusts the project: see the package doc.
+// Like Load, it skips a file that does not exist, reports a file it does
+// not apply as one *Error, and always returns usable Settings.
+func LoadLayered(userFile string, p Project) Loaded {
+	var ld Loaded
+	ld.User, ld.Settings = Default(), Default()
+	if l := ld.read(userFile); l != nil {
+		// Applied to each separately, so that they share no maps.
+		ld.User.apply(l)
+		ld.Settings.apply(l)
+	}
+	l := &layer{} // a project without a settings file sets nothing
+	if p.File != "" {
+		if l = ld.read(p.File); l == nil {
+			l = &layer{}
+		}
+	}
+	if p.ValidPattern != nil {
+		ld.Errs = append(ld.Errs, dropInvalid(p.File, l, p.ValidPattern)...)
+	}
+	ld.restrict(l, p.Trusted, p.Own)
+	ld.Settings.apply(l)
+	// Even with no settings file of its own, an untrusted project's
+	// plugin must not inherit what the person gave a plugin of its name.
+	ld.withhold(l, p.Untrusted)
+	return ld
+}
+
+// read returns a file's layer, or nil when there is none to apply.
+func (ld *Loaded) read(file string) *layer {
+	l, err := read(file)
+	if err != nil {
+		ld.Errs = append(ld.Errs, err)
+		return nil
+	}
+	return l
+}
+
+// dropInvalid removes from l's permission lists, in file order, the
+// patterns valid refuses, returning one *Error for each.
+func dropInvalid(file string, l *layer, valid func(string) error) []error {
+	var errs []error
+	for _, key := range l.keys {
+		top, sub, _ := strings.Cut(key, ".")
+		if top != "permissions" {
+			continue
+		}
+		list, where := l.perm(sub), l.patternAt[sub]
+		kept := (*list)[:0]
+		for i, pat := range *list {
+			if err := valid(pat); err != nil {
+				errs = append(errs, &Error{File: file, Line: where[i].line, Col: where[i].col,
+					Err: fmt.Errorf("%s %q: %w; this pattern is ignored", key, pat, err)})
+				continue
+			}
+			kept = append(kept, pat)
+		}
+		*list = kept
+	}
+	return errs
+}
+
+// restrict drops from a project's layer l what the project may not set,
+// reporting each key it drops: sandbox and env always, and, unless the
+// project is trusted, whatever would widen what is in force (ld.User).
+func (ld *Loaded) restrict(l *layer, trusted bool, own map[string]bool) {
+	for _, key := range l.keys {
+		top, sub, _ := strings.Cut(key, ".")
+		if top == "sandbox" || top == "env" {
+			ld.UserOnly = appendNew(ld.UserOnly, top)
+			l.drop(top, sub)
+			continue
+		}
+		if trusted {
+			continue
+		}
+		var tightens bool
+		switch top {
+		case "permissions":
+			tightens = sub != "allow"
+		case "deadlines":
+			tightens = l.deadlines[sub] < *deadlineField(&ld.User.Deadlines, sub)
+		case "turn":
+			now := ld.User.Turn.MaxSteps
+			if sub == "compactAt" {
+				now = ld.User.Turn.CompactAt
+			}
+			tightens = **l.turn(sub) < now
+		case "plugins":
+			// A project configures its own plugins, never the person's.
+			tightens = own[sub]
+		case "provider":
+			key = top // chosen whole
+		}
+		if !tightens {
+			ld.Ignored = appendNew(ld.Ignored, key)
+			l.drop(top, sub)
+		}
+	}
+}
+
+// withhold keeps from each untrusted project plugin what the
+// user's file gives a plugin of that name: the person wrote it for their
+// own plugin. A project's own plugins.<name> stays. Of env.plugins.<name>
+// only pass is kept back: its withhold only narrows, so it still applies.
+func (ld *Loaded) withhold(l *layer, untrusted map[string]bool) {
+	s, user := &ld.Settings, ld.User
+	for _, name := range slices.Sorted(maps.Keys(untrusted)) {
+		if !untrusted[name] {
+			continue
+		}
+		if _, ok := user.Plugins[name]; ok {
+			if _, set := l.plugins[name]; !set {
+				delete(s.Plugins, name)
+			}
+			ld.Withheld = append(ld.Withheld, "plugins."+name)
+		}
+		if _, ok := user.Sandbox[name]; ok {
+			delete(s.Sandbox, name)
+			ld.Withheld = append(ld.Withheld, "sandbox."+name)
+		}
+		if pe, ok := user.Env.Plugins[name]; ok && len(pe.Pass) > 0 {
+			pe.Pass = nil
+			s.Env.Plugins[name] = pe
+			ld.Withheld = append(ld.Withheld, "env.plugins."+name)
+		}
+	}
+}
+
+// appendNew appends x to list unless list holds it already.
+func appendNew(list []string, x string) []string {
+	if slices.Contains(list, x) {
+		return list
+	}
+	return append(list, x)
+}
