@@ -246,10 +246,11 @@ func put(s *trust.Store, rec trust.Project) error {
 // TrustReport is what Trust recorded.
 type TrustReport struct {
 	Project    string
-	Record     string         // the trust file written
-	Plugins    []trust.Plugin // what each project plugin runs, by name
-	Settings   string         // the settings file's record ("missing" if none)
-	MovedAside string         // a corrupt trust file preserved here, if any
+	Record     string             // the trust file written
+	Plugins    []trust.Plugin     // what each project plugin runs, by name
+	Settings   string             // the settings file's record ("missing" if none)
+	MovedAside string             // a corrupt trust file preserved here, if any
+	Skipped    []manifest.Problem // broken manifests, which run nothing and are not trusted
 }
 
 // ErrNoProject is Trust's and Revoke's error outside a project.
@@ -263,10 +264,9 @@ func Trust(home, cwd string) (TrustReport, error) {
 	if root == "" {
 		return TrustReport{}, ErrNoProject
 	}
+	// A broken manifest runs nothing, so it is not trusted: once fixed, it
+	// is a new plugin, and trusted only when the person says so again.
 	found, problems := manifest.Discover([]manifest.Layer{{Name: manifest.LayerProject, Dir: filepath.Join(root, ".bingo", "plugins")}})
-	if len(problems) > 0 {
-		return TrustReport{}, fmt.Errorf("%v; fix it before trusting the project", problems[0])
-	}
 	now, errs := snapshot(root, found)
 	for name, err := range errs {
 		return TrustReport{}, fmt.Errorf("plugin %s: %w", name, err)
@@ -283,7 +283,7 @@ func Trust(home, cwd string) (TrustReport, error) {
 	if err != nil {
 		return TrustReport{}, err
 	}
-	r := TrustReport{Project: root, Record: store.Path(), Settings: rec.Settings, MovedAside: aside}
+	r := TrustReport{Project: root, Record: store.Path(), Settings: rec.Settings, MovedAside: aside, Skipped: problems}
 	for _, m := range found {
 		r.Plugins = append(r.Plugins, now[m.Name])
 	}

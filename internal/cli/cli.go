@@ -423,6 +423,9 @@ func (r *run) trust() int {
 		}
 	}
 	fmt.Fprintf(r.stdout, "  settings .bingo/settings.json: %s\n", rep.Settings)
+	for _, p := range rep.Skipped {
+		r.fail(fmt.Errorf("%v; not trusted (it runs nothing)", p))
+	}
 	return ExitOK
 }
 
