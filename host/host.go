@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -63,6 +64,7 @@ type loaded struct {
 	m      *manifest.Manifest
 	plugin *bridge.Plugin // nil if it could not even be built
 	log    *LogFile
+	exec   *exec.Transport // nil unless it runs as a process: Quit signals it
 	err    error
 }
 
@@ -82,6 +84,8 @@ type Host struct {
 	observers sync.WaitGroup // hook observations in flight
 	obsMu     sync.Mutex
 	obsTail   chan struct{} // closed when the latest observation has been sent
+
+	closeOnce sync.Once
 
 	convMu sync.Mutex // one turn at a time
 	conv   []sdk.Message
@@ -201,11 +205,12 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 			Dir: h.cfg.Cwd, Writable: grant.Writable, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
 		})
 	default:
-		tr = exec.New(exec.Config{
+		l.exec = exec.New(exec.Config{
 			Command: m.Entry.Command, Args: m.Entry.Args,
 			Env: m.Environ(h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)),
 			Dir: h.cfg.Cwd, Stderr: log,
 		})
+		tr = l.exec
 	}
 	l.plugin = bridge.New(bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: tr,
@@ -217,8 +222,40 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	return l
 }
 
-// Close stops every plugin and releases the wasm runtime.
+// Close stops every plugin and releases the wasm runtime. It is
+// idempotent: a second caller waits for the first one's Close to finish.
 func (h *Host) Close() error {
+	h.closeOnce.Do(h.close)
+	return nil
+}
+
+// Quit stops every plugin within about d, however they behave, for a
+// person who asked to quit now: Close (the end of stdin, then each
+// transport's own stop sequence) for the first half of d, then SIGTERM to
+// every exec plugin's process group, then SIGKILL at d. It returns once
+// Close has finished, or right after the SIGKILL; the Close still running
+// then is left to the process's exit.
+func (h *Host) Quit(d time.Duration) {
+	done := make(chan struct{})
+	go func() { defer close(done); h.Close() }()
+	t := time.NewTimer(d / 2)
+	defer t.Stop()
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		for _, l := range h.plugins {
+			if l.exec != nil {
+				l.exec.Signal(sig)
+			}
+		}
+		t.Reset(d - d/2)
+	}
+}
+
+func (h *Host) close() {
 	// Observations still on their way are delivered first: a turn/end
 	// observation is sent just before the run ends. Each send is bounded
 	// (a plugin not reading is killed after Grace), so this wait is too.
@@ -239,7 +276,6 @@ func (h *Host) Close() error {
 			l.log.Close()
 		}
 	}
-	return nil
 }
 
 // Settings are the merged settings in force.

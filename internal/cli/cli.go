@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -128,7 +128,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// opens after the interrupts start (opening is interruptible too): the
 	// hook finds it through hc once it exists.
 	hc := newHostCloser()
-	ctx, stop := r.interrupts(func() { closeWithin(hc.forceClose, quitGrace) })
+	ctx, stop := r.interrupts(func() { hc.quit(quitGrace) })
 	defer stop()
 	cfg := host.Config{Home: r.home, Cwd: r.cwd, PluginDirs: o.pluginDirs, Allow: o.allow, Notify: r.notice}
 	if r.interactive {
@@ -226,16 +226,19 @@ func isTerminal(f any) bool {
 	return ok && term.IsTerminal(int(file.Fd()))
 }
 
-// quitGrace bounds how long the second Ctrl-C waits for the plugins to
-// stop before bingo exits anyway: the person asked to quit now.
+// quitGrace bounds how long quitting waits for the plugins to stop before
+// bingo exits: the end of stdin first, SIGTERM halfway, SIGKILL at the end
+// (host.Quit), so a plugin that ignores both its stdin and SIGTERM is
+// still gone when bingo is.
 const quitGrace = 2 * time.Second
 
 // interrupts returns the run's context: the first Ctrl-C cancels it (tools
 // hear tool/cancel, providers provider/cancel, and the turn ends cleanly);
 // a second one says "bingo: quitting", hushes the run, calls quit and
-// exits with status 130. quit must return soon: it is what stops the
-// plugins, which live in their own process groups and would otherwise
-// outlive bingo.
+// exits with status 130. SIGTERM and SIGHUP (the terminal went away) quit
+// at once, like a second Ctrl-C, exiting 128 + the signal's number. quit
+// must return soon: it is what stops the plugins, which live in their own
+// process groups and would otherwise outlive bingo.
 //
 // The returned stop waits for a quit in progress: stopping the plugins
 // ends the turn, and the run returning its own status then would race the
@@ -243,42 +246,52 @@ const quitGrace = 2 * time.Second
 func (r *run) interrupts(quit func()) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		select {
-		case <-sig:
-			fmt.Fprintln(r.stderr, "\nbingo: interrupted; finishing what is running (Ctrl-C again to quit now)")
-			cancel()
-		case <-done:
-			return
-		}
-		select {
-		case <-sig:
-			fmt.Fprintln(r.stderr, "bingo: quitting")
-			r.hushed.Store(true)
-			quit()
-			exit := r.exit
-			if exit == nil {
-				exit = os.Exit
+		interrupted := false
+		for {
+			select {
+			case s := <-sig:
+				if s == os.Interrupt && !interrupted {
+					interrupted = true
+					fmt.Fprintln(r.stderr, "\nbingo: interrupted; finishing what is running (Ctrl-C again to quit now)")
+					cancel()
+					continue
+				}
+				code := 130
+				if s != os.Interrupt {
+					code = 128 + int(s.(syscall.Signal))
+				}
+				if s != syscall.SIGHUP { // no one is left to read it
+					fmt.Fprintln(r.stderr, "bingo: quitting")
+				}
+				r.hushed.Store(true)
+				cancel()
+				quit()
+				exit := r.exit
+				if exit == nil {
+					exit = os.Exit
+				}
+				exit(code)
+				return
+			case <-done:
+				return
 			}
-			exit(130)
-		case <-done:
 		}
 	}()
 	return ctx, func() { close(done); <-finished; signal.Stop(sig); cancel() }
 }
 
 // hostCloser closes the host once, from whichever asks first: Main on its
-// way out or the second Ctrl-C. The host may still be opening (starting
-// its plugins) when the second Ctrl-C comes: forceClose then waits for the
-// opening to end, so plugins it started are stopped too.
+// way out or a quit. The host may still be opening (starting its plugins)
+// when the quit comes: quit then waits for the opening to end, so plugins
+// it started are stopped too.
 type hostCloser struct {
 	h      atomic.Pointer[host.Host]
 	opened chan struct{} // closed once Open has returned, host or not
-	once   sync.Once
 }
 
 func newHostCloser() *hostCloser { return &hostCloser{opened: make(chan struct{})} }
@@ -291,32 +304,27 @@ func (c *hostCloser) set(h *host.Host) {
 	close(c.opened)
 }
 
-// close closes the host if it is open. A second caller waits for the
-// first one's Close to finish.
+// close closes the host if it is open (Host.Close is idempotent).
 func (c *hostCloser) close() {
 	if h := c.h.Load(); h != nil {
-		c.once.Do(func() { h.Close() })
+		h.Close()
 	}
 }
 
-// forceClose is close for the second Ctrl-C: it first waits for a host
-// still opening (the caller bounds the whole wait).
-func (c *hostCloser) forceClose() {
-	<-c.opened
-	c.close()
-}
-
-// closeWithin runs f in a goroutine and returns when f has returned
-// or after d, whichever is first. The goroutine is left behind on timeout:
-// the caller is about to exit the process.
-func closeWithin(f func(), d time.Duration) {
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
+// quit stops the host's plugins within d, however they behave: it waits
+// for a host still opening (the run's context is cancelled, so opening
+// ends soon), then has the host quit in what is left of d.
+func (c *hostCloser) quit(d time.Duration) {
+	deadline := time.Now().Add(d)
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-done:
+	case <-c.opened:
 	case <-t.C:
+		return
+	}
+	if h := c.h.Load(); h != nil {
+		h.Quit(time.Until(deadline))
 	}
 }
 

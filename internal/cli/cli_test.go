@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -283,29 +284,54 @@ func TestSecondInterruptQuits(t *testing.T) {
 	}
 }
 
-// Quitting waits for the host to close, but not past the grace period.
-func TestCloseWithin(t *testing.T) {
-	closed := false
-	closeWithin(func() { closed = true }, time.Hour) // returns as soon as close does
-	if !closed {
-		t.Fatal("returned before close did")
+// SIGTERM and SIGHUP quit at once, as a second Ctrl-C does, with the
+// shell's status for the signal; SIGHUP says nothing (the terminal is gone).
+func TestTerminationQuits(t *testing.T) {
+	self, err := os.FindProcess(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
 	}
-	release := make(chan struct{})
-	stuck := make(chan struct{})
-	closeWithin(func() { defer close(stuck); <-release }, 10*time.Millisecond) // returns though close does not
-	close(release)
-	<-stuck
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		code int
+		says string
+	}{{syscall.SIGTERM, 143, "bingo: quitting\n"}, {syscall.SIGHUP, 129, ""}} {
+		r, errw := interactive("")
+		r.stderr = hushWriter{errw, &r.hushed}
+		exited := make(chan int, 1)
+		r.exit = func(code int) { exited <- code }
+		quit := make(chan struct{})
+		ctx, stop := r.interrupts(func() { close(quit) })
+		if err := self.Signal(tc.sig); err != nil {
+			t.Fatal(err)
+		}
+		if code := <-exited; code != tc.code {
+			t.Errorf("%v: exit %d, want %d", tc.sig, code, tc.code)
+		}
+		select {
+		case <-quit:
+		default:
+			t.Errorf("%v: exited without calling quit first", tc.sig)
+		}
+		if ctx.Err() == nil {
+			t.Errorf("%v: the run's context is still live", tc.sig)
+		}
+		if errw.String() != tc.says {
+			t.Errorf("%v: stderr = %q, want %q", tc.sig, errw.String(), tc.says)
+		}
+		stop()
+	}
 }
 
-// The second Ctrl-C during start-up waits for the plugins being started,
-// so they are stopped too, not orphaned.
-func TestForceCloseWaitsForOpening(t *testing.T) {
+// Quitting during start-up waits for the plugins being started, so they
+// are stopped too, not orphaned; but never past its grace.
+func TestQuitWaitsForOpening(t *testing.T) {
 	hc := newHostCloser()
-	closed := make(chan struct{})
-	go func() { hc.forceClose(); close(closed) }()
+	quit := make(chan struct{})
+	go func() { hc.quit(time.Hour); close(quit) }()
 	select {
-	case <-closed:
-		t.Fatal("forceClose returned while the host was still opening")
+	case <-quit:
+		t.Fatal("quit returned while the host was still opening")
 	case <-time.After(50 * time.Millisecond):
 	}
 	h, err := host.Open(context.Background(), host.Config{Home: t.TempDir(), Cwd: t.TempDir()})
@@ -313,6 +339,13 @@ func TestForceCloseWaitsForOpening(t *testing.T) {
 		t.Fatal(err)
 	}
 	hc.set(h)
-	<-closed
-	hc.close() // Main's deferred close after the forced one: once only
+	<-quit
+	hc.close() // Main's deferred close after the quit: Close is idempotent
+
+	never := newHostCloser()
+	start := time.Now()
+	never.quit(20 * time.Millisecond) // a host that never opens
+	if time.Since(start) > time.Minute {
+		t.Fatal("quit waited past its grace")
+	}
 }

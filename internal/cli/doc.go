@@ -39,8 +39,12 @@
 //
 // Ctrl-C: the first cancels the run (running tools hear tool/cancel, a
 // streaming provider provider/cancel) and the turn ends cleanly, exit 1.
-// The second prints "bingo: quitting", closes the host (which stops every
-// plugin: they run in their own process groups, so exiting alone would
-// leave one that ignores the end of its stdin running) and exits 130 as
-// soon as that is done or after 2 seconds, whichever is first.
+// The second prints "bingo: quitting", closes the host and exits 130.
+// SIGTERM and SIGHUP (a closed terminal) quit at once the same way, exiting
+// 143 and 129. Quitting stops every plugin within 2 seconds however it
+// behaves: the end of its stdin first, SIGTERM to its process group after
+// 1 second, SIGKILL after 2 (host.Quit); plugins run in their own process
+// groups, so exiting alone would leave one that ignores the end of its
+// stdin running. Should bingo itself be killed (SIGKILL, a crash), Linux
+// kills its plugin processes for it (transport/exec: Pdeathsig).
 package cli

@@ -33,6 +33,7 @@ type conn struct {
 	killOnce sync.Once
 	killErr  error
 
+	reaped func()        // called once the child is reaped: its Transport stops counting it live
 	exited chan struct{} // closed once the child is reaped
 	done   chan struct{} // closed once everything is released; err is set
 	err    error
@@ -166,6 +167,7 @@ func (c *conn) signalGroup(sig syscall.Signal) error {
 // Wait or Kill.
 func (c *conn) reap(stderr *os.File, stderrDone <-chan struct{}) {
 	err := c.cmd.Wait()
+	c.reaped()
 	close(c.exited)
 
 	// The instance is the whole group. With its leader gone, whatever it

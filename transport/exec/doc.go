@@ -55,7 +55,19 @@
 // Read and Write at step 1 (they return ErrKilled), without closing stdout:
 // a child that writes while shutting down must not die of SIGPIPE. This is
 // the sequence of the MCP Go SDK's command transport and hashicorp's
-// go-plugin, with StopGrace shortened by tests.
+// go-plugin, with StopGrace shortened by tests. A host that must quit
+// sooner (the person pressed Ctrl-C twice, or bingo got SIGTERM or SIGHUP)
+// shortens it with Transport.Signal, which sends SIGTERM or SIGKILL to
+// every live instance's group at once.
+//
+// # When the host dies
+//
+// On Linux every child is started with a parent-death signal of SIGKILL
+// (Pdeathsig): if the host dies without stopping its plugins — SIGKILL, a
+// crash — the kernel kills them. The reaper is gone with the host, so
+// what a child started in its own group outlives it only if it ignores
+// the end of its pipes; on other systems there is no such signal and the
+// stop sequence is all there is.
 //
 // # Wait and reaping
 //

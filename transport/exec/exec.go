@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -48,9 +49,12 @@ type Config struct {
 }
 
 // Transport starts instances of one plugin program as child processes. It
-// holds only its Config, so it is safe for concurrent use.
+// is safe for concurrent use.
 type Transport struct {
 	cfg Config
+
+	mu   sync.Mutex
+	live map[*conn]struct{} // instances not yet reaped, for Signal
 }
 
 // New returns a transport that runs the program cfg describes. The
@@ -65,7 +69,19 @@ func New(cfg Config) *Transport {
 	// would mean the host's environment).
 	cfg.Args = slices.Clone(cfg.Args)
 	cfg.Env = slices.Clone(cfg.Env)
-	return &Transport{cfg: cfg}
+	return &Transport{cfg: cfg, live: make(map[*conn]struct{})}
+}
+
+// Signal sends sig to the process group of every instance of this
+// transport that has not been reaped yet. It is how a host that must quit
+// now shortens the stop sequence: Kill waits StopGrace between its steps,
+// and a person who asked to quit does not.
+func (t *Transport) Signal(sig syscall.Signal) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for c := range t.live {
+		_ = c.signalGroup(sig)
+	}
 }
 
 var _ transport.Transport = (*Transport)(nil)
@@ -124,7 +140,7 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 		// Its own process group, so Kill can signal the whole tree the
 		// plugin starts, and a ^C at the terminal (sent to the host's
 		// foreground group) does not reach plugins behind the host's back.
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		SysProcAttr: sysProcAttr(),
 	}
 	if stderrW != nil {
 		cmd.Stderr = stderrW
@@ -161,6 +177,14 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 	} else {
 		close(stderrDone)
 	}
+	c.reaped = func() {
+		t.mu.Lock()
+		delete(t.live, c)
+		t.mu.Unlock()
+	}
+	t.mu.Lock()
+	t.live[c] = struct{}{}
+	t.mu.Unlock()
 	go c.reap(stderrR, stderrDone)
 	return c, nil
 }

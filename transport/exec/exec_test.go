@@ -593,3 +593,40 @@ func BenchmarkStartEcho(b *testing.B) {
 		}
 	}
 }
+
+// Signal reaches every live instance's group at once, without the stop
+// sequence's waits: how a host that must quit now ends a plugin that
+// ignores both the end of its stdin and SIGTERM. Reaped instances are not
+// signalled again.
+func TestSignalEndsEveryLiveInstance(t *testing.T) {
+	cfg := config(t, "ready,ignore-term,ignore-eof")
+	cfg.StopGrace = time.Hour // Kill's own sequence would take hours
+	tr := New(cfg)
+	var conns []transport.Conn
+	for range 2 {
+		c, err := tr.Start(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		if got := readLine(t, bufio.NewReader(c)); got != "ready" {
+			t.Fatalf("got %q", got)
+		}
+		c.Close() // the end of stdin: ignored
+	}
+	tr.Signal(syscall.SIGTERM) // ignored too
+	tr.Signal(syscall.SIGKILL)
+	for _, c := range conns {
+		err := c.Wait()
+		var ee *osexec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("Wait = %v, want killed by SIGKILL", err)
+		}
+	}
+	tr.mu.Lock()
+	live := len(tr.live)
+	tr.mu.Unlock()
+	if live != 0 {
+		t.Fatalf("%d reaped instances still counted live", live)
+	}
+}
