@@ -101,10 +101,14 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 		return nil, fmt.Errorf("wasm plugin %s: start: %w", name, err)
 	}
 	cm, err := t.h.compiled(ctx, t.cfg.Path)
-	if err != nil {
-		if errors.Is(err, ErrHostClosed) || ctx.Err() != nil {
-			return nil, fmt.Errorf("wasm plugin %s: start: %w", name, err)
-		}
+	var notMod *notModuleError
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrHostClosed) || ctx.Err() != nil:
+		return nil, fmt.Errorf("wasm plugin %s: start: %w", name, err)
+	case errors.As(err, &notMod):
+		return nil, fmt.Errorf("wasm plugin %s: %w", name, err)
+	default:
 		return nil, fmt.Errorf("wasm plugin %s: compile %s: %w", name, t.cfg.Path, err)
 	}
 	limit := t.memoryLimit()
