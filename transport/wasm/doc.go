@@ -64,7 +64,7 @@
 //
 // # Bounds on start-up
 //
-// Nothing a plugin ships may hold the host's memory, or Close, for ever:
+// Nothing a plugin ships can hold Start, or the Host, for ever:
 //   - The module file must be a regular file of at most MaxModuleSize
 //     (256 MiB). It is checked before it is opened, so a FIFO or a device
 //     such as /dev/zero is refused without being opened; opened
@@ -72,15 +72,25 @@
 //     a writer; checked again once open; and read through a LimitReader,
 //     so a file that grows is refused at the cap, not read to the end.
 //     Each refusal is one line naming the plugin and the file.
-//   - Compiling is the host's work on a capped file, done once per file
-//     version and then cached, and a cold compile of a Go guest can take
-//     longer than a handshake deadline on a slow machine: only the
-//     caller's ctx bounds the wait for it (a Ctrl-C ends the wait). The
-//     compilation itself outlives a caller who gives up, so the next
-//     Start finds it done, but not the Host: Close cancels it (wazero
-//     checks between functions) and waits for it. A compilation still
-//     reading its file is not waited for; it ends, unused, once its read
-//     does.
+//   - Instantiation runs the module's start function (its wasm start
+//     section), the module's own code, before Start returns. It is bounded
+//     by Config.InstantiateTimeout (default DefaultInstantiateTimeout,
+//     10 s; the bingo host passes deadlines.initialize) and by the
+//     caller's ctx. Either ending stops a start function that loops, by
+//     the same context check that stops a spinning guest (below), and
+//     Start returns promptly.
+//   - Compiling is not bounded by InstantiateTimeout: it is the host's
+//     work on a capped file, done once per file version and then cached,
+//     and a cold compile of a Go guest can take longer than a handshake
+//     deadline on a slow machine. Only the caller's ctx bounds the wait
+//     for it (a Ctrl-C ends the wait). The compilation itself outlives a
+//     caller who gives up, so the next Start finds it done, but not the
+//     Host: Close cancels it (wazero checks between functions) and waits
+//     for it. A compilation still reading its file is not waited for; it
+//     ends, unused, once its read does.
+//   - _start runs after Start has returned; a guest that loops before
+//     reading its stdin is the caller's to stop when its handshake
+//     deadline passes (the bingo bridge does, with Kill).
 //
 // # The sandbox
 //

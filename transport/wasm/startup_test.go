@@ -6,12 +6,81 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/transport"
 )
+
+// loopWasm is a hand-assembled WASI command that writes "started\n" to
+// stderr and then loops forever (loop br 0 end) without calling the host
+// again: in its start section when inStart (which runs inside
+// instantiation, before Start returns), otherwise in _start (after Start
+// returns, before it ever reads stdin). A Go guest can do neither: Go
+// modules have no start section.
+func loopWasm(inStart bool) []byte {
+	// Every size here is below 128: one byte of LEB128.
+	sec := func(id byte, body ...byte) []byte { return append([]byte{id, byte(len(body))}, body...) }
+	name := func(s string) []byte { return append([]byte{byte(len(s))}, s...) }
+	cat := func(parts ...[]byte) []byte {
+		var b []byte
+		for _, p := range parts {
+			b = append(b, p...)
+		}
+		return b
+	}
+	code := []byte{
+		0x00,       // no locals
+		0x41, 0x02, // i32.const 2 (stderr)
+		0x41, 0x00, // i32.const 0 (the iovec)
+		0x41, 0x01, // i32.const 1 (one iovec)
+		0x41, 0x08, // i32.const 8 (where nwritten goes)
+		0x10, 0x00, // call fd_write
+		0x1a,       // drop the errno
+		0x03, 0x40, // loop
+		0x0c, 0x00, //   br 0
+		0x0b, // end
+		0x0b, // end
+	}
+	data := cat([]byte{16, 0, 0, 0, 8, 0, 0, 0}, make([]byte, 8), []byte("started\n")) // iovec{16, 8}, nwritten, text
+	b := cat(
+		// magic, version
+		[]byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00},
+		// types: 0 is () -> (), 1 is (i32 i32 i32 i32) -> i32
+		sec(1, 0x02, 0x60, 0x00, 0x00, 0x60, 0x04, 0x7f, 0x7f, 0x7f, 0x7f, 0x01, 0x7f),
+		// imports: func 0 is fd_write, of type 1
+		sec(2, cat([]byte{0x01}, name("wasi_snapshot_preview1"), name("fd_write"), []byte{0x00, 0x01})...),
+		// funcs: func 1 is of type 0
+		sec(3, 0x01, 0x00),
+		// memory: min 1 page
+		sec(5, 0x01, 0x00, 0x01),
+		// exports: _start is func 1, memory is memory 0
+		sec(7, cat([]byte{0x02}, name("_start"), []byte{0x00, 0x01}, name("memory"), []byte{0x02, 0x00})...),
+	)
+	if inStart {
+		b = append(b, sec(8, 0x01)...) // start: func 1
+	}
+	return cat(b,
+		sec(10, cat([]byte{0x01, byte(len(code))}, code)...),
+		sec(11, cat([]byte{0x01, 0x00, 0x41, 0x00, 0x0b, byte(len(data))}, data)...), // at offset 0
+	)
+}
+
+// firstWrite is a Config.Stderr that closes seen on the guest's first
+// write: the guest is running.
+type firstWrite struct {
+	once sync.Once
+	seen chan struct{}
+}
+
+func newFirstWrite() *firstWrite { return &firstWrite{seen: make(chan struct{})} }
+
+func (w *firstWrite) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.seen) })
+	return len(p), nil
+}
 
 // freshHost is a Host of the test's own, without a disk cache, closed at
 // the end: a test that fails by hanging closes it to end the hang, which
@@ -24,6 +93,15 @@ func freshHost(t *testing.T) *Host {
 	}
 	t.Cleanup(func() { closeWithin(t, h, 30*time.Second) })
 	return h
+}
+
+func writeModule(t *testing.T, name string, bin []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, bin, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 type startResult struct {
@@ -57,6 +135,19 @@ func awaitStart(t *testing.T, h *Host, ch <-chan startResult, limit time.Duratio
 	return startResult{}
 }
 
+// awaitSeen waits for the guest's first write to stderr.
+func awaitSeen(t *testing.T, h *Host, w *firstWrite, ch <-chan startResult) {
+	t.Helper()
+	select {
+	case <-w.seen:
+	case r := <-ch:
+		t.Fatalf("Start returned %v before the guest ran", r.err)
+	case <-time.After(30 * time.Second):
+		closeWithin(t, h, 30*time.Second)
+		t.Fatal("the guest did not start within 30s")
+	}
+}
+
 // closeWithin closes h, failing the test if Close takes longer than d.
 func closeWithin(t *testing.T, h *Host, d time.Duration) {
 	t.Helper()
@@ -71,6 +162,99 @@ func closeWithin(t *testing.T, h *Host, d time.Duration) {
 		}
 	case <-timer.C:
 		t.Fatalf("Host.Close did not return within %v", d)
+	}
+}
+
+// A start section that never returns runs inside instantiation, before
+// Start could hand back a Conn to kill: the start's own deadline, the
+// caller's context and Host.Close must each stop it.
+func TestStartFunctionThatLoops(t *testing.T) {
+	path := writeModule(t, "looper.wasm", loopWasm(true))
+
+	t.Run("start deadline", func(t *testing.T) {
+		h := freshHost(t)
+		log := newFirstWrite()
+		tr := h.Transport(Config{Path: path, Name: "looper", InstantiateTimeout: time.Second, Stderr: log})
+		begin := time.Now()
+		r := awaitStart(t, h, goStart(context.Background(), tr), time.Minute)
+		t.Logf("Start returned after %v", time.Since(begin))
+		want := "wasm plugin looper: " + path + " was still starting after 1s: its start function does not return; fix the module or remove the plugin"
+		if r.err == nil || r.err.Error() != want || !errors.Is(r.err, context.DeadlineExceeded) {
+			t.Fatalf("Start = %v, want %q over DeadlineExceeded", r.err, want)
+		}
+		select {
+		case <-log.seen:
+		default:
+			t.Fatal("the start function never ran: the deadline cut something else short")
+		}
+	})
+
+	t.Run("caller's deadline", func(t *testing.T) {
+		h := freshHost(t)
+		tr := h.Transport(Config{Path: path, Name: "looper", InstantiateTimeout: time.Hour})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		r := awaitStart(t, h, goStart(ctx, tr), time.Minute)
+		want := "wasm plugin looper: the start of " + path + " was cut short by its caller's deadline"
+		if r.err == nil || r.err.Error() != want || !errors.Is(r.err, context.DeadlineExceeded) {
+			t.Fatalf("Start = %v, want %q over DeadlineExceeded", r.err, want)
+		}
+	})
+
+	t.Run("caller cancels", func(t *testing.T) {
+		h := freshHost(t)
+		log := newFirstWrite()
+		tr := h.Transport(Config{Path: path, Name: "looper", InstantiateTimeout: time.Hour, Stderr: log})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		ch := goStart(ctx, tr)
+		awaitSeen(t, h, log, ch)
+		cancel()
+		r := awaitStart(t, h, ch, 30*time.Second)
+		want := "wasm plugin looper: the start of " + path + " was cancelled"
+		if r.err == nil || r.err.Error() != want || !errors.Is(r.err, context.Canceled) {
+			t.Fatalf("Start = %v, want %q over Canceled", r.err, want)
+		}
+	})
+
+	t.Run("host closes", func(t *testing.T) {
+		h := freshHost(t)
+		log := newFirstWrite()
+		tr := h.Transport(Config{Path: path, Name: "looper", InstantiateTimeout: time.Hour, Stderr: log})
+		ch := goStart(context.Background(), tr)
+		awaitSeen(t, h, log, ch)
+		closeWithin(t, h, 30*time.Second)
+		if r := awaitStart(t, h, ch, 30*time.Second); !errors.Is(r.err, ErrHostClosed) {
+			t.Fatalf("Start = %v, want ErrHostClosed", r.err)
+		}
+	})
+}
+
+// A _start that loops before reading stdin is past Start: Start returns
+// and the caller's handshake deadline ends it with Kill, as it ends any
+// spinning guest.
+func TestStartThatLoopsBeforeReadingStdin(t *testing.T) {
+	h := freshHost(t)
+	log := newFirstWrite()
+	tr := h.Transport(Config{Path: writeModule(t, "looper.wasm", loopWasm(false)), Name: "looper", Stderr: log})
+	ch := goStart(context.Background(), tr)
+	r := awaitStart(t, h, ch, time.Minute)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	select {
+	case <-log.seen:
+	case <-time.After(30 * time.Second):
+		t.Fatal("_start did not run within 30s")
+	}
+	if _, err := io.WriteString(r.conn, "{}\n"); err != nil { // the handshake it never reads
+		t.Fatal(err)
+	}
+	if err := r.conn.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitWithin(t, r.conn, 10*time.Second); !errors.Is(err, ErrKilled) {
+		t.Fatalf("Wait = %v, want ErrKilled", err)
 	}
 }
 
