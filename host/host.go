@@ -200,9 +200,13 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		if trusted {
 			grant = h.settings.Sandbox[m.Name]
 		}
+		// The bridge bounds the handshake, not Transport.Start, and a
+		// respawn starts without a deadline: the module's start function,
+		// which runs inside Start, gets the handshake's deadline too.
 		tr = h.wasm.Transport(wasm.Config{
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
 			Dir: h.cfg.Cwd, Writable: grant.Writable, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
+			InstantiateTimeout: h.settings.Deadlines.Initialize,
 		})
 	default:
 		l.exec = exec.New(exec.Config{

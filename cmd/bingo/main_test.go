@@ -112,7 +112,8 @@ func TestWordcountWasm(t *testing.T) {
 
 func TestCLI(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/cli", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
-		"status": status,
+		"status":   status,
+		"wasmloop": wasmloop,
 	}})
 }
 
@@ -142,4 +143,31 @@ func status(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("exit status %d, want %d", got, want)
 	}
+}
+
+// wasmloop start|main PATH writes a hand-assembled WASI command that loops
+// forever (loop br 0 end): in its start section (start), which runs while
+// the module is instantiated, or in _start (main), before it ever reads
+// stdin. testscript cannot write binary files, and no Go guest can loop
+// in a start section.
+func wasmloop(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 || (args[0] != "start" && args[0] != "main") {
+		ts.Fatalf("usage: wasmloop start|main PATH")
+	}
+	bin := []byte{
+		0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
+		0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // types: () -> ()
+		0x03, 0x02, 0x01, 0x00, // funcs: 0 of type 0
+		0x05, 0x03, 0x01, 0x00, 0x01, // memory: min 1 page
+		0x07, 0x13, 0x02, // exports: 2
+		0x06, '_', 's', 't', 'a', 'r', 't', 0x00, 0x00, // _start = func 0
+		0x06, 'm', 'e', 'm', 'o', 'r', 'y', 0x02, 0x00, // memory = memory 0
+	}
+	if args[0] == "start" {
+		bin = append(bin, 0x08, 0x01, 0x00) // start: func 0
+	}
+	bin = append(bin, 0x0a, 0x09, 0x01, 0x07, 0x00, 0x03, 0x40, 0x0c, 0x00, 0x0b, 0x0b) // code: loop br 0 end; end
+	path := ts.MkAbs(args[1])
+	ts.Check(os.MkdirAll(filepath.Dir(path), 0o755))
+	ts.Check(os.WriteFile(path, bin, 0o644))
 }

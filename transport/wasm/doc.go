@@ -57,9 +57,40 @@
 // at once, and a respawn is an instantiation (milliseconds), not a
 // compilation. With HostConfig.CacheDir set, compiled code is also kept on
 // disk by wazero (keyed by module content and wazero version), so a new
-// Host, i.e. the next session, skips compilation: for a Go guest about a
-// second cold, tens of milliseconds warm. The directory must not be
-// writable by plugins; the host keeps it under ~/.bingo/data/cache/wasm.
+// Host, i.e. the next session, skips compilation: for a Go guest a few
+// seconds cold on a slow machine, tens of milliseconds warm. The directory
+// must not be writable by plugins; the host keeps it under
+// ~/.bingo/data/cache/wasm.
+//
+// # Bounds on start-up
+//
+// Nothing a plugin ships can hold Start, or the Host, for ever:
+//   - The module file must be a regular file of at most MaxModuleSize
+//     (256 MiB). It is checked before it is opened, so a FIFO or a device
+//     such as /dev/zero is refused without being opened; opened
+//     non-blocking, so opening a FIFO swapped in meanwhile cannot wait for
+//     a writer; checked again once open; and read through a LimitReader,
+//     so a file that grows is refused at the cap, not read to the end.
+//     Each refusal is one line naming the plugin and the file.
+//   - Instantiation runs the module's start function (its wasm start
+//     section), the module's own code, before Start returns. It is bounded
+//     by Config.InstantiateTimeout (default DefaultInstantiateTimeout,
+//     10 s; the bingo host passes deadlines.initialize) and by the
+//     caller's ctx. Either ending stops a start function that loops, by
+//     the same context check that stops a spinning guest (below), and
+//     Start returns promptly.
+//   - Compiling is not bounded by InstantiateTimeout: it is the host's
+//     work on a capped file, done once per file version and then cached,
+//     and a cold compile of a Go guest can take longer than a handshake
+//     deadline on a slow machine. Only the caller's ctx bounds the wait
+//     for it (a Ctrl-C ends the wait). The compilation itself outlives a
+//     caller who gives up, so the next Start finds it done, but not the
+//     Host: Close cancels it (wazero checks between functions) and waits
+//     for it. A compilation still reading its file is not waited for; it
+//     ends, unused, once its read does.
+//   - _start runs after Start has returned; a guest that loops before
+//     reading its stdin is the caller's to stop when its handshake
+//     deadline passes (the bingo bridge does, with Kill).
 //
 // # The sandbox
 //

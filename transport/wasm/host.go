@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -33,12 +33,16 @@ var ErrHostClosed = errors.New("wasm host closed")
 type Host struct {
 	rt    wazero.Runtime
 	cache wazero.CompilationCache
+	// life ends when Close begins: it cancels the compilations in flight
+	// and wakes every Start waiting for one.
+	life    context.Context
+	endLife context.CancelFunc
 
-	mu      sync.Mutex
-	closed  bool
-	modules map[string]*module // by path; replaced when the file changes
-	stale   []*module          // replaced modules; the runtime frees them on Close
-	live    map[*conn]struct{} // instances not yet ended
+	mu        sync.Mutex
+	closed    bool
+	modules   map[string]*module // by path; replaced when the file changes
+	live      map[*conn]struct{} // instances not yet ended
+	compiling sync.WaitGroup     // compilations using the runtime; Add only under mu while open
 
 	compiles atomic.Int32 // compilations started, for tests and diagnostics
 }
@@ -76,16 +80,22 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		_ = cache.Close(ctx)
 		return nil, fmt.Errorf("wasm host: instantiate WASI: %w", err)
 	}
+	life, endLife := context.WithCancel(context.Background())
 	return &Host{
 		rt:      rt,
 		cache:   cache,
+		life:    life,
+		endLife: endLife,
 		modules: map[string]*module{},
 		live:    map[*conn]struct{}{},
 	}, nil
 }
 
 // Close kills every live instance, waits for them to end (bounded by ctx)
-// and closes the runtime and the cache. It is idempotent.
+// and closes the runtime and the cache. A compilation using the runtime is
+// cancelled and waited for (wazero stops between functions); one still
+// reading its file is not: it ends, unused, once its read does. Close is
+// idempotent.
 func (h *Host) Close(ctx context.Context) error {
 	h.mu.Lock()
 	if h.closed {
@@ -98,6 +108,7 @@ func (h *Host) Close(ctx context.Context) error {
 		live = append(live, c)
 	}
 	h.mu.Unlock()
+	h.endLife()
 
 	for _, c := range live {
 		_ = c.Kill()
@@ -109,20 +120,7 @@ func (h *Host) Close(ctx context.Context) error {
 			// Closing the runtime below still closes the modules.
 		}
 	}
-	// A compilation in flight uses the runtime: let it finish first, so no
-	// goroutine of ours outlives Close.
-	h.mu.Lock()
-	modules := append([]*module(nil), h.stale...)
-	for _, m := range h.modules {
-		modules = append(modules, m)
-	}
-	h.mu.Unlock()
-	for _, m := range modules {
-		select {
-		case <-m.done:
-		case <-ctx.Done():
-		}
-	}
+	h.compiling.Wait()
 	err := h.rt.Close(ctx)
 	if cerr := h.cache.Close(ctx); err == nil {
 		err = cerr
@@ -134,9 +132,10 @@ func (h *Host) Close(ctx context.Context) error {
 // first call for this version of the file (path, mtime, size). Concurrent
 // callers for the same version share one compilation: wazero's cache does
 // not stop parallel compiles of one module. ctx bounds only this caller's
-// wait, never the shared compilation.
+// wait, never the shared compilation: a compilation outlives a caller who
+// gives up, so that the next Start finds it done, but not the Host.
 func (h *Host) compiled(ctx context.Context, path string) (wazero.CompiledModule, error) {
-	fi, err := os.Stat(path)
+	fi, err := statModule(path)
 	if err != nil {
 		return nil, err
 	}
@@ -147,9 +146,6 @@ func (h *Host) compiled(ctx context.Context, path string) (wazero.CompiledModule
 	}
 	m := h.modules[path]
 	if m == nil || !m.mtime.Equal(fi.ModTime()) || m.size != fi.Size() {
-		if m != nil {
-			h.stale = append(h.stale, m)
-		}
 		m = &module{mtime: fi.ModTime(), size: fi.Size(), done: make(chan struct{})}
 		h.modules[path] = m
 		go h.compile(path, m)
@@ -161,6 +157,8 @@ func (h *Host) compiled(ctx context.Context, path string) (wazero.CompiledModule
 		return m.cm, m.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-h.life.Done():
+		return nil, ErrHostClosed
 	}
 }
 
@@ -169,15 +167,40 @@ func (h *Host) compiled(ctx context.Context, path string) (wazero.CompiledModule
 func (h *Host) compile(path string, m *module) {
 	defer close(m.done)
 	h.compiles.Add(1)
-	bin, err := os.ReadFile(path)
+	f, err := openModule(path)
 	if err != nil {
 		m.err = err
 		return
 	}
+	defer f.Close()
+	m.cm, m.err = h.compileFrom(path, f)
+}
+
+// compileFrom reads a module from r and compiles it in the runtime. The
+// read may take as long as the file system does, so Close does not wait
+// for it; the compilation uses the runtime, so Close cancels it and waits.
+func (h *Host) compileFrom(path string, r io.Reader) (wazero.CompiledModule, error) {
+	bin, err := readModule(path, r)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, ErrHostClosed
+	}
+	h.compiling.Add(1)
+	h.mu.Unlock()
+	defer h.compiling.Done()
 	// Compile functions in parallel: a cold compile of a Go guest is the
-	// longest wait a person sees from a wasm plugin.
-	ctx := experimental.WithCompilationWorkers(context.Background(), runtime.GOMAXPROCS(0))
-	m.cm, m.err = h.rt.CompileModule(ctx, bin)
+	// longest wait a person sees from a wasm plugin. The workers check the
+	// context between functions, which is what makes Close prompt.
+	ctx := experimental.WithCompilationWorkers(h.life, runtime.GOMAXPROCS(0))
+	cm, err := h.rt.CompileModule(ctx, bin)
+	if err != nil && h.life.Err() != nil {
+		return nil, ErrHostClosed
+	}
+	return cm, err
 }
 
 // track records a live instance; it refuses once the Host is closed.

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -23,6 +24,11 @@ import (
 
 // DefaultMemoryLimitMiB is the memory cap of an instance whose Config says 0.
 const DefaultMemoryLimitMiB = 256
+
+// DefaultInstantiateTimeout bounds the instantiation of a Config that says
+// 0. It is the bingo host's default handshake deadline
+// (deadlines.initialize).
+const DefaultInstantiateTimeout = 10 * time.Second
 
 // Config describes one wasm plugin. The zero values of the optional fields
 // are the sandbox's defaults; anything wider is a person's grant, never a
@@ -49,6 +55,12 @@ type Config struct {
 	// Stderr receives the plugin's log; nil discards it. Writes from
 	// concurrent instances of one Transport are serialised.
 	Stderr io.Writer
+	// InstantiateTimeout bounds the instantiation in Start, which runs the
+	// module's start function: the module's own code before Start returns.
+	// 0 means DefaultInstantiateTimeout. The bingo host passes
+	// deadlines.initialize. Compiling is not bounded by it (see the
+	// package doc).
+	InstantiateTimeout time.Duration
 }
 
 // ErrKilled is wrapped by the Wait error of an instance ended by Kill (or by
@@ -83,6 +95,13 @@ func (h *Host) Transport(cfg Config) *Transport {
 // Kind implements transport.Transport.
 func (*Transport) Kind() string { return "wasm" }
 
+func (t *Transport) instantiateTimeout() time.Duration {
+	if t.cfg.InstantiateTimeout <= 0 {
+		return DefaultInstantiateTimeout
+	}
+	return t.cfg.InstantiateTimeout
+}
+
 func (t *Transport) memoryLimit() uint64 {
 	mib := t.cfg.MemoryLimitMiB
 	if mib <= 0 {
@@ -94,17 +113,24 @@ func (t *Transport) memoryLimit() uint64 {
 // Start implements transport.Transport: it compiles the module if this Host
 // has not yet (once per file version), instantiates it in the sandbox and
 // runs _start on a goroutine the returned Conn owns. ctx bounds the start
-// only.
+// only, and Config.InstantiateTimeout the instantiation: Start returns
+// promptly once either ends, stopping a start function still running.
 func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 	name := t.cfg.Name
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("wasm plugin %s: start: %w", name, err)
+	if ctx.Err() != nil {
+		return nil, t.cutShort(ctx)
 	}
 	cm, err := t.h.compiled(ctx, t.cfg.Path)
-	if err != nil {
-		if errors.Is(err, ErrHostClosed) || ctx.Err() != nil {
-			return nil, fmt.Errorf("wasm plugin %s: start: %w", name, err)
-		}
+	var notMod *notModuleError
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrHostClosed):
+		return nil, fmt.Errorf("wasm plugin %s: start: %w", name, err)
+	case ctx.Err() != nil:
+		return nil, t.cutShort(ctx)
+	case errors.As(err, &notMod):
+		return nil, fmt.Errorf("wasm plugin %s: %w", name, err)
+	default:
 		return nil, fmt.Errorf("wasm plugin %s: compile %s: %w", name, t.cfg.Path, err)
 	}
 	limit := t.memoryLimit()
@@ -174,13 +200,49 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 		mc = mc.WithEnv(k, t.cfg.Env[k])
 	}
 
+	// The instance outlives ctx, but its instantiation must not: the
+	// module's start function runs inside InstantiateModule, and a start
+	// function that loops stops only when the context it runs under ends.
+	ctx, cancelStart := context.WithTimeoutCause(ctx, t.instantiateTimeout(), errInstantiateTimeout)
+	defer cancelStart()
+	detach := context.AfterFunc(ctx, cancel)
 	mod, err := t.h.rt.InstantiateModule(ictx, cm, mc)
-	if err != nil {
+	if !detach() || err != nil {
+		if mod != nil {
+			_ = mod.Close(context.Background())
+		}
 		c.release()
+		switch {
+		case c.killed.Load(): // only Host.Close kills an instance still starting
+			return nil, fmt.Errorf("wasm plugin %s: start: %w", name, ErrHostClosed)
+		case ctx.Err() != nil:
+			return nil, t.cutShort(ctx)
+		}
 		return nil, fmt.Errorf("wasm plugin %s: instantiate %s: %w", name, t.cfg.Path, err)
 	}
 	go c.run(ictx, mod)
 	return c, nil
+}
+
+// errInstantiateTimeout is the cause of an instantiation context whose
+// InstantiateTimeout, not the caller's deadline, ran out.
+var errInstantiateTimeout = errors.New("instantiate timeout")
+
+// cutShort is the error of a start whose context ended: one line naming
+// the plugin, the file and what to do, with the context's error underneath
+// for errors.Is.
+func (t *Transport) cutShort(ctx context.Context) error {
+	name, path := t.cfg.Name, t.cfg.Path
+	var msg string
+	switch {
+	case context.Cause(ctx) == errInstantiateTimeout:
+		msg = fmt.Sprintf("%s was still starting after %s: its start function does not return; fix the module or remove the plugin", path, t.instantiateTimeout())
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		msg = fmt.Sprintf("the start of %s was cut short by its caller's deadline", path)
+	default:
+		msg = fmt.Sprintf("the start of %s was cancelled", path)
+	}
+	return &plainError{msg: "wasm plugin " + name + ": " + msg, err: ctx.Err()}
 }
 
 // checkMinimumMemory refuses a limit the module cannot even start under,
@@ -294,13 +356,13 @@ func (c *conn) reason(err error) error {
 	}
 	var exit *sys.ExitError
 	if !errors.As(err, &exit) {
-		return &deathError{msg: fmt.Sprintf("wasm plugin %s: trap: %v", c.name, err), err: err}
+		return &plainError{msg: fmt.Sprintf("wasm plugin %s: trap: %v", c.name, err), err: err}
 	}
 	if exit.ExitCode() == 0 {
 		return nil
 	}
 	if c.mem.refused.Load() {
-		return &deathError{
+		return &plainError{
 			msg: fmt.Sprintf("wasm plugin %s: %v of %d MiB reached (exit code %d)", c.name, ErrMemoryLimit, c.mem.limit>>20, exit.ExitCode()),
 			err: errors.Join(ErrMemoryLimit, exit),
 		}
@@ -309,15 +371,16 @@ func (c *conn) reason(err error) error {
 	if line := c.fatal.get(); line != "" {
 		msg += ": " + line
 	}
-	return &deathError{msg: msg, err: exit}
+	return &plainError{msg: msg, err: exit}
 }
 
-// deathError is a Wait error: a message for people, and the *sys.ExitError
-// (or trap) underneath for errors.As / errors.Is.
-type deathError struct {
+// plainError is a message for people with the error underneath for
+// errors.As / errors.Is: a Wait error over its *sys.ExitError (or trap),
+// or a Start cut short over its context's error.
+type plainError struct {
 	msg string
 	err error
 }
 
-func (e *deathError) Error() string { return e.msg }
-func (e *deathError) Unwrap() error { return e.err }
+func (e *plainError) Error() string { return e.msg }
+func (e *plainError) Unwrap() error { return e.err }
