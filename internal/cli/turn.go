@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -76,7 +77,12 @@ func (t *turnUI) ToolResult(call sdk.ToolCallRequest, out sdk.ToolOutput, err er
 		fmt.Fprintln(t.stdout)
 		t.streamed = false
 	}
-	if t.refused(err) {
+	var denied *host.DeniedError
+	if errors.As(err, &denied) {
+		// The turn goes on, the model reading the refusal: this is the
+		// person's one line of it. (A call a hook blocked ends the turn,
+		// and the turn's error, shown by end, is that one line.)
+		t.fail(err)
 		return
 	}
 	if out.Display == nil {
