@@ -269,6 +269,23 @@ func TestBlockedCallSaidOnce(t *testing.T) {
 	}
 }
 
+// --print shows the turn as it happened: the model's text before a call
+// is part of the answer, the call's View (folded) comes where the call
+// ended, then the final text.
+func TestPrintKeepsTheTurnInOrder(t *testing.T) {
+	r, _ := interactive("")
+	r.o.print = true
+	tu := &turnUI{run: r}
+	tu.Text("Let me ")
+	tu.Text("count.")
+	tu.ToolResult(sdk.ToolCallRequest{}, sdk.ToolOutput{Display: &sdk.View{Kind: "text", Text: "9 words"}}, nil)
+	tu.Text("There are 9.")
+	tu.end(host.TurnResult{Text: "There are 9."}, nil)
+	if got, want := r.stdout.(*bytes.Buffer).String(), "Let me count.\n9 words\nThere are 9.\n"; got != want {
+		t.Errorf("stdout = %q, want %q", got, want)
+	}
+}
+
 // Text a plugin or a model wrote must not drive the terminal: here it
 // tries to erase bingo's line and draw a prompt of its own.
 func TestPluginTextCannotDriveTheTerminal(t *testing.T) {

@@ -43,9 +43,12 @@
 // on a terminal; when stderr is not a terminal each progress line is
 // written as its own line, and --print writes none.
 //
-// In a turn, a call the gate or a hook refused is one line on stderr and
-// the turn goes on (the model reads the refusal); a call a hook blocked
-// ends the turn, exit 1, and is said once.
+// A turn's output is in the order it happened, with --print too: the
+// model's text as it streams (the text before a tool call is part of the
+// answer), each tool's View when the tool ends, the final text. A call the
+// gate or a hook refused is one line on stderr and the turn goes on (the
+// model reads the refusal); a call a hook blocked ends the turn, exit 1,
+// and is said once.
 //
 // bingo call: a refusal, an unknown tool, a plugin that stopped or did not
 // answer are bingo's to say, on stderr, exit 1. A tool's own error answer
