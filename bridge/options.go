@@ -150,6 +150,9 @@ type Options struct {
 	// lines, stray answers). It should be the plugin's log, the same
 	// writer its stderr goes to. It must be safe for concurrent use.
 	Log io.Writer
+	// LogPath is Log's file name, for the messages that send the person
+	// to it ("see its log"); "" names none.
+	LogPath string
 	// Services routes plugin → host service calls other than bingo.host.
 	Services ServiceRouter
 	// Now is the clock the backoff reads; nil is time.Now.

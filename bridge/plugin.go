@@ -154,7 +154,11 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 	case errors.Is(err, jsonrpc2.ErrClosed):
 		inst.quiet.Store(true)
 		inst.stop() // so the reason is the exit's, not just "closed its stdout"
-		err = fmt.Errorf("exited during the handshake (%v); see its log", inst.waitReason())
+		log := "its log"
+		if p.opts.LogPath != "" {
+			log += " " + p.opts.LogPath
+		}
+		err = fmt.Errorf("exited during the handshake (%v); see %s", inst.waitReason(), log)
 	case err != nil:
 		err = fmt.Errorf("initialize failed: %w", err)
 	case decl.Protocol != protocol.Version:

@@ -85,7 +85,10 @@ func (h *Host) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int, 
 			why = "asked by " + rule
 		}
 		ok, err := ui.Approve(ctx, call, why)
-		if errors.Is(err, ErrNoOneToAsk) {
+		switch {
+		case errors.Is(err, ErrNoOneToAsk) && d.outcome == sdk.HookAsk:
+			return sdk.ToolOutput{}, &DeniedError{Tool: call.Name, Reason: hookUnanswered(d)}
+		case errors.Is(err, ErrNoOneToAsk):
 			return sdk.ToolOutput{}, &DeniedError{Tool: call.Name, Reason: why + " and " + err.Error() + "; " + h.gate.HowToAllow(call.Name)}
 		}
 		if err != nil {
@@ -102,6 +105,13 @@ func (h *Host) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int, 
 	}
 	h.observe(sdk.SiteTool, sdk.PointAfter, map[string]any{"call": call, "output": out})
 	return out, err
+}
+
+// hookUnanswered says that a hook's question found no one to answer it.
+// It advises no allow rule: a hook asks whatever the rules allow, so only
+// a person can answer it.
+func hookUnanswered(d decision) string {
+	return fmt.Sprintf("hook %s asks: %s; no one can answer it here (--print, or no terminal): run bingo on a terminal to answer it", d.hook, d.reason)
 }
 
 func errorOutput(err error) sdk.ToolOutput {

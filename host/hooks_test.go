@@ -81,6 +81,31 @@ func TestHookDenyStopsTheCallWithItsReason(t *testing.T) {
 	}
 }
 
+// A hook's question that no one can answer is refused with what would
+// help (a terminal), never with an allow rule: the hook asks whatever the
+// rules allow.
+func TestHookAskWithNoOneToAnswer(t *testing.T) {
+	asks := kit(&pluginkit.Plugin{Name: "h", Version: "1", Hooks: []pluginkit.Hook{{
+		Hook: hookFunc{"careful", func(context.Context, sdk.HookEvent) (sdk.HookDecision, error) {
+			return sdk.HookDecision{Outcome: sdk.HookAsk, Reason: "sure?"}, nil
+		}},
+		Decide: []string{"tool/before", "prompt/before"},
+	}}})
+	const want = "hook careful asks: sure?; no one can answer it here (--print, or no terminal): run bingo on a terminal to answer it"
+	for _, allow := range [][]string{nil, {"*"}} {
+		h, _ := newTestHost(t, withSettings(func(s *settings.Settings) { s.Permissions.Allow = allow }), testPlugin, asks)
+		_, err := h.CallTool(context.Background(), sdk.ToolCallRequest{ID: "c", Name: "plugin__testplugin__echo", Input: json.RawMessage(`{"text":"hi"}`)}, 1, &fakeUI{nobody: true})
+		var denied *DeniedError
+		if !errors.As(err, &denied) || denied.Reason != want {
+			t.Errorf("allow %q: err = %v\nwant the reason %q", allow, err, want)
+		}
+	}
+	h, _ := newTestHost(t, withSettings(func(s *settings.Settings) { s.Provider.Plugin = "testplugin/scripted" }), testPlugin, asks)
+	if _, err := h.Turn(context.Background(), "hi", &fakeUI{nobody: true}); err == nil || err.Error() != "the model request was not sent: "+want {
+		t.Errorf("prompt site: err = %v", err)
+	}
+}
+
 func TestHookPastDeadlineDecidesNothing(t *testing.T) {
 	slow := kit(&pluginkit.Plugin{Name: "h", Version: "1", Hooks: []pluginkit.Hook{{
 		Hook: hookFunc{"slow", func(ctx context.Context, _ sdk.HookEvent) (sdk.HookDecision, error) {

@@ -94,6 +94,9 @@ func (h *Host) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult, 
 			return res, fmt.Errorf("the model request was stopped by hook %s: %s", d.hook, d.reason)
 		case sdk.HookAsk:
 			ok, err := ui.Approve(ctx, sdk.ToolCall{Name: "model request", Input: json.RawMessage(`{}`)}, fmt.Sprintf("hook %s asks: %s", d.hook, d.reason))
+			if errors.Is(err, ErrNoOneToAsk) {
+				return res, errors.New("the model request was not sent: " + hookUnanswered(d))
+			}
 			if err != nil || !ok {
 				return res, fmt.Errorf("the model request was not sent: hook %s asks (%s) and the person did not agree", d.hook, d.reason)
 			}

@@ -55,7 +55,9 @@
 // layer (<project>/.bingo/plugins, where the project is the nearest ancestor
 // of the working directory holding .bingo or .git), then every --plugin-dir,
 // later ones winning. The highest layer that holds a valid manifest of a
-// name wins that name.
+// name wins that name. A --plugin-dir that holds a plugin.json itself is
+// that one plugin's directory (the plugin being written), a layer of one;
+// its name must still be its directory's name.
 //
 // [Discover] reads every immediate sub-directory of each layer (a symlink to
 // a directory is followed; the link's own name is the plugin's name and its

@@ -19,7 +19,11 @@ const (
 // Layer is one place plugins are installed in.
 type Layer struct {
 	Name string // LayerUser, LayerProject or LayerDir
-	Dir  string // holds one sub-directory per plugin
+	Dir  string // holds one sub-directory per plugin, or is one plugin's directory (Single)
+	// Single says Dir is itself a plugin's directory: a --plugin-dir naming
+	// the plugin being written rather than a directory of plugins. The
+	// layer holds that plugin only.
+	Single bool
 }
 
 // Problem is a manifest (or a layer directory) that could not be used. It
@@ -75,13 +79,15 @@ func ProjectRoot(cwd string) string {
 //   - {"dir", d} for each extra dir in order, so a later --plugin-dir wins
 //     over an earlier one. A relative d is taken relative to cwd (the
 //     session's directory, not the process's); empty entries are ignored.
+//     A d that holds a plugin.json is one plugin's directory, not a
+//     directory of plugins: its layer is Single.
 func Layers(home, cwd string, extraDirs []string) []Layer {
 	var layers []Layer
 	if home != "" {
-		layers = append(layers, Layer{LayerUser, filepath.Join(home, ".bingo", "plugins")})
+		layers = append(layers, Layer{Name: LayerUser, Dir: filepath.Join(home, ".bingo", "plugins")})
 	}
 	if root := ProjectRoot(cwd); root != "" && (home == "" || !samePath(root, home)) {
-		layers = append(layers, Layer{LayerProject, filepath.Join(root, ".bingo", "plugins")})
+		layers = append(layers, Layer{Name: LayerProject, Dir: filepath.Join(root, ".bingo", "plugins")})
 	}
 	for _, d := range extraDirs {
 		if d == "" {
@@ -90,7 +96,9 @@ func Layers(home, cwd string, extraDirs []string) []Layer {
 		if !filepath.IsAbs(d) {
 			d = filepath.Join(cwd, d)
 		}
-		layers = append(layers, Layer{LayerDir, filepath.Clean(d)})
+		d = filepath.Clean(d)
+		_, err := os.Lstat(filepath.Join(d, FileName))
+		layers = append(layers, Layer{Name: LayerDir, Dir: d, Single: err == nil})
 	}
 	return layers
 }
@@ -118,8 +126,10 @@ func samePath(a, b string) bool {
 // found is sorted by name.
 //
 // Each immediate sub-directory of a layer directory (or symlink to one) is
-// a plugin directory. A missing layer directory, plain files in a layer
-// directory and sub-directories without a plugin.json are skipped silently.
+// a plugin directory; a Single layer's directory is its only one, and the
+// manifest rules are the same (its name is its directory's name). A
+// missing layer directory, plain files in a layer directory and
+// sub-directories without a plugin.json are skipped silently.
 // Every manifest that fails [Load] becomes one Problem, in whichever layer,
 // and does not hide a valid manifest of the same name in a lower layer. A
 // layer directory that exists but cannot be read, and a symlink whose
@@ -128,27 +138,9 @@ func samePath(a, b string) bool {
 func Discover(layers []Layer) (found []*Manifest, problems []Problem) {
 	byName := make(map[string]*Manifest)
 	for _, l := range layers {
-		entries, err := os.ReadDir(l.Dir)
-		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				problems = append(problems, Problem{File: l.Dir, Err: fmt.Errorf("cannot read the %s layer directory: %w", l.Name, bareErr(err))})
-			}
-			continue
-		}
-		for _, e := range entries { // ReadDir sorts by name
-			dir := filepath.Join(l.Dir, e.Name())
-			isDir := e.IsDir()
-			if e.Type()&fs.ModeSymlink != 0 {
-				fi, err := os.Stat(dir)
-				if err != nil {
-					problems = append(problems, Problem{File: dir, Err: fmt.Errorf("symlink to a plugin directory that cannot be reached: %w", bareErr(err))})
-					continue
-				}
-				isDir = fi.IsDir()
-			}
-			if !isDir {
-				continue
-			}
+		dirs, unreadable := pluginDirs(l)
+		problems = append(problems, unreadable...)
+		for _, dir := range dirs {
 			if _, err := os.Lstat(filepath.Join(dir, FileName)); errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
@@ -174,4 +166,35 @@ func Discover(layers []Layer) (found []*Manifest, problems []Problem) {
 	}
 	sort.Slice(found, func(i, j int) bool { return found[i].Name < found[j].Name })
 	return found, problems
+}
+
+// pluginDirs returns the directories of l that may be plugin directories,
+// in name order, and the problems of those that cannot be reached.
+func pluginDirs(l Layer) (dirs []string, problems []Problem) {
+	if l.Single {
+		return []string{l.Dir}, nil
+	}
+	entries, err := os.ReadDir(l.Dir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			problems = append(problems, Problem{File: l.Dir, Err: fmt.Errorf("cannot read the %s layer directory: %w", l.Name, bareErr(err))})
+		}
+		return nil, problems
+	}
+	for _, e := range entries { // ReadDir sorts by name
+		dir := filepath.Join(l.Dir, e.Name())
+		isDir := e.IsDir()
+		if e.Type()&fs.ModeSymlink != 0 {
+			fi, err := os.Stat(dir)
+			if err != nil {
+				problems = append(problems, Problem{File: dir, Err: fmt.Errorf("symlink to a plugin directory that cannot be reached: %w", bareErr(err))})
+				continue
+			}
+			isDir = fi.IsDir()
+		}
+		if isDir {
+			dirs = append(dirs, dir)
+		}
+	}
+	return dirs, problems
 }

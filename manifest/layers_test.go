@@ -128,6 +128,17 @@ func TestLayers(t *testing.T) {
 			t.Errorf("Layers = %+v, want %+v", got, want)
 		}
 	})
+	t.Run("a --plugin-dir that is one plugin's directory", func(t *testing.T) {
+		plugin(t, outside, "wc", "1")
+		got := manifest.Layers(home, outside, []string{"wc", outside})
+		want := []manifest.Layer{user,
+			{Name: "dir", Dir: filepath.Join(outside, "wc"), Single: true},
+			{Name: "dir", Dir: outside},
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Layers = %+v\nwant     %+v", got, want)
+		}
+	})
 	t.Run("no home: no user layer", func(t *testing.T) {
 		got := manifest.Layers("", cwd, nil)
 		if want := []manifest.Layer{project}; !reflect.DeepEqual(got, want) {
@@ -295,6 +306,35 @@ func TestDiscoverWhatIsAPluginDir(t *testing.T) {
 		t.Errorf("problems = %v, want one for %v", problems, want)
 	} else if !errors.Is(problems[0], fs.ErrNotExist) || !strings.Contains(problems[0].Error(), "symlink") {
 		t.Errorf("problem = %q", problems[0])
+	}
+}
+
+// A --plugin-dir naming the plugin itself (the one being written) loads
+// that plugin alone, under the same rules as in a directory of plugins,
+// and wins its name like any --plugin-dir.
+func TestDiscoverSinglePluginLayer(t *testing.T) {
+	tmp := t.TempDir()
+	user := filepath.Join(tmp, "user")
+	plugin(t, user, "wc", "u")
+	plugin(t, user, "other", "u")
+	work := filepath.Join(tmp, "work")
+	plugin(t, work, "wc", "w")
+	plugin(t, filepath.Join(work, "wc"), "nested", "n") // inside the plugin: not a plugin of the layer
+	writePlugin(t, work, "misnamed", `{"name": "wc", "version": "m", "entry": {"command": "x"}}`)
+
+	found, problems := manifest.Discover([]manifest.Layer{
+		{Name: "user", Dir: user},
+		{Name: "dir", Dir: filepath.Join(work, "wc"), Single: true},
+		{Name: "dir", Dir: filepath.Join(work, "misnamed"), Single: true},
+	})
+	if g, want := summary(found), []got{{"other", "u", "user"}, {"wc", "w", "dir"}}; !reflect.DeepEqual(g, want) {
+		t.Errorf("found = %+v, want %+v", g, want)
+	}
+	if len(found) == 2 && (len(found[1].Shadows) != 1 || found[1].Root != filepath.Join(work, "wc")) {
+		t.Errorf("wc: Root %s, shadows %+v; want the --plugin-dir itself, hiding the user's", found[1].Root, summary(found[1].Shadows))
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0].Error(), `name "wc" does not match the directory name "misnamed"`) {
+		t.Errorf("problems = %v, want the misnamed one", problems)
 	}
 }
 

@@ -10,6 +10,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -22,6 +25,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host"
 	"github.com/bingo/bingo-plugin-rpc/internal/render"
+	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
@@ -32,16 +36,51 @@ const (
 	ExitUsage = 2
 )
 
-const usage = `usage:
-  bingo [flags] PROMPT            run a turn; a PROMPT starting with / runs that command
-  bingo call [flags] TOOL [JSON]  run one tool call as a model's call would run
-  bingo complete [flags] LINE     list completions for a partial command line
-  bingo plugins [flags] [--json]  list plugins: name, version, layer, transport, trust, status, contributions
-  bingo trust [--revoke] [--cwd DIR]  trust this repository's plugins and settings as they are now (or withdraw it)
-flags:
-`
+// subcommand is one of bingo's subcommands; the one named "" runs a turn.
+type subcommand struct {
+	name, args, what string
+	flags            bool // takes the flags every subcommand takes
+}
 
-// options are the flags every subcommand takes.
+var subcommands = []subcommand{
+	{"", "PROMPT...", "run a turn; a PROMPT starting with / runs that command", true},
+	{"call", "TOOL [JSON]", "run one tool call as a model's call would run", true},
+	{"complete", "LINE", "list completions for a partial command line", true},
+	{"plugins", "", "list plugins: name, version, layer, transport, trust, status, contributions", true},
+	{"trust", "", "trust this repository's plugins and settings as they are now (or withdraw it)", true},
+	{"help", "[SUBCOMMAND]", "show this usage, or one subcommand's", false},
+	{"version", "", "print bingo's version", false},
+}
+
+// lookup finds the subcommand name; "" is a turn's.
+func lookup(name string) (subcommand, bool) {
+	for _, s := range subcommands {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return subcommand{}, false
+}
+
+func (s subcommand) synopsis() string {
+	words := []string{"bingo"}
+	if s.name != "" {
+		words = append(words, s.name)
+	}
+	if s.flags {
+		words = append(words, "[flags]")
+	}
+	if s.args != "" {
+		words = append(words, s.args)
+	}
+	return strings.Join(words, " ")
+}
+
+// ownFlags are the flags of one subcommand only, by name; every other flag
+// is taken by every subcommand that takes flags.
+var ownFlags = map[string]string{"json": "plugins", "revoke": "trust"}
+
+// options are the flags.
 type options struct {
 	print      bool
 	pluginDirs multi
@@ -56,63 +95,106 @@ type multi []string
 func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
 
-func (o *options) flags(name string, stderr io.Writer, sub string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.BoolVar(&o.print, "print", o.print, "fold every View to plain text; no prompts, no colour, no progress")
-	fs.Var(&o.pluginDirs, "plugin-dir", "load plugins from `DIR` as an extra layer (repeatable)")
-	fs.StringVar(&o.cwd, "cwd", o.cwd, "the session's working `DIR`")
+// flagSet defines every subcommand's flags on one set, so that a flag may
+// come anywhere among the arguments, before the subcommand's name or after
+// it; which subcommand takes which is checked once they are parsed.
+func (o *options) flagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("bingo", flag.ContinueOnError)
+	// Main says what is wrong itself: with the bingo: prefix, and the usage
+	// on stdout when it was asked for.
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&o.print, "print", false, "fold every View to plain text; no prompts, no colour, no progress")
+	fs.Var(&o.pluginDirs, "plugin-dir", "load plugins from `DIR`, a directory of plugins or one plugin's own, as an extra layer (repeatable)")
+	fs.StringVar(&o.cwd, "cwd", "", "the session's working `DIR`")
 	fs.Var(&o.allow, "allow", "allow `TOOL` for this run (repeatable; prefix* patterns too)")
-	switch sub {
-	case "plugins":
-		fs.BoolVar(&o.json, "json", false, "print JSON")
-	case "trust":
-		fs.BoolVar(&o.revoke, "revoke", false, "withdraw your trust in the project")
-	}
-	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+	fs.BoolVar(&o.json, "json", false, "print JSON")
+	fs.BoolVar(&o.revoke, "revoke", false, "withdraw your trust in the project")
 	return fs
+}
+
+// parse parses args with the flags anywhere among them: the flag package
+// stops at the first argument that is not a flag, so parsing resumes after
+// each. The first "--" ends the flags: what follows it is kept as it is,
+// even if it starts with "-" (a flag's value "--" is written --cwd=--). It
+// returns the arguments that are not flags, in order, and how many of them
+// came before a "--": only those may name a subcommand. On an error
+// (flag.ErrHelp too) rest holds the arguments read so far.
+func parse(fs *flag.FlagSet, args []string) (rest []string, named int, err error) {
+	var after []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, after = args[:i], args[i+1:]
+	}
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return rest, len(rest), err
+		}
+		if args = fs.Args(); len(args) > 0 {
+			rest, args = append(rest, args[0]), args[1:]
+		}
+	}
+	return append(rest, after...), len(rest), nil
 }
 
 // Main runs the bingo command line and returns its exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var o options
-	fs := o.flags("bingo", stderr, "")
-	if err := fs.Parse(args); err != nil {
-		return usageStatus(err)
-	}
-	rest := fs.Args()
-	sub := ""
-	if len(rest) > 0 {
-		switch rest[0] {
-		case "call", "complete", "plugins", "trust":
-			sub = rest[0]
-			sfs := o.flags("bingo "+sub, stderr, sub)
-			if err := sfs.Parse(rest[1:]); err != nil {
-				return usageStatus(err)
-			}
-			rest = sfs.Args()
+	fs := o.flagSet()
+	rest, named, err := parse(fs, args)
+	sub, _ := lookup("")
+	if named > 0 && rest[0] != "" {
+		if s, ok := lookup(rest[0]); ok {
+			sub, rest = s, rest[1:]
 		}
 	}
+	if errors.Is(err, flag.ErrHelp) { // -h or --help: the usage of what it follows
+		showUsage(stdout, fs, sub.name)
+		return ExitOK
+	}
+	if err != nil {
+		return usageError(stderr, fs, sub.name, "%v", err)
+	}
+	var misplaced string
+	fs.Visit(func(f *flag.Flag) {
+		owner, own := ownFlags[f.Name]
+		switch {
+		case misplaced != "":
+		case own && owner != sub.name:
+			misplaced = fmt.Sprintf("--%s is a flag of bingo %s only", f.Name, owner)
+		case !own && !sub.flags:
+			misplaced = fmt.Sprintf("%s takes no flags", sub.name)
+		}
+	})
+	if misplaced != "" {
+		return usageError(stderr, fs, sub.name, "%s", misplaced)
+	}
 	switch {
-	case sub == "" && len(rest) == 0:
-		fmt.Fprint(stderr, "bingo: no prompt\n"+usage)
-		return ExitUsage
-	case sub == "call" && (len(rest) < 1 || len(rest) > 2):
-		fmt.Fprint(stderr, "bingo call: want TOOL and at most one JSON argument\n")
-		return ExitUsage
-	case sub == "complete" && len(rest) != 1:
-		fmt.Fprint(stderr, "bingo complete: want one LINE\n")
-		return ExitUsage
-	case (sub == "plugins" || sub == "trust") && len(rest) != 0:
-		fmt.Fprintf(stderr, "bingo %s: takes no arguments\n", sub)
-		return ExitUsage
+	case sub.name == "" && len(rest) == 0:
+		return usageError(stderr, fs, "", "no prompt")
+	case sub.name == "call" && (len(rest) < 1 || len(rest) > 2):
+		return usageError(stderr, fs, sub.name, "call takes TOOL and at most one JSON argument")
+	case sub.name == "complete" && len(rest) != 1:
+		return usageError(stderr, fs, sub.name, "complete takes one LINE")
+	case (sub.name == "plugins" || sub.name == "trust" || sub.name == "version") && len(rest) != 0:
+		return usageError(stderr, fs, sub.name, "%s takes no arguments", sub.name)
+	case sub.name == "help":
+		if len(rest) == 0 {
+			showUsage(stdout, fs, "")
+			return ExitOK
+		}
+		if s, ok := lookup(rest[0]); ok && rest[0] != "" && len(rest) == 1 {
+			showUsage(stdout, fs, s.name)
+			return ExitOK
+		}
+		return usageError(stderr, fs, sub.name, "help takes one SUBCOMMAND: call, complete, plugins, trust, help or version")
+	case sub.name == "version":
+		fmt.Fprintln(stdout, version())
+		return ExitOK
 	}
 	var input json.RawMessage
-	if sub == "call" && len(rest) == 2 {
+	if sub.name == "call" && len(rest) == 2 {
 		input = json.RawMessage(rest[1])
 		if !json.Valid(input) {
-			fmt.Fprintf(stderr, "bingo call: the input is not valid JSON: %s\n", rest[1])
-			return ExitUsage
+			return usageError(stderr, fs, sub.name, "call: the input is not valid JSON: %s", rest[1])
 		}
 	}
 
@@ -121,7 +203,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bingo: %v\n", err)
 		return ExitUsage
 	}
-	if sub == "trust" { // starts nothing: it only records a decision
+	if sub.name == "trust" { // starts nothing: it only records a decision
 		return r.trust()
 	}
 	// The second Ctrl-C must stop the plugins before exiting, but the host
@@ -142,7 +224,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer hc.close()
 
-	switch sub {
+	switch sub.name {
 	case "plugins":
 		return r.plugins(h)
 	case "call":
@@ -157,11 +239,67 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return r.turn(ctx, h, prompt)
 }
 
-func usageStatus(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return ExitOK
+// showUsage writes the usage of the subcommand name, or all of bingo's for
+// "": each subcommand, then every flag with its text.
+func showUsage(w io.Writer, fs *flag.FlagSet, name string) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	defer tw.Flush()
+	if name == "" {
+		fmt.Fprintln(tw, "usage:")
+		for _, s := range subcommands {
+			fmt.Fprintf(tw, "  %s\t%s\n", s.synopsis(), s.what)
+		}
+		fmt.Fprint(tw, "\nFlags may come anywhere among the arguments; -- ends them, so that a PROMPT\nmay start with -.\n")
+		flagLines(tw, fs, "", "\nflags:\n")
+		fmt.Fprint(tw, "  -h, --help\tshow this usage, or after a subcommand its own\n")
+		for _, s := range subcommands[1:] { // the turn's flags are every subcommand's
+			flagLines(tw, fs, s.name, fmt.Sprintf("\nbingo %s flags:\n", s.name))
+		}
+		return
 	}
+	s, _ := lookup(name)
+	fmt.Fprintf(tw, "usage: %s\n  %s\n", s.synopsis(), s.what)
+	if s.flags {
+		fmt.Fprintln(tw, "flags:")
+		flagLines(tw, fs, s.name, "")
+		flagLines(tw, fs, "", "")
+	}
+}
+
+// flagLines writes the flags of the subcommand owner (those of every
+// subcommand for ""), one a line, after heading if there are any.
+func flagLines(w io.Writer, fs *flag.FlagSet, owner, heading string) {
+	fs.VisitAll(func(f *flag.Flag) {
+		if ownFlags[f.Name] != owner {
+			return
+		}
+		fmt.Fprint(w, heading)
+		heading = ""
+		arg, text := flag.UnquoteUsage(f)
+		if arg != "" {
+			arg = " " + arg
+		}
+		fmt.Fprintf(w, "  --%s%s\t%s\n", f.Name, arg, text)
+	})
+}
+
+// usageError says what is wrong with the command line, then shows the
+// usage of the subcommand name (all of bingo's for ""), on stderr.
+func usageError(stderr io.Writer, fs *flag.FlagSet, name, format string, args ...any) int {
+	fmt.Fprintf(stderr, "bingo: "+format+"\n", args...)
+	showUsage(stderr, fs, name)
 	return ExitUsage
+}
+
+// version is bingo's version as its build recorded it (a release's module
+// version, "(devel)" built from a checkout), the plugin protocol it
+// speaks, and the Go it was built with.
+func version() string {
+	v := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		v = bi.Main.Version
+	}
+	return fmt.Sprintf("bingo %s, plugin protocol %d, %s", v, protocol.Version, runtime.Version())
 }
 
 // run is one invocation's terminal state.
@@ -207,8 +345,19 @@ func newRun(o options, stdin io.Reader, stdout, stderr io.Writer) (*run, error) 
 	if cwd, err = filepath.Abs(cwd); err != nil {
 		return nil, err
 	}
-	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("--cwd %s: not a directory", o.cwd)
+	if err := isDir(cwd); err != nil {
+		return nil, fmt.Errorf("--cwd %s: %v", o.cwd, err)
+	}
+	// A --plugin-dir that is not there would load nothing, silently: a
+	// misspelt path must not pass for a directory without plugins.
+	for _, d := range o.pluginDirs {
+		path := d
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(cwd, path) // as manifest.Layers takes it
+		}
+		if err := isDir(path); err != nil {
+			return nil, fmt.Errorf("--plugin-dir %s: %v", d, err)
+		}
 	}
 	r := &run{o: o, stdin: stdin, stdout: stdout, stderr: stderr, home: home, cwd: cwd}
 	_, noColor := os.LookupEnv("NO_COLOR")
@@ -219,6 +368,20 @@ func newRun(o options, stdin io.Reader, stdout, stderr io.Writer) (*run, error) 
 	r.stderr = hushWriter{stderr, &r.hushed}
 	r.prompter = &prompter{in: stdin, out: r.stderr}
 	return r, nil
+}
+
+// isDir says why path is not a directory, or returns nil.
+func isDir(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return errors.New("no such directory")
+	case err != nil:
+		return err
+	case !st.IsDir():
+		return errors.New("not a directory")
+	}
+	return nil
 }
 
 func isTerminal(f any) bool {
@@ -446,14 +609,20 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
+// call runs one tool call. What went wrong on bingo's side (a refusal, no
+// such tool, a plugin that did not answer) is bingo's to say, on stderr;
+// the output CallTool returns with it only repeats it for a model. A tool's
+// own error answer (isError) is the tool's result, as a model would read
+// it: it goes to stdout like any answer, and the exit status is 1.
 func (r *run) call(ctx context.Context, h *host.Host, tool string, input json.RawMessage) int {
 	out, err := h.CallTool(ctx, sdk.ToolCallRequest{ID: "call-1", Name: tool, Input: input}, 0, r)
 	r.endProgress()
-	if r.refused(err) {
+	if err != nil {
+		r.fail(err)
 		return ExitError
 	}
 	r.output(out)
-	if err != nil || out.IsError {
+	if out.IsError {
 		return ExitError
 	}
 	return ExitOK
@@ -469,18 +638,6 @@ func (r *run) complete(ctx context.Context, h *host.Host, line string) int {
 		fmt.Fprintln(r.stdout, render.Line(c.Value))
 	}
 	return ExitOK
-}
-
-// refused reports whether err is a refusal of the call (denied by the
-// gate or blocked by a hook), and if so says so on stderr.
-func (r *run) refused(err error) bool {
-	var denied *host.DeniedError
-	var blocked *host.BlockedError
-	if errors.As(err, &denied) || errors.As(err, &blocked) {
-		r.fail(err)
-		return true
-	}
-	return false
 }
 
 // fail reports err on one line of stderr. An error's message may carry a

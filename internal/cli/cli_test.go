@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,20 +29,75 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestUsageErrors(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	for _, args := range [][]string{
-		{}, {"--nope"}, {"call"}, {"call", "t", "{bad"}, {"call", "a", "b", "c"}, {"complete"}, {"plugins", "x"},
-		{"--cwd", "/no/such/dir", "plugins"},
+		{}, {"--nope"}, {"how", "many", "--nope"}, {"--print"}, {"call"}, {"call", "t", "{bad"},
+		{"call", "a", "b", "c"}, {"complete"}, {"plugins", "x"}, {"--json", "hi"}, {"trust", "--json"},
+		{"version", "x"}, {"version", "--print"}, {"help", "nosuch"}, {"help", "call", "plugins"},
+		{"--cwd", "/no/such/dir", "plugins"}, {"--plugin-dir", "/no/such/dir", "plugins"}, {"plugins", "--plugin-dir"},
 	} {
 		var out, errw bytes.Buffer
 		if got := Main(args, strings.NewReader(""), &out, &errw); got != ExitUsage {
 			t.Errorf("bingo %q: exit %d, want %d (stderr %q)", args, got, ExitUsage, errw.String())
 		}
+		if !strings.HasPrefix(errw.String(), "bingo: ") || out.Len() != 0 {
+			t.Errorf("bingo %q: stdout %q, stderr %q; want only stderr, prefixed", args, out.String(), errw.String())
+		}
 	}
 }
 
+// Asked for, the usage is the answer: on stdout, every flag with its text.
 func TestHelpIsNotAnError(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}, {"how", "many", "-h"}} {
+		var out, errw bytes.Buffer
+		if got := Main(args, nil, &out, &errw); got != ExitOK || errw.Len() != 0 {
+			t.Fatalf("bingo %q: exit %d, stderr %q", args, got, errw.String())
+		}
+		for _, want := range []string{"bingo call [flags] TOOL [JSON]", "--print ", "--plugin-dir DIR ", "--cwd DIR ", "--allow TOOL ",
+			"bingo plugins flags:\n  --json  print JSON", "bingo trust flags:\n  --revoke  withdraw your trust"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("bingo %q: the usage lacks %q:\n%s", args, want, out.String())
+			}
+		}
+	}
+	for _, args := range [][]string{{"help", "plugins"}, {"plugins", "--help"}, {"--print", "plugins", "-h"}} {
+		var out, errw bytes.Buffer
+		if got := Main(args, nil, &out, &errw); got != ExitOK || !strings.HasPrefix(out.String(), "usage: bingo plugins [flags]\n") ||
+			!strings.Contains(out.String(), "--json") || strings.Contains(out.String(), "--revoke") {
+			t.Errorf("bingo %q: exit %d, stdout %q", args, got, out.String())
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
 	var out, errw bytes.Buffer
-	if got := Main([]string{"--help"}, nil, &out, &errw); got != ExitOK || !strings.Contains(errw.String(), "bingo call [flags] TOOL [JSON]") {
-		t.Fatalf("exit %d, stderr %q", got, errw.String())
+	if got := Main([]string{"version"}, nil, &out, &errw); got != ExitOK || errw.Len() != 0 ||
+		!strings.HasPrefix(out.String(), "bingo ") || !strings.HasSuffix(out.String(), ", plugin protocol 5, "+runtime.Version()+"\n") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", got, out.String(), errw.String())
+	}
+}
+
+// Flags may come anywhere among the arguments; the first -- ends them, and
+// what follows it never names a subcommand.
+func TestFlagsAnywhere(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		rest  []string
+		named int
+		print bool
+		cwd   string
+	}{
+		{[]string{"how", "many", "--print", "words"}, []string{"how", "many", "words"}, 3, true, ""},
+		{[]string{"call", "t", "--cwd", "d", "{}", "--print"}, []string{"call", "t", "{}"}, 3, true, "d"},
+		{[]string{"--print", "--", "--cwd", "d", "-x"}, []string{"--cwd", "d", "-x"}, 0, true, ""},
+		{[]string{"plugins", "--", "plugins"}, []string{"plugins", "plugins"}, 1, false, ""},
+		{[]string{"a", "-", "b"}, []string{"a", "-", "b"}, 3, false, ""},
+		{[]string{"--cwd=--", "x", "--", "--"}, []string{"x", "--"}, 1, false, "--"},
+	} {
+		var o options
+		rest, named, err := parse(o.flagSet(), tc.args)
+		if err != nil || !slices.Equal(rest, tc.rest) || named != tc.named || o.print != tc.print || o.cwd != tc.cwd {
+			t.Errorf("parse(%q) = %q, %d, %v; print %v, cwd %q; want %q, %d, print %v, cwd %q",
+				tc.args, rest, named, err, o.print, o.cwd, tc.rest, tc.named, tc.print, tc.cwd)
+		}
 	}
 }
 
@@ -197,6 +254,38 @@ func TestAnswersInOrder(t *testing.T) {
 	}
 }
 
+// A hook's block ends the turn: host.Turn shows the call's result, then
+// returns the block as the turn's error, and the person hears of it once.
+func TestBlockedCallSaidOnce(t *testing.T) {
+	r, errw := interactive("")
+	tu := &turnUI{run: r}
+	blocked := &host.BlockedError{Tool: "plugin__w__count", Hook: "guard", Reason: "no"}
+	tu.ToolResult(sdk.ToolCallRequest{Name: "plugin__w__count"}, sdk.ToolOutput{}, blocked)
+	if got := tu.end(host.TurnResult{}, blocked); got != ExitError {
+		t.Errorf("exit %d, want %d", got, ExitError)
+	}
+	if errw.String() != "bingo: plugin__w__count blocked by hook guard: no\n" {
+		t.Errorf("stderr = %q, want the block once", errw.String())
+	}
+}
+
+// --print shows the turn as it happened: the model's text before a call
+// is part of the answer, the call's View (folded) comes where the call
+// ended, then the final text.
+func TestPrintKeepsTheTurnInOrder(t *testing.T) {
+	r, _ := interactive("")
+	r.o.print = true
+	tu := &turnUI{run: r}
+	tu.Text("Let me ")
+	tu.Text("count.")
+	tu.ToolResult(sdk.ToolCallRequest{}, sdk.ToolOutput{Display: &sdk.View{Kind: "text", Text: "9 words"}}, nil)
+	tu.Text("There are 9.")
+	tu.end(host.TurnResult{Text: "There are 9."}, nil)
+	if got, want := r.stdout.(*bytes.Buffer).String(), "Let me count.\n9 words\nThere are 9.\n"; got != want {
+		t.Errorf("stdout = %q, want %q", got, want)
+	}
+}
+
 // Text a plugin or a model wrote must not drive the terminal: here it
 // tries to erase bingo's line and draw a prompt of its own.
 func TestPluginTextCannotDriveTheTerminal(t *testing.T) {
@@ -218,10 +307,15 @@ func TestPluginTextCannotDriveTheTerminal(t *testing.T) {
 		{"denied in a turn", func(r *run) {
 			(&turnUI{run: r}).ToolResult(sdk.ToolCallRequest{}, sdk.ToolOutput{}, &host.DeniedError{Tool: evil, Reason: evil})
 		}},
-		{"blocked call", func(r *run) { r.refused(&host.BlockedError{Tool: evil, Hook: evil, Reason: evil}) }},
-		{"final text", func(r *run) {
+		{"blocked call", func(r *run) {
+			(&turnUI{run: r}).end(host.TurnResult{}, &host.BlockedError{Tool: evil, Hook: evil, Reason: evil})
+		}},
+		{"failed call", func(r *run) { r.fail(errors.New(evil)) }},
+		{"--print text", func(r *run) {
 			r.o.print = true
-			(&turnUI{run: r}).end(host.TurnResult{Text: evil}, nil)
+			tu := &turnUI{run: r}
+			tu.Text(evil)
+			tu.end(host.TurnResult{Text: evil}, nil)
 		}},
 		{"turn error", func(r *run) { (&turnUI{run: r}).end(host.TurnResult{}, errors.New(evil)) }},
 		{"progress line", func(r *run) { r.Progress(evil, evil) }},

@@ -2,14 +2,29 @@
 // stdout, stderr) → exit status, so it is tested in-process and as the
 // built binary alike.
 //
-//	bingo [flags] PROMPT            a PROMPT starting with / runs that command
+//	bingo [flags] PROMPT...         a turn; a PROMPT starting with / runs that command
 //	bingo call [flags] TOOL [JSON]  one tool call exactly as a model's call runs
 //	bingo complete [flags] LINE     completions for a partial command line
-//	bingo plugins [--json]          what loaded, from where, whether it is trusted, and what it offers
-//	bingo trust [--revoke]          trust the project as it is now (or withdraw that); starts nothing
+//	bingo plugins [flags]           what loaded, from where, whether it is trusted, and what it offers
+//	bingo trust [flags]             trust the project as it is now (or withdraw that); starts nothing
+//	bingo help [SUBCOMMAND]         the usage, or one subcommand's
+//	bingo version                   bingo's version, the plugin protocol it speaks, its Go
 //
 // Flags: --print (fold Views to text, no prompts, no colour, no progress),
-// --plugin-dir DIR (repeatable), --cwd DIR, --allow TOOL (repeatable).
+// --plugin-dir DIR (repeatable; a directory of plugins, or one plugin's own
+// directory, which loads that plugin), --cwd DIR, --allow TOOL
+// (repeatable); plugins --json, trust --revoke. -h or --help shows the
+// usage (after a subcommand, its own) on stdout. A --cwd or --plugin-dir
+// that is not a directory is a usage error.
+//
+// Flags may come anywhere among the arguments, before or after the
+// subcommand's name and the prompt's words (bingo how many words --print),
+// as in most modern command lines. The first -- ends them: what follows it
+// is the prompt's (or the subcommand's arguments) as written, so
+// bingo -- -1 is not a flag, and bingo -- help asks the model about help.
+// An unknown flag anywhere is a usage error, never the prompt's text: a
+// prompt word starting with - goes after --.
+//
 // Exit status: 0 success, 1 the command or tool reported an error or was
 // denied, 2 usage error.
 //
@@ -19,12 +34,26 @@
 // notice says how. `bingo trust` prints what it pinned: each project
 // plugin's digest and the record of every file the digest covers.
 //
-// Output: the answer goes to stdout; notices, progress and questions go to
-// stderr. A View is drawn as a real table or list (colour only on a
-// terminal); --print folds it to plain text. The live progress line of a
-// running tool is redrawn in place on a terminal; when stderr is not a
-// terminal each progress line is written as its own line, and --print
-// writes none.
+// Output: the answer goes to stdout; notices, progress, questions and
+// every failure go to stderr, each of bingo's own lines prefixed "bingo:".
+// A usage error says what is wrong, then shows the usage, on stderr; asked
+// for (help, -h), the usage is the answer, on stdout. A View is drawn as a
+// real table or list (colour only on a terminal); --print folds it to
+// plain text. The live progress line of a running tool is redrawn in place
+// on a terminal; when stderr is not a terminal each progress line is
+// written as its own line, and --print writes none.
+//
+// A turn's output is in the order it happened, with --print too: the
+// model's text as it streams (the text before a tool call is part of the
+// answer), each tool's View when the tool ends, the final text. A call the
+// gate or a hook refused is one line on stderr and the turn goes on (the
+// model reads the refusal); a call a hook blocked ends the turn, exit 1,
+// and is said once.
+//
+// bingo call: a refusal, an unknown tool, a plugin that stopped or did not
+// answer are bingo's to say, on stderr, exit 1. A tool's own error answer
+// (isError) is the tool's result, as a model would read it: on stdout like
+// any answer, exit 1.
 //
 // Everything a plugin or a model wrote (tool output, streamed text,
 // notices, questions, the approval prompt's call, command outcomes, error

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -10,9 +11,10 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
-// turn runs a natural-language prompt. On a terminal the model's text
-// streams as it comes and each tool's View shows when the tool ends; with
-// --print only the final text and the folded Views are printed.
+// turn runs a natural-language prompt. The model's text streams as it
+// comes and each tool's View shows when the tool ends, in the order they
+// happened, with --print too (its Views folded to text): the text before
+// a tool call is part of the answer.
 func (r *run) turn(ctx context.Context, h *host.Host, prompt string) int {
 	tu := &turnUI{run: r}
 	res, err := h.Turn(ctx, prompt, tu)
@@ -23,16 +25,8 @@ func (r *run) turn(ctx context.Context, h *host.Host, prompt string) int {
 // and returns the exit status.
 func (tu *turnUI) end(res host.TurnResult, err error) int {
 	r := tu.run
-	if tu.streamed && !r.o.print {
+	if tu.streamed {
 		fmt.Fprintln(r.stdout)
-	}
-	if r.o.print {
-		for _, v := range tu.views {
-			r.view(v)
-		}
-		if res.Text != "" {
-			fmt.Fprintln(r.stdout, render.Clean(res.Text))
-		}
 	}
 	if err != nil {
 		r.fail(err)
@@ -48,15 +42,11 @@ func (tu *turnUI) end(res host.TurnResult, err error) int {
 // turnUI is the run's host.TurnUI.
 type turnUI struct {
 	*run
-	streamed bool       // text is on the current line
-	views    []sdk.View // --print: shown folded at the end
+	streamed bool // text is on the current line
 }
 
 // Text implements host.TurnUI.
 func (t *turnUI) Text(delta string) {
-	if t.o.print {
-		return
-	}
 	t.endProgress()
 	// The model's text may quote a plugin's (a tool result, a web page)
 	// or be steered by it: it must not drive the terminal.
@@ -76,15 +66,15 @@ func (t *turnUI) ToolResult(call sdk.ToolCallRequest, out sdk.ToolOutput, err er
 		fmt.Fprintln(t.stdout)
 		t.streamed = false
 	}
-	if t.refused(err) {
+	var denied *host.DeniedError
+	if errors.As(err, &denied) {
+		// The turn goes on, the model reading the refusal: this is the
+		// person's one line of it. (A call a hook blocked ends the turn,
+		// and the turn's error, shown by end, is that one line.)
+		t.fail(err)
 		return
 	}
-	if out.Display == nil {
-		return
+	if out.Display != nil {
+		t.view(*out.Display)
 	}
-	if t.o.print {
-		t.views = append(t.views, *out.Display)
-		return
-	}
-	t.view(*out.Display)
 }
