@@ -32,9 +32,22 @@
 //     person's time to answer counts against the tool call's deadline:
 //     a tool that asks should have a deadline that allows for a person.
 //   - Every write to a plugin is guarded: one still blocked past the
-//     request's deadline (Grace for a notification) means the plugin is not
-//     reading its input, and it is killed as wedged.
+//     request's deadline (Grace for a notification, and for an answer to
+//     the plugin's own request) means the plugin is not reading its input,
+//     and it is killed as wedged.
 //
 // Exec and wasm plugins follow the same rules because this package sees
 // only transport.Conn.
+//
+// # Bounds
+//
+// A plugin must not be able to make the host grow without limit, however
+// it misbehaves. What it can make the host hold is bounded, per plugin:
+//
+//   - Its requests to the host: at most MaxPluginRequests (64) are
+//     answered at once. Past that the host stops reading from the plugin
+//     until one is answered (backpressure: see MaxPluginRequests for why
+//     not a refusal). Answers it does not read are guarded writes, so a
+//     plugin flooding requests without reading is killed as wedged after
+//     Grace.
 package bridge

@@ -31,6 +31,7 @@ type instance struct {
 	recorded chan struct{} // closed once its death is recorded and noticed
 	dead     chan struct{} // closed once everything the instance started has ended
 	handlers sync.WaitGroup
+	inflight chan struct{} // one token per request of the plugin's being answered (MaxPluginRequests)
 }
 
 func (p *Plugin) newInstance(conn transport.Conn) *instance {
@@ -38,6 +39,7 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 	inst := &instance{
 		p: p, conn: conn, ctx: ctx, cancel: cancel, started: p.opts.Now(),
 		exited: make(chan struct{}), recorded: make(chan struct{}), dead: make(chan struct{}),
+		inflight: make(chan struct{}, MaxPluginRequests),
 	}
 	stream := protocol.NewLineStream(conn, protocol.LineStreamOptions{
 		MaxLine: p.opts.MaxLine,
@@ -154,8 +156,10 @@ func (inst *instance) notification(method string, params json.RawMessage) {
 
 // Handle answers the plugin's requests (jsonrpc2.Handler). A request may
 // wait on a person (ask), so each is answered on its own goroutine and the
-// reader goes on.
-func (inst *instance) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+// reader goes on — unless MaxPluginRequests are being answered already:
+// then the reader waits for one of them to finish (see MaxPluginRequests).
+// ctx ends when the wire closes.
+func (inst *instance) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	p := inst.p
 	switch {
 	case req.Notif:
@@ -167,20 +171,39 @@ func (inst *instance) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrp
 		if req.Params != nil {
 			params = *req.Params
 		}
+		select {
+		case inst.inflight <- struct{}{}:
+		case <-ctx.Done():
+			return // the wire is down: there is no one to answer
+		}
 		inst.handlers.Add(1)
 		go func() {
 			defer inst.handlers.Done()
+			defer func() { <-inst.inflight }()
 			res, err := p.serveService(inst.ctx, params)
 			if err != nil {
-				_ = conn.ReplyWithError(inst.ctx, req.ID, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidRequest, Message: err.Error()})
+				inst.answer(req.ID, nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidRequest, Message: err.Error()})
 				return
 			}
-			_ = conn.Reply(inst.ctx, req.ID, protocol.ServiceCallResult{Result: res})
+			inst.answer(req.ID, protocol.ServiceCallResult{Result: res}, nil)
 		}()
 	default:
-		_ = conn.ReplyWithError(inst.ctx, req.ID, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound,
+		inst.answer(req.ID, nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound,
 			Message: "the host answers only service/call, not " + req.Method})
 	}
+}
+
+// answer sends the answer to one of the plugin's requests: result, or rerr
+// if it is not nil. An answer the plugin does not read is a write blocked
+// like any other, and guarded like a notification: a plugin that stops
+// reading while it floods the host with requests is killed as wedged.
+func (inst *instance) answer(id jsonrpc2.ID, result any, rerr *jsonrpc2.Error) {
+	_ = inst.guardWrite(inst.p.opts.Deadlines.Grace, "the answer to its request", func() error {
+		if rerr != nil {
+			return inst.rpc.ReplyWithError(inst.ctx, id, rerr)
+		}
+		return inst.rpc.Reply(inst.ctx, id, result)
+	})
 }
 
 // logWriter adapts the plugin's log to jsonrpc2's Logger, which is where
