@@ -50,4 +50,8 @@
 //     not a refusal). Answers it does not read are guarded writes, so a
 //     plugin flooding requests without reading is killed as wedged after
 //     Grace.
+//   - Its own notices: a burst of NoticeBurst (10), then one a NoticeEvery
+//     (1s). The rest go to its log (Options.Log) and are summarised in one
+//     line naming it (Options.LogPath) once the rate allows, and at Close;
+//     each is still answered at once.
 package bridge

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +24,30 @@ import (
 // serviceCall is a plugin's request to the host's service "x" with id id.
 func serviceCall(id int) string {
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"service/call","params":{"key":"x","method":"m"}}`, id)
+}
+
+// flooding answers a tool call once it has sent n requests, made by req
+// from their ids 1…n, and read the answer to each. It sends them from
+// another goroutine, since the host may stop reading them for a while.
+func flooding(n int, req func(id int) string) script {
+	var answered int
+	var toolCall msg
+	return script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
+		switch {
+		case m.Method == protocol.MethodToolCall:
+			toolCall = m
+			go func() {
+				for i := 1; i <= n; i++ {
+					p.raw(req(i))
+				}
+			}()
+		case m.Method == "" && m.Error == nil:
+			if answered++; answered == n {
+				echoAnswer(p, toolCall)
+			}
+		}
+		return true
+	}}
 }
 
 // A plugin's requests to the host run at most MaxPluginRequests at once:
@@ -46,28 +72,7 @@ func TestPluginRequestsInFlightAreBounded(t *testing.T) {
 		}
 		return json.RawMessage(`{}`), nil
 	}
-	// On a tool call the plugin sends n requests from another goroutine
-	// (the host may stop reading them), and answers the call once it has
-	// read all n answers.
-	var answered int
-	var toolCall msg
-	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
-		switch {
-		case m.Method == protocol.MethodToolCall:
-			toolCall = m
-			go func() {
-				for i := 1; i <= n; i++ {
-					p.raw(serviceCall(i))
-				}
-			}()
-		case m.Method == "" && m.Error == nil:
-			if answered++; answered == n {
-				echoAnswer(p, toolCall)
-			}
-		}
-		return true
-	}}
-	e := mustStart(t, s, func(o *Options) { o.Services = router })
+	e := mustStart(t, flooding(n, serviceCall), func(o *Options) { o.Services = router })
 	done := make(chan error, 1)
 	go func() {
 		_, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c", nil)
@@ -131,5 +136,51 @@ func TestPluginNotReadingItsAnswers(t *testing.T) {
 	}
 	if out, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c2", nil); err != nil || out.Text() != "echo {}" {
 		t.Fatalf("after the respawn: %v, %v", out, err)
+	}
+}
+
+// A flood of a plugin's own notices reaches the person as NoticeBurst of
+// them and then one summary line a NoticeEvery; every notice is answered at
+// once, and the ones not shown are in the plugin's log.
+func TestNoticeFloodIsSummarised(t *testing.T) {
+	const n = 1000
+	notice := func(id int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"service/call","params":{"key":"bingo.host","method":"notice","params":{"level":"info","message":"n%d"}}}`, id, id)
+	}
+	e := mustStart(t, flooding(n, notice), func(o *Options) { o.LogPath = "/logs/plugin-t.log" })
+	start := time.Now()
+	if _, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c", nil); err != nil {
+		t.Fatal(err) // the call is answered once every notice has been
+	}
+	// The summary comes without waiting for Close, once a token is due.
+	summary := regexp.MustCompile(`^… and ([0-9,]+) more notices; see its log \(/logs/plugin-t\.log\)$`)
+	for shown := 0; !summary.MatchString(e.notices.Next(t).Message); shown++ {
+		if shown > NoticeBurst+int(time.Since(start)/NoticeEvery)+1 {
+			t.Fatalf("%d notices shown, and no summary: %v", shown, e.notices.All())
+		}
+	}
+	e.plugin.Close()
+	elapsed := time.Since(start)
+
+	shown, summarised, lines := 0, 0, 0
+	for _, x := range e.notices.All() {
+		lines++
+		if m := summary.FindStringSubmatch(x.Message); m != nil {
+			c, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
+			summarised += c
+		} else {
+			shown++
+		}
+	}
+	if shown+summarised != n {
+		t.Errorf("%d notices shown and %d summarised, of %d", shown, summarised, n)
+	}
+	// One line a NoticeEvery after the burst, the one Close may add, and one
+	// for rounding.
+	if most := NoticeBurst + int(elapsed/NoticeEvery) + 2; lines > most {
+		t.Errorf("%d lines for %d notices in %v; the bound is %d", lines, n, elapsed, most)
+	}
+	if logged := strings.Count(e.log.String(), "bridge: notice not shown"); logged != n-shown {
+		t.Errorf("%d notices not shown reached the log, want %d", logged, n-shown)
 	}
 }

@@ -147,9 +147,13 @@ type Options struct {
 	// Notify receives notices: deaths, refusals, a plugin's own notice.
 	Notify func(Notice)
 	// Log receives what the bridge has to say about the wire (skipped
-	// lines, stray answers). It should be the plugin's log, the same
-	// writer its stderr goes to. It must be safe for concurrent use.
+	// lines, stray answers) and the plugin's notices not shown. It should
+	// be the plugin's log, the same writer its stderr goes to. It must be
+	// safe for concurrent use.
 	Log io.Writer
+	// LogPath names Log's file for the person, in the notice that points
+	// them to it; "" if it has none.
+	LogPath string
 	// Services routes plugin → host service calls other than bingo.host.
 	Services ServiceRouter
 	// Now is the clock the backoff reads; nil is time.Now.

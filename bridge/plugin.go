@@ -31,6 +31,7 @@ type Plugin struct {
 	nextReq    atomic.Uint64 // names the host's requests, so an answer finds its route
 	spawning   singleflight.Group
 	watchers   sync.WaitGroup // wedge watchers
+	notices    noticeLimiter  // the plugin's own notices
 
 	mu      sync.Mutex
 	inst    *instance // nil while dead
@@ -55,7 +56,9 @@ func New(opts Options) *Plugin {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Plugin{opts: opts, routes: map[string]*route{}, byReq: map[jsonrpc2.ID]*route{}}
+	p := &Plugin{opts: opts, routes: map[string]*route{}, byReq: map[jsonrpc2.ID]*route{}}
+	p.notices.p = p
+	return p
 }
 
 // Name is the plugin's name.
@@ -132,6 +135,7 @@ func (p *Plugin) Close() error {
 	// the same singleflight key waits for it.
 	p.spawning.Do("spawn", func() (any, error) { return nil, ErrClosed })
 	p.watchers.Wait()
+	p.notices.close()
 	return nil
 }
 

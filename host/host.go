@@ -211,7 +211,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		Name: m.Name, Root: m.Root, Transport: tr,
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env,
 		Deadlines: h.settings.Deadlines,
-		Notify:    h.cfg.Notify, Log: log,
+		Notify:    h.cfg.Notify, Log: log, LogPath: log.Path(),
 		Services: h.reg.routeService,
 	})
 	return l
