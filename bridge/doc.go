@@ -54,4 +54,14 @@
 //     (1s). The rest go to its log (Options.Log) and are summarised in one
 //     line naming it (Options.LogPath) once the rate allows, and at Close;
 //     each is still answered at once.
+//   - A provider's response: Deadlines.ProviderTotal (10m) for the whole
+//     stream, however lively, and Limits.ProviderResponseMiB (32 MiB) for
+//     its deltas, counted as they cross the wire. Past either the stream
+//     is cancelled (provider/cancel), nothing more reaches the caller, one
+//     notice says why, and the call fails: a *DeadlineError past the
+//     deadline, a *TooLargeError past the cap. A plugin that does not end
+//     the stream within Grace of the cancel is wedged.
+//   - A stdout line: Options.MaxLine (protocol.DefaultMaxLine, 64 MiB). A
+//     longer one is let go as it streams past, costing at most the cap;
+//     one line in the log says so, and the wire goes on.
 package bridge

@@ -144,7 +144,9 @@ func (inst *instance) notification(method string, params json.RawMessage) {
 		var n protocol.ProviderDelta
 		if json.Unmarshal(params, &n) == nil {
 			if rt := p.route(n.StreamID); rt != nil && rt.deltas != nil {
-				rt.deliver(func() { rt.deltas(n.Event) })
+				if rt.spend(len(params)) {
+					rt.deliver(func() { rt.deltas(n.Event) })
+				}
 				return
 			}
 		}

@@ -184,3 +184,104 @@ func TestNoticeFloodIsSummarised(t *testing.T) {
 		t.Errorf("%d notices not shown reached the log, want %d", logged, n-shown)
 	}
 }
+
+// endless is a provider that streams text deltas of size bytes, one every
+// gap, until it hears provider/cancel: then it ends the stream.
+func endless(size int, gap time.Duration) script {
+	decl := basicDecl()
+	decl.Providers = []protocol.ProviderDecl{{ID: "endless"}}
+	stop := make(chan struct{})
+	var once sync.Once
+	delta := sdk.StreamEvent{Kind: sdk.EventText, Text: strings.Repeat("x", size)}
+	return script{decl: decl, handle: func(p *peer, m msg) bool {
+		switch m.Method {
+		case protocol.MethodProviderStream:
+			var ps protocol.ProviderStreamParams
+			json.Unmarshal(m.Params, &ps)
+			go func() {
+				for {
+					select {
+					case <-stop:
+						p.reply(m, protocol.ProviderStreamResult{End: sdk.StreamEnd{StopReason: "cancelled"}})
+						return
+					case <-time.After(gap):
+						p.notify(protocol.NotifyProviderDelta, protocol.ProviderDelta{StreamID: ps.StreamID, Event: delta})
+					}
+				}
+			}()
+		case protocol.NotifyProviderCancel:
+			once.Do(func() { close(stop) })
+		case protocol.MethodToolCall:
+			echoAnswer(p, m)
+		}
+		return true
+	}}
+}
+
+// stream runs the plugin's one provider and returns what reached the
+// caller, failing the test if the stream does not end.
+func stream(t *testing.T, e *env) (delivered int, err error) {
+	t.Helper()
+	done := make(chan error, 1)
+	var mu sync.Mutex
+	go func() {
+		_, err := e.plugin.Contributions().Providers[0].Stream(context.Background(), sdk.ProviderRequest{}, func(ev sdk.StreamEvent) {
+			mu.Lock()
+			delivered += len(ev.Text)
+			mu.Unlock()
+		})
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-time.After(testutil.WaitLimit):
+		t.Fatal("the stream never ended")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return delivered, err
+}
+
+// A stream that never ends, however lively, is cancelled at its cap or
+// its total deadline, whichever comes first, with one notice; the caller
+// has at most the cap, and the plugin goes on.
+func TestEndlessStreamIsCutOff(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		plugin script
+		tweak  func(*Options)
+		err    func(error) bool
+		notice string
+	}{{
+		name:   "cap",
+		plugin: endless(64<<10, 0),
+		tweak:  func(o *Options) { o.Limits.ProviderResponseMiB = 1 },
+		err: func(err error) bool {
+			return err.Error() == "plugin t: provider/stream: the response passed 1 MiB, the cap on one response"
+		},
+		notice: "provider/stream sent more than 1 MiB; cancelled it",
+	}, {
+		name:   "total deadline",
+		plugin: endless(10, 5*time.Millisecond),
+		tweak:  func(o *Options) { o.Deadlines.ProviderTotal = 300 * time.Millisecond },
+		err:    func(err error) bool { return errors.Is(err, context.DeadlineExceeded) },
+		notice: "provider/stream went on past its total deadline of 300ms; cancelled it",
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			e := mustStart(t, c.plugin, c.tweak)
+			delivered, err := stream(t, e)
+			if err == nil || !c.err(err) {
+				t.Fatalf("err = %v", err)
+			}
+			if delivered > 1<<20 {
+				t.Errorf("%d bytes reached the caller past the 1 MiB cap", delivered)
+			}
+			if _, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c", nil); err != nil {
+				t.Errorf("after the cut-off: %v", err)
+			}
+			if n := e.notices.All(); len(n) != 1 || n[0].Message != c.notice {
+				t.Errorf("notices = %v, want %q", n, c.notice)
+			}
+		})
+	}
+}
