@@ -31,7 +31,11 @@ type instance struct {
 	recorded chan struct{} // closed once its death is recorded and noticed
 	dead     chan struct{} // closed once everything the instance started has ended
 	handlers sync.WaitGroup
-	inflight chan struct{} // one token per request of the plugin's being answered (MaxPluginRequests)
+
+	// The plugin's requests being answered (see MaxPluginRequests).
+	inflight  chan struct{} // a token each
+	starting  sync.Mutex    // orders a handler's start before the instance's end
+	answering sync.Mutex    // one answer written at a time
 }
 
 func (p *Plugin) newInstance(conn transport.Conn) *instance {
@@ -67,7 +71,9 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 // instance has ended, waits for its handlers, and reports the death.
 func (inst *instance) monitor() {
 	<-inst.rpc.DisconnectNotify()
-	inst.cancel()
+	inst.starting.Lock()
+	inst.cancel() // no handler starts after this
+	inst.starting.Unlock()
 	_ = inst.conn.Kill()
 	<-inst.exited
 	inst.p.died(inst, inst.waitReason())
@@ -178,7 +184,10 @@ func (inst *instance) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc
 		case <-ctx.Done():
 			return // the wire is down: there is no one to answer
 		}
-		inst.handlers.Add(1)
+		if !inst.startHandler() {
+			<-inst.inflight
+			return
+		}
 		go func() {
 			defer inst.handlers.Done()
 			defer func() { <-inst.inflight }()
@@ -195,11 +204,30 @@ func (inst *instance) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc
 	}
 }
 
+// startHandler counts a handler in, unless the instance is ending: the
+// monitor waits for the handlers once, and one started after that would
+// outlive the instance. (The reader may wait for a free slot until the
+// instance ends.)
+func (inst *instance) startHandler() bool {
+	inst.starting.Lock()
+	defer inst.starting.Unlock()
+	if inst.ctx.Err() != nil {
+		return false
+	}
+	inst.handlers.Add(1)
+	return true
+}
+
 // answer sends the answer to one of the plugin's requests: result, or rerr
 // if it is not nil. An answer the plugin does not read is a write blocked
 // like any other, and guarded like a notification: a plugin that stops
 // reading while it floods the host with requests is killed as wedged.
+// Answers are written one at a time, each guarded from its turn on: an
+// answer waiting behind others is not the plugin failing to read, and it
+// is the one being written that a plugin not reading blocks.
 func (inst *instance) answer(id jsonrpc2.ID, result any, rerr *jsonrpc2.Error) {
+	inst.answering.Lock()
+	defer inst.answering.Unlock()
 	_ = inst.guardWrite(inst.p.opts.Deadlines.Grace, "the answer to its request", func() error {
 		if rerr != nil {
 			return inst.rpc.ReplyWithError(inst.ctx, id, rerr)

@@ -95,7 +95,8 @@ func TestPluginRequestsInFlightAreBounded(t *testing.T) {
 
 // A plugin that floods the host with requests and never reads the answers
 // blocks the host's answers like any other write: it is killed as wedged,
-// with one notice, and the next call respawns it.
+// with one notice (not one per answer waiting), and the next call
+// respawns it.
 func TestPluginNotReadingItsAnswers(t *testing.T) {
 	var starts atomic.Int32
 	flooder := func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -136,6 +137,9 @@ func TestPluginNotReadingItsAnswers(t *testing.T) {
 	}
 	if out, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c2", nil); err != nil || out.Text() != "echo {}" {
 		t.Fatalf("after the respawn: %v, %v", out, err)
+	}
+	if n := e.notices.All(); len(n) != 1 {
+		t.Fatalf("notices = %v, want the one", n)
 	}
 }
 
