@@ -64,4 +64,11 @@
 //   - A stdout line: Options.MaxLine (protocol.DefaultMaxLine, 64 MiB). A
 //     longer one is let go as it streams past, costing at most the cap;
 //     one line in the log says so, and the wire goes on.
+//
+// The deadline and the cap of a provider's response are the person's to
+// set (deadlines.providerTotal, limits.providerResponseMiB; see
+// host/settings); the other bounds are constants. host.TestMemoryBound
+// floods the host from a hostile plugin in each of these ways and holds it
+// to 300 MiB of growth at the defaults; internal/conformance's TestFloods
+// checks the rules hold over every transport.
 package bridge
