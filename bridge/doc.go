@@ -32,9 +32,43 @@
 //     person's time to answer counts against the tool call's deadline:
 //     a tool that asks should have a deadline that allows for a person.
 //   - Every write to a plugin is guarded: one still blocked past the
-//     request's deadline (Grace for a notification) means the plugin is not
-//     reading its input, and it is killed as wedged.
+//     request's deadline (Grace for a notification, and for an answer to
+//     the plugin's own request) means the plugin is not reading its input,
+//     and it is killed as wedged.
 //
 // Exec and wasm plugins follow the same rules because this package sees
 // only transport.Conn.
+//
+// # Bounds
+//
+// A plugin must not be able to make the host grow without limit, however
+// it misbehaves. What it can make the host hold is bounded, per plugin:
+//
+//   - Its requests to the host: at most MaxPluginRequests (64) are
+//     answered at once. Past that the host stops reading from the plugin
+//     until one is answered (backpressure: see MaxPluginRequests for why
+//     not a refusal). Answers it does not read are guarded writes, so a
+//     plugin flooding requests without reading is killed as wedged after
+//     Grace.
+//   - Its own notices: a burst of NoticeBurst (10), then one a NoticeEvery
+//     (1s). The rest go to its log (Options.Log) and are summarised in one
+//     line naming it (Options.LogPath) once the rate allows, and at Close;
+//     each is still answered at once.
+//   - A provider's response: Deadlines.ProviderTotal (10m) for the whole
+//     stream, however lively, and Limits.ProviderResponseMiB (32 MiB) for
+//     its deltas, counted as they cross the wire. Past either the stream
+//     is cancelled (provider/cancel), nothing more reaches the caller, one
+//     notice says why, and the call fails: a *DeadlineError past the
+//     deadline, a *TooLargeError past the cap. A plugin that does not end
+//     the stream within Grace of the cancel is wedged.
+//   - A stdout line: Options.MaxLine (protocol.DefaultMaxLine, 64 MiB). A
+//     longer one is let go as it streams past, costing at most the cap;
+//     one line in the log says so, and the wire goes on.
+//
+// The deadline and the cap of a provider's response are the person's to
+// set (deadlines.providerTotal, limits.providerResponseMiB; see
+// host/settings); the other bounds are constants. host.TestMemoryBound
+// floods the host from a hostile plugin in each of these ways and holds it
+// to 300 MiB of growth at the defaults; internal/conformance's TestFloods
+// checks the rules hold over every transport.
 package bridge

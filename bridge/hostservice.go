@@ -48,7 +48,7 @@ func (p *Plugin) serveService(ctx context.Context, raw json.RawMessage) (json.Ra
 		default:
 			n.Level = "info"
 		}
-		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: n.Level, Message: oneLine(n.Message, 300)})
+		p.notices.raise(Notice{Plugin: p.opts.Name, Level: n.Level, Message: oneLine(n.Message, 300)})
 		return json.RawMessage("{}"), nil
 	}
 	return nil, fmt.Errorf("bingo.host offers ask and notice, not %q", call.Method)

@@ -31,6 +31,11 @@ type instance struct {
 	recorded chan struct{} // closed once its death is recorded and noticed
 	dead     chan struct{} // closed once everything the instance started has ended
 	handlers sync.WaitGroup
+
+	// The plugin's requests being answered (see MaxPluginRequests).
+	inflight  chan struct{} // a token each
+	starting  sync.Mutex    // orders a handler's start before the instance's end
+	answering sync.Mutex    // one answer written at a time
 }
 
 func (p *Plugin) newInstance(conn transport.Conn) *instance {
@@ -38,6 +43,7 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 	inst := &instance{
 		p: p, conn: conn, ctx: ctx, cancel: cancel, started: p.opts.Now(),
 		exited: make(chan struct{}), recorded: make(chan struct{}), dead: make(chan struct{}),
+		inflight: make(chan struct{}, MaxPluginRequests),
 	}
 	stream := protocol.NewLineStream(conn, protocol.LineStreamOptions{
 		MaxLine: p.opts.MaxLine,
@@ -65,7 +71,9 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 // instance has ended, waits for its handlers, and reports the death.
 func (inst *instance) monitor() {
 	<-inst.rpc.DisconnectNotify()
-	inst.cancel()
+	inst.starting.Lock()
+	inst.cancel() // no handler starts after this
+	inst.starting.Unlock()
 	_ = inst.conn.Kill()
 	<-inst.exited
 	inst.p.died(inst, inst.waitReason())
@@ -142,7 +150,9 @@ func (inst *instance) notification(method string, params json.RawMessage) {
 		var n protocol.ProviderDelta
 		if json.Unmarshal(params, &n) == nil {
 			if rt := p.route(n.StreamID); rt != nil && rt.deltas != nil {
-				rt.deliver(func() { rt.deltas(n.Event) })
+				if rt.spend(len(params)) {
+					rt.deliver(func() { rt.deltas(n.Event) })
+				}
 				return
 			}
 		}
@@ -154,8 +164,10 @@ func (inst *instance) notification(method string, params json.RawMessage) {
 
 // Handle answers the plugin's requests (jsonrpc2.Handler). A request may
 // wait on a person (ask), so each is answered on its own goroutine and the
-// reader goes on.
-func (inst *instance) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+// reader goes on — unless MaxPluginRequests are being answered already:
+// then the reader waits for one of them to finish (see MaxPluginRequests).
+// ctx ends when the wire closes.
+func (inst *instance) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	p := inst.p
 	switch {
 	case req.Notif:
@@ -167,20 +179,61 @@ func (inst *instance) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrp
 		if req.Params != nil {
 			params = *req.Params
 		}
-		inst.handlers.Add(1)
+		select {
+		case inst.inflight <- struct{}{}:
+		case <-ctx.Done():
+			return // the wire is down: there is no one to answer
+		}
+		if !inst.startHandler() {
+			<-inst.inflight
+			return
+		}
 		go func() {
 			defer inst.handlers.Done()
+			defer func() { <-inst.inflight }()
 			res, err := p.serveService(inst.ctx, params)
 			if err != nil {
-				_ = conn.ReplyWithError(inst.ctx, req.ID, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidRequest, Message: err.Error()})
+				inst.answer(req.ID, nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidRequest, Message: err.Error()})
 				return
 			}
-			_ = conn.Reply(inst.ctx, req.ID, protocol.ServiceCallResult{Result: res})
+			inst.answer(req.ID, protocol.ServiceCallResult{Result: res}, nil)
 		}()
 	default:
-		_ = conn.ReplyWithError(inst.ctx, req.ID, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound,
+		inst.answer(req.ID, nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound,
 			Message: "the host answers only service/call, not " + req.Method})
 	}
+}
+
+// startHandler counts a handler in, unless the instance is ending: the
+// monitor waits for the handlers once, and one started after that would
+// outlive the instance. (The reader may wait for a free slot until the
+// instance ends.)
+func (inst *instance) startHandler() bool {
+	inst.starting.Lock()
+	defer inst.starting.Unlock()
+	if inst.ctx.Err() != nil {
+		return false
+	}
+	inst.handlers.Add(1)
+	return true
+}
+
+// answer sends the answer to one of the plugin's requests: result, or rerr
+// if it is not nil. An answer the plugin does not read is a write blocked
+// like any other, and guarded like a notification: a plugin that stops
+// reading while it floods the host with requests is killed as wedged.
+// Answers are written one at a time, each guarded from its turn on: an
+// answer waiting behind others is not the plugin failing to read, and it
+// is the one being written that a plugin not reading blocks.
+func (inst *instance) answer(id jsonrpc2.ID, result any, rerr *jsonrpc2.Error) {
+	inst.answering.Lock()
+	defer inst.answering.Unlock()
+	_ = inst.guardWrite(inst.p.opts.Deadlines.Grace, "the answer to its request", func() error {
+		if rerr != nil {
+			return inst.rpc.ReplyWithError(inst.ctx, id, rerr)
+		}
+		return inst.rpc.Reply(inst.ctx, id, result)
+	})
 }
 
 // logWriter adapts the plugin's log to jsonrpc2's Logger, which is where

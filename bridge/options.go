@@ -20,11 +20,13 @@ type Deadlines struct {
 	Contributor time.Duration
 	Compactor   time.Duration
 	// Provider bounds the wait for a stream's first delta, ProviderIdle
-	// the silence between deltas (and before the end).
-	Provider     time.Duration
-	ProviderIdle time.Duration
-	Hook         time.Duration
-	Service      time.Duration
+	// the silence between deltas (and before the end), ProviderTotal the
+	// whole stream, however lively: a stream that never ends is cancelled.
+	Provider      time.Duration
+	ProviderIdle  time.Duration
+	ProviderTotal time.Duration
+	Hook          time.Duration
+	Service       time.Duration
 	// Grace is how long past its deadline a call may stay unanswered
 	// before the instance is declared wedged and killed.
 	Grace time.Duration
@@ -35,8 +37,8 @@ func DefaultDeadlines() Deadlines {
 	return Deadlines{
 		Initialize: 10 * time.Second, Tool: 60 * time.Second, Command: 30 * time.Second,
 		Complete: 2 * time.Second, Contributor: 2 * time.Second, Compactor: 30 * time.Second,
-		Provider: 60 * time.Second, ProviderIdle: 30 * time.Second, Hook: 2 * time.Second,
-		Service: 10 * time.Second, Grace: 5 * time.Second,
+		Provider: 60 * time.Second, ProviderIdle: 30 * time.Second, ProviderTotal: 10 * time.Minute,
+		Hook: 2 * time.Second, Service: 10 * time.Second, Grace: 5 * time.Second,
 	}
 }
 
@@ -45,8 +47,8 @@ func (d Deadlines) withDefaults() Deadlines {
 	for _, f := range []struct{ v, def *time.Duration }{
 		{&d.Initialize, &def.Initialize}, {&d.Tool, &def.Tool}, {&d.Command, &def.Command},
 		{&d.Complete, &def.Complete}, {&d.Contributor, &def.Contributor}, {&d.Compactor, &def.Compactor},
-		{&d.Provider, &def.Provider}, {&d.ProviderIdle, &def.ProviderIdle}, {&d.Hook, &def.Hook},
-		{&d.Service, &def.Service}, {&d.Grace, &def.Grace},
+		{&d.Provider, &def.Provider}, {&d.ProviderIdle, &def.ProviderIdle}, {&d.ProviderTotal, &def.ProviderTotal},
+		{&d.Hook, &def.Hook}, {&d.Service, &def.Service}, {&d.Grace, &def.Grace},
 	} {
 		if *f.v <= 0 {
 			*f.v = *f.def
@@ -76,6 +78,26 @@ func (d Deadlines) For(k proxy.Kind) time.Duration {
 		return d.Hook
 	}
 	return d.Service
+}
+
+// Limits bound what one crossing may make the host hold. A zero field
+// takes its default (DefaultLimits).
+type Limits struct {
+	// ProviderResponseMiB caps one provider response: the deltas of one
+	// stream, counted as they cross the wire. Past it the stream is
+	// cancelled and fails with a *TooLargeError.
+	ProviderResponseMiB int
+}
+
+// DefaultLimits are the limits a zero Limits field takes: 32 MiB is
+// hundreds of times a long model answer, and little for the host to hold.
+func DefaultLimits() Limits { return Limits{ProviderResponseMiB: 32} }
+
+func (l Limits) withDefaults() Limits {
+	if l.ProviderResponseMiB <= 0 {
+		l.ProviderResponseMiB = DefaultLimits().ProviderResponseMiB
+	}
+	return l
 }
 
 // Backoff spaces respawns of a plugin that keeps dying. The first death is
@@ -140,6 +162,7 @@ type Options struct {
 	Env       map[string]string // the manifest's entry.env, expanded
 
 	Deadlines Deadlines
+	Limits    Limits
 	Backoff   Backoff
 	// MaxLine caps one wire line (protocol.DefaultMaxLine if 0).
 	MaxLine int
@@ -147,8 +170,9 @@ type Options struct {
 	// Notify receives notices: deaths, refusals, a plugin's own notice.
 	Notify func(Notice)
 	// Log receives what the bridge has to say about the wire (skipped
-	// lines, stray answers). It should be the plugin's log, the same
-	// writer its stderr goes to. It must be safe for concurrent use.
+	// lines, stray answers) and the plugin's notices not shown. It should
+	// be the plugin's log, the same writer its stderr goes to. It must be
+	// safe for concurrent use.
 	Log io.Writer
 	// LogPath is Log's file name, for the messages that send the person
 	// to it ("see its log"); "" names none.

@@ -31,6 +31,7 @@ type Plugin struct {
 	nextReq    atomic.Uint64 // names the host's requests, so an answer finds its route
 	spawning   singleflight.Group
 	watchers   sync.WaitGroup // wedge watchers
+	notices    noticeLimiter  // the plugin's own notices
 
 	mu      sync.Mutex
 	inst    *instance // nil while dead
@@ -45,6 +46,7 @@ type Plugin struct {
 // New returns a plugin that has not started. Call Start.
 func New(opts Options) *Plugin {
 	opts.Deadlines = opts.Deadlines.withDefaults()
+	opts.Limits = opts.Limits.withDefaults()
 	opts.Backoff = opts.Backoff.withDefaults()
 	if opts.Notify == nil {
 		opts.Notify = func(Notice) {}
@@ -55,7 +57,9 @@ func New(opts Options) *Plugin {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Plugin{opts: opts, routes: map[string]*route{}, byReq: map[jsonrpc2.ID]*route{}}
+	p := &Plugin{opts: opts, routes: map[string]*route{}, byReq: map[jsonrpc2.ID]*route{}}
+	p.notices.p = p
+	return p
 }
 
 // Name is the plugin's name.
@@ -132,6 +136,7 @@ func (p *Plugin) Close() error {
 	// the same singleflight key waits for it.
 	p.spawning.Do("spawn", func() (any, error) { return nil, ErrClosed })
 	p.watchers.Wait()
+	p.notices.close()
 	return nil
 }
 
@@ -326,11 +331,14 @@ var errPastDeadline = errors.New("past the request's deadline")
 
 // waitStream waits for a provider stream's answer. Its deadline is for the
 // first delta, then for the silence between two: every delta resets it.
-// Cancelling ctx sends the cancel notification and keeps waiting.
+// Cancelling ctx sends the cancel notification and keeps waiting. However
+// lively, a stream past its total deadline or its cap is cut off.
 func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Request, rt *route, w jsonrpc2.Waiter, result any) error {
 	deadline := p.opts.Deadlines.For(req.Kind)
 	timer := time.NewTimer(deadline)
 	defer timer.Stop()
+	total := time.NewTimer(p.opts.Deadlines.ProviderTotal)
+	defer total.Stop()
 
 	waitCtx, stopWait := context.WithCancel(context.Background())
 	defer stopWait()
@@ -363,8 +371,30 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Reque
 			<-answered
 			p.watchWedge(inst, req.Method, w)
 			return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
+		case <-total.C:
+			stopWait()
+			<-answered
+			return p.cutOff(inst, req, rt, w, "went on past its total deadline of "+p.opts.Deadlines.ProviderTotal.String(),
+				&DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: p.opts.Deadlines.ProviderTotal})
+		case <-rt.over:
+			stopWait()
+			<-answered
+			return p.cutOff(inst, req, rt, w, fmt.Sprintf("sent more than %d MiB", p.opts.Limits.ProviderResponseMiB),
+				&TooLargeError{Plugin: p.opts.Name, Method: req.Method, MiB: p.opts.Limits.ProviderResponseMiB})
 		}
 	}
+}
+
+// cutOff ends a stream past one of its bounds, with err: nothing more
+// reaches the caller, the plugin is told to stop, the person hears why in
+// one notice, and a plugin that does not end the stream within Grace is
+// wedged like any other.
+func (p *Plugin) cutOff(inst *instance, req proxy.Request, rt *route, w jsonrpc2.Waiter, why string, err error) error {
+	rt.mute()
+	_ = inst.notify(req.CancelMethod, req.CancelParams)
+	p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: req.Method + " " + why + "; cancelled it"})
+	p.watchWedge(inst, req.Method, w)
+	return err
 }
 
 // watchWedge kills the instance if the call is still unanswered a grace
@@ -434,6 +464,17 @@ func (e *DeadlineError) Error() string {
 
 // Is makes errors.Is(err, context.DeadlineExceeded) true.
 func (e *DeadlineError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// TooLargeError is the error of a provider stream cut off at the cap on
+// one response (Limits.ProviderResponseMiB).
+type TooLargeError struct {
+	Plugin, Method string
+	MiB            int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("plugin %s: %s: the response passed %d MiB, the cap on one response", e.Plugin, e.Method, e.MiB)
+}
 
 // RemoteError is a JSON-RPC error the plugin answered with.
 type RemoteError struct {

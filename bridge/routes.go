@@ -17,12 +17,14 @@ type route struct {
 	ui       sdk.CallUI
 	deltas   func(sdk.StreamEvent)
 	activity chan struct{} // a delta arrived (resets the provider's idle deadline)
+	over     chan struct{} // closed when the deltas pass the stream's cap
 	ctx      context.Context
 	cancel   context.CancelFunc // ends questions asked on this call
 
 	mu    sync.Mutex
-	ended bool // the request has its answer: nothing more is delivered
-	quiet bool // the caller stopped listening (a cancelled stream)
+	ended bool  // the request has its answer: nothing more is delivered
+	quiet bool  // the caller stopped listening (a cancelled stream)
+	left  int64 // the bytes of deltas still allowed (a stream's cap)
 }
 
 // mute stops deliveries to a caller that has stopped listening.
@@ -36,6 +38,25 @@ func (rt *route) muted() bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return rt.quiet
+}
+
+// spend counts a delta of n bytes (its params as they crossed the wire)
+// against the stream's cap, and reports whether it may be delivered. The
+// first delta past the cap mutes the route and closes over: nothing more
+// reaches the caller, so a stream that never ends costs it at most the cap.
+func (rt *route) spend(n int) bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.ended || rt.quiet {
+		return false
+	}
+	if int64(n) > rt.left {
+		rt.quiet = true
+		close(rt.over)
+		return false
+	}
+	rt.left -= int64(n)
+	return true
 }
 
 // deliver runs f unless the route has ended. Holding mu means no delivery
@@ -69,7 +90,8 @@ func (p *Plugin) addRoute(inst *instance, id jsonrpc2.ID, req proxy.Request) *ro
 	ctx, cancel := context.WithCancel(inst.ctx)
 	rt := &route{key: key, ui: req.UI, deltas: req.Deltas, ctx: ctx, cancel: cancel}
 	if req.Deltas != nil {
-		rt.activity = make(chan struct{}, 1)
+		rt.activity, rt.over = make(chan struct{}, 1), make(chan struct{})
+		rt.left = int64(p.opts.Limits.ProviderResponseMiB) << 20
 	}
 	p.mu.Lock()
 	p.routes[key] = rt

@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
 	"github.com/bingo/bingo-plugin-rpc/pluginkit"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
@@ -335,6 +336,29 @@ func TestProviderCrossing(t *testing.T) {
 		ui.mu.Unlock()
 		if after > atCancel+1 { // at most a delta already in delivery
 			t.Fatalf("%d deltas reached the person after the interrupt", after-atCancel)
+		}
+	})
+	t.Run("a stream past limits.providerResponseMiB fails the turn with one notice", func(t *testing.T) {
+		endless := providerFunc{"endless", func(ctx context.Context, _ sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+			for chunk := strings.Repeat("x", 64<<10); ctx.Err() == nil; {
+				emit(sdk.StreamEvent{Kind: sdk.EventText, Text: chunk})
+			}
+			return sdk.StreamEnd{}, ctx.Err()
+		}}
+		s := set("endless")
+		s.Deadlines.Provider = 10 * time.Second // the cap ends it, not a slow first delta on a loaded machine
+		s.Limits.ProviderResponseMiB = 1
+		h, n := newTestHost(t, s, kit(&pluginkit.Plugin{Name: "p", Version: "1", Providers: []sdk.Provider{endless}}))
+		ui := &fakeUI{}
+		_, err := h.Turn(context.Background(), "hi", ui)
+		if tooLarge := (*bridge.TooLargeError)(nil); !errors.As(err, &tooLarge) {
+			t.Fatalf("err = %v", err)
+		}
+		if got := ui.text.Len(); got > 1<<20 {
+			t.Errorf("%d bytes of text reached the person past the 1 MiB cap", got)
+		}
+		if got := n.text(); got != "plugin p: provider/stream sent more than 1 MiB; cancelled it\n" {
+			t.Errorf("notices = %q", got)
 		}
 	})
 	t.Run("a provider that dies mid-stream fails the turn, the host goes on", func(t *testing.T) {

@@ -219,8 +219,8 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	l.plugin = bridge.New(bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: tr,
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env,
-		Deadlines: h.settings.Deadlines,
-		Notify:    h.cfg.Notify, Log: log, LogPath: log.Path(),
+		Deadlines: h.settings.Deadlines, Limits: h.settings.Limits,
+		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(),
 		Services: h.reg.routeService,
 	})
 	return l

@@ -134,40 +134,71 @@ func (s *LineStream) notification(line []byte) bool {
 	return true
 }
 
-// readLine returns the next line without its newline. A line over the cap
-// is read through to its end and discarded, returning its head and
-// ErrLineTooLong.
+// readLine returns the next line without its newline.
+//
+// A line longer than the reader's buffer arrives in fragments. Each is
+// kept as a piece of exactly its size and the pieces are joined once at
+// the end: growing one slice by append would allocate several times the
+// line's length on the way (a large slice grows by a quarter at a time),
+// and a plugin can send many long lines. A line over the cap is let go the
+// moment it passes the cap, keeping only its head (nothing refers to the
+// pieces after that), and its rest is read through the reader's own buffer
+// without being kept, however long it is:
+// an over-cap line costs at most the cap plus that buffer. It returns the
+// head and ErrLineTooLong.
 func (s *LineStream) readLine() ([]byte, error) {
-	var line []byte
+	var pieces [][]byte
+	n := 0
 	for {
 		frag, err := s.r.ReadSlice('\n')
-		if len(line)+len(frag) > s.maxLine {
-			head := append(line, frag...)[:min(512, len(line)+len(frag))]
-			head = bytes.Clone(head)
+		if n+len(frag) > s.maxLine {
+			head := headOf(append(pieces, frag))
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = s.r.ReadSlice('\n')
 			}
-			if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			if err != nil {
 				return head, err
 			}
 			return head, ErrLineTooLong
 		}
-		line = append(line, frag...)
+		n += len(frag)
 		if errors.Is(err, bufio.ErrBufferFull) {
+			pieces = append(pieces, bytes.Clone(frag))
 			continue
 		}
+		line := make([]byte, 0, n)
+		for _, p := range pieces {
+			line = append(line, p...)
+		}
+		line = append(line, frag...)
 		if err != nil {
 			return line, err
 		}
-		return bytes.TrimSuffix(line, []byte("\n")), nil
+		return line[:len(line)-1], nil // without its '\n'
 	}
+}
+
+// headOf copies the first bytes of a line held in pieces: what Skipped is
+// shown of it.
+func headOf(pieces [][]byte) []byte {
+	var head []byte
+	for _, p := range pieces {
+		head = append(head, p[:min(len(p), skippedHead-len(head))]...)
+		if len(head) == skippedHead {
+			break
+		}
+	}
+	return head
 }
 
 func (s *LineStream) skip(line []byte, why error) {
 	if s.skipped != nil {
-		s.skipped(line[:min(512, len(line))], why)
+		s.skipped(line[:min(skippedHead, len(line))], why)
 	}
 }
+
+// skippedHead is how much of a skipped line Skipped is shown.
+const skippedHead = 512
 
 // Close closes the underlying pipe.
 func (s *LineStream) Close() error { return s.rwc.Close() }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -94,4 +95,52 @@ func FuzzReadObject(f *testing.F) {
 		}
 		t.Fatal("the reader did not reach the end")
 	})
+}
+
+// flood is a reader of one line of size bytes of 'x' and then the rest,
+// made up as it is read, so the test itself allocates nothing for it.
+type flood struct {
+	size int
+	rest *strings.Reader
+}
+
+func (f *flood) Read(p []byte) (int, error) {
+	if f.size == 0 {
+		return f.rest.Read(p)
+	}
+	n := min(len(p), f.size)
+	for i := range p[:n] {
+		p[i] = 'x'
+	}
+	f.size -= n
+	return n, nil
+}
+
+// An over-cap line is let go as it streams past: a 200 MB line costs the
+// reader at most the cap and its buffer, not the line, nor the several
+// times the cap that growing one slice to the cap would allocate.
+func TestOverCapLineIsNotKept(t *testing.T) {
+	const size = 200 << 20
+	in := &flood{size: size, rest: strings.NewReader("\n{\"next\":1}\n")}
+	var skipped []skip
+	s := NewLineStream(&rwc{in: in}, LineStreamOptions{Skipped: func(l []byte, why error) {
+		skipped = append(skipped, skip{string(l), why})
+	}})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var v map[string]any
+	err := s.ReadObject(&v)
+	runtime.ReadMemStats(&after)
+	if err != nil || v["next"] != 1.0 {
+		t.Fatalf("the line after the flood: %v, %v", v, err)
+	}
+	if len(skipped) != 1 || !errors.Is(skipped[0].why, ErrLineTooLong) || skipped[0].line != strings.Repeat("x", 512) {
+		t.Fatalf("skipped %d lines, want the flood once with its head", len(skipped))
+	}
+	const bound = DefaultMaxLine + 4<<20 // the cap, the reader's buffer, and slack for the runtime
+	if got := after.TotalAlloc - before.TotalAlloc; got > bound {
+		t.Fatalf("reading one %d MiB line over the %d MiB cap allocated %d MiB; the bound is %d MiB",
+			size>>20, DefaultMaxLine>>20, got>>20, bound>>20)
+	}
 }

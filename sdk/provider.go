@@ -3,6 +3,7 @@ package sdk
 import (
 	"context"
 	"encoding/json"
+	"strings"
 )
 
 // ProviderRequest is one model request.
@@ -57,9 +58,11 @@ const MaxToolCalls = 1024
 
 // Assemble folds stream events into the assistant message they spell.
 // Arguments of a call that are not valid JSON are kept as a JSON string so
-// the tool can say what was wrong.
+// the tool can say what was wrong. It takes time and memory in proportion
+// to the events: a response may be many MiB of small deltas.
 func Assemble(events []StreamEvent) Message {
 	msg := Message{Role: RoleAssistant}
+	var content strings.Builder
 	type acc struct {
 		id, name string
 		args     []byte
@@ -68,7 +71,7 @@ func Assemble(events []StreamEvent) Message {
 	for _, e := range events {
 		switch e.Kind {
 		case EventText:
-			msg.Content += e.Text
+			content.WriteString(e.Text)
 		case EventToolCall:
 			if e.ToolCall == nil {
 				continue
@@ -90,6 +93,7 @@ func Assemble(events []StreamEvent) Message {
 			c.args = append(c.args, d.ArgumentsDelta...)
 		}
 	}
+	msg.Content = content.String()
 	for _, c := range calls {
 		if c.name == "" {
 			continue

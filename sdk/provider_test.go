@@ -41,3 +41,16 @@ func TestAssembleRefusesWildIndexes(t *testing.T) {
 		t.Fatalf("%+v", msg.ToolCalls)
 	}
 }
+
+// A long response of small deltas is assembled in linear time and memory:
+// joining the text by concatenation copied it once per delta.
+func TestAssembleIsLinear(t *testing.T) {
+	events := make([]StreamEvent, 20_000)
+	for i := range events {
+		events[i] = StreamEvent{Kind: EventText, Text: "0123456789"}
+	}
+	var msg Message
+	if allocated := testing.AllocsPerRun(1, func() { msg = Assemble(events) }); len(msg.Content) != 200_000 || allocated > 100 {
+		t.Fatalf("%d bytes in %v allocations", len(msg.Content), allocated)
+	}
+}

@@ -10,13 +10,22 @@
 //	{
 //	  "permissions": {"allow": ["plugin__wordcount__count"], "deny": ["plugin__evil__*"], "ask": []},
 //	  "plugins":     {"wordcount": {"any": "json"}},
-//	  "deadlines":   {"tool": "60s", "hook": "150ms"},
+//	  "deadlines":   {"tool": "60s", "hook": "150ms", "providerTotal": "10m"},
+//	  "limits":      {"providerResponseMiB": 32},
 //	  "sandbox":     {"wordcount-wasm": {"writable": false, "memoryMiB": 256}},
 //	  "provider":    {"plugin": "myplugin/fast"},
 //	  "turn":        {"maxSteps": 20, "compactAt": 200000},
 //	  "env":         {"withhold": ["AWS_SECRET_ACCESS_KEY"],
 //	                  "plugins": {"deploy": {"withhold": ["GITHUB_TOKEN"], "pass": ["OPENAI_API_KEY"]}}}
 //	}
+//
+// deadlines bound every crossing to a plugin, by kind (Deadlines lists them
+// and DefaultDeadlines gives their defaults). deadlines.providerTotal (10m)
+// bounds a plugin provider's whole response, however lively its deltas:
+// past it the stream is cancelled and the turn fails. limits bound what
+// one crossing may make the host hold: limits.providerResponseMiB (32)
+// caps one response of a plugin's provider, its deltas as they cross the
+// wire; past it the stream is cancelled the same way.
 //
 // provider is either {"plugin": "<plugin>/<providerId>"} or
 // {"openai": {"baseURL": "...", "model": "...", "apiKeyEnv": "OPENAI_API_KEY"}},
@@ -42,8 +51,8 @@
 //     document the plugin reads as a whole, and a sandbox grant is one
 //     decision; merging their insides would produce a value neither layer
 //     wrote.
-//   - deadlines.<kind>, turn.maxSteps and turn.compactAt: the later layer
-//     wins, field by field, where it sets the field.
+//   - deadlines.<kind>, limits.<key>, turn.maxSteps and turn.compactAt:
+//     the later layer wins, field by field, where it sets the field.
 //   - provider: a layer that sets provider.plugin chooses that provider and
 //     drops an earlier openai choice; a layer that sets provider.openai
 //     chooses OpenAI, and its fields override those of an earlier openai
@@ -65,8 +74,10 @@
 //   - A trusted project's file applies otherwise as Load's second file.
 //   - An untrusted project's file can only tighten. Its permissions.deny
 //     and .ask are unioned in; its permissions.allow is ignored. Its
-//     deadlines.<kind>, turn.maxSteps and turn.compactAt apply only where
-//     smaller than what is in force (the user's value or the default). Its
+//     deadlines.<kind>, limits.<key>, turn.maxSteps and turn.compactAt
+//     apply only where smaller than what is in force (the user's value or
+//     the default): a repository may cut a deadline or a limit short,
+//     never extend one. Its
 //     provider is ignored whole. Its plugins.<name> applies only to the
 //     project's own plugins (Project.Own): any other name is a plugin of
 //     the person's, which a repository must not feed config to. What is

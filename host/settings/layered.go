@@ -34,7 +34,8 @@ type Loaded struct {
 	User Settings
 	// Ignored are the keys of the project file not applied because the
 	// project is untrusted, dotted ("permissions.allow", "deadlines.tool",
-	// "plugins.deploy", "provider", "turn.maxSteps"), in file order,
+	// "limits.providerResponseMiB", "plugins.deploy", "provider",
+	// "turn.maxSteps"), in file order,
 	// without repeats.
 	Ignored []string
 	// UserOnly are the keys of the project file never applied from a
@@ -132,6 +133,8 @@ func (ld *Loaded) restrict(l *layer, trusted bool, own map[string]bool) {
 			tightens = sub != "allow"
 		case "deadlines":
 			tightens = l.deadlines[sub] < *deadlineField(&ld.User.Deadlines, sub)
+		case "limits":
+			tightens = l.limits[sub] < *limitField(&ld.User.Limits, sub)
 		case "turn":
 			now := ld.User.Turn.MaxSteps
 			if sub == "compactAt" {

@@ -25,6 +25,7 @@ type layer struct {
 	sandbox   map[string]Sandbox
 	env       *Env
 	deadlines map[string]time.Duration
+	limits    map[string]int
 	provider  struct {
 		plugin *string
 		openai *openAILayer
@@ -76,6 +77,8 @@ func (l *layer) drop(top, sub string) {
 		delete(l.plugins, sub)
 	case "deadlines":
 		delete(l.deadlines, sub)
+	case "limits":
+		delete(l.limits, sub)
 	case "turn":
 		*l.turn(sub) = nil
 	case "sandbox":
@@ -92,7 +95,7 @@ type openAILayer struct {
 }
 
 var (
-	topKeys         = []string{"permissions", "plugins", "deadlines", "sandbox", "provider", "turn", "env"}
+	topKeys         = []string{"permissions", "plugins", "deadlines", "limits", "sandbox", "provider", "turn", "env"}
 	permissionsKeys = []string{"allow", "deny", "ask"}
 	sandboxKeys     = []string{"writable", "memoryMiB"}
 	providerKeys    = []string{"plugin", "openai"}
@@ -359,6 +362,8 @@ func (p *parser) top(l *layer) error {
 			return p.plugins(l)
 		case "deadlines":
 			return p.deadlines(l)
+		case "limits":
+			return p.limits(l)
 		case "sandbox":
 			return p.sandbox(l)
 		case "provider":
@@ -408,6 +413,21 @@ func (p *parser) deadlines(l *layer) error {
 		}
 		d, err := p.duration("deadlines." + key)
 		l.deadlines[key] = d
+		return err
+	})
+}
+
+func (p *parser) limits(l *layer) error {
+	l.limits = make(map[string]int)
+	var scratch Limits
+	return p.section(l, "limits", func(key string, at int64) error {
+		if limitField(&scratch, key) == nil {
+			return p.unknown(at, key, "limits", limitKeys)
+		}
+		n, err := p.positive("limits." + key)
+		if n != nil {
+			l.limits[key] = *n
+		}
 		return err
 	})
 }

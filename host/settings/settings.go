@@ -21,6 +21,8 @@ type Settings struct {
 	Plugins map[string]json.RawMessage
 	// Deadlines bound every crossing to a plugin, per kind.
 	Deadlines Deadlines
+	// Limits bound what one crossing may make the host hold.
+	Limits Limits
 	// Sandbox holds the wasm grants per plugin name. Only the person grants
 	// them, never a manifest; a plugin with no entry gets the narrowest
 	// sandbox.
@@ -45,7 +47,7 @@ type Permissions struct {
 // enforces. In JSON each is a Go duration string ("2s", "150ms") under
 // deadlines.<kind>, where kind is the field name in lower camel case
 // ("providerIdle"). Provider bounds the wait for a stream's first delta,
-// ProviderIdle the silence between deltas.
+// ProviderIdle the silence between deltas, ProviderTotal the whole stream.
 type Deadlines = bridge.Deadlines
 
 // DefaultDeadlines returns the deadlines used where settings say nothing.
@@ -54,7 +56,7 @@ func DefaultDeadlines() Deadlines { return bridge.DefaultDeadlines() }
 // deadlineKeys are the JSON keys of Deadlines, in the order of its fields.
 var deadlineKeys = []string{
 	"initialize", "tool", "command", "complete", "contributor", "compactor",
-	"provider", "providerIdle", "hook", "service", "grace",
+	"provider", "providerIdle", "providerTotal", "hook", "service", "grace",
 }
 
 // field returns the Deadlines field a JSON key names, or nil for an unknown
@@ -77,12 +79,36 @@ func deadlineField(d *Deadlines, key string) *time.Duration {
 		return &d.Provider
 	case "providerIdle":
 		return &d.ProviderIdle
+	case "providerTotal":
+		return &d.ProviderTotal
 	case "hook":
 		return &d.Hook
 	case "service":
 		return &d.Service
 	case "grace":
 		return &d.Grace
+	}
+	return nil
+}
+
+// Limits bound what one crossing to a plugin may make the host hold: the
+// bridge's own type, as Deadlines is. In JSON each is a positive whole
+// number under limits.<key>, the field name in lower camel case
+// ("providerResponseMiB").
+type Limits = bridge.Limits
+
+// DefaultLimits returns the limits used where settings say nothing.
+func DefaultLimits() Limits { return bridge.DefaultLimits() }
+
+// limitKeys are the JSON keys of Limits, in the order of its fields.
+var limitKeys = []string{"providerResponseMiB"}
+
+// limitField returns the Limits field a JSON key names, or nil for an
+// unknown key.
+func limitField(l *Limits, key string) *int {
+	switch key {
+	case "providerResponseMiB":
+		return &l.ProviderResponseMiB
 	}
 	return nil
 }
@@ -138,6 +164,7 @@ type Turn struct {
 func Default() Settings {
 	return Settings{
 		Deadlines: DefaultDeadlines(),
+		Limits:    DefaultLimits(),
 		Turn:      Turn{MaxSteps: 20, CompactAt: 200000},
 	}
 }
@@ -208,6 +235,9 @@ func (s *Settings) apply(l *layer) {
 	}
 	for key, d := range l.deadlines {
 		*deadlineField(&s.Deadlines, key) = d
+	}
+	for key, n := range l.limits {
+		*limitField(&s.Limits, key) = n
 	}
 	switch {
 	case l.provider.plugin != nil:

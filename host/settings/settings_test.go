@@ -34,8 +34,8 @@ func TestDefaults(t *testing.T) {
 	want := Deadlines{
 		Initialize: 10 * time.Second, Tool: 60 * time.Second, Command: 30 * time.Second,
 		Complete: 2 * time.Second, Contributor: 2 * time.Second, Compactor: 30 * time.Second,
-		Provider: 60 * time.Second, ProviderIdle: 30 * time.Second, Hook: 2 * time.Second,
-		Service: 10 * time.Second, Grace: 5 * time.Second,
+		Provider: 60 * time.Second, ProviderIdle: 30 * time.Second, ProviderTotal: 10 * time.Minute,
+		Hook: 2 * time.Second, Service: 10 * time.Second, Grace: 5 * time.Second,
 	}
 	if got := DefaultDeadlines(); got != want {
 		t.Errorf("DefaultDeadlines() = %+v, want %+v", got, want)
@@ -52,24 +52,30 @@ func TestDefaults(t *testing.T) {
 			t.Errorf("Load(%v) = %+v, want the defaults", files, s)
 		}
 	}
-	if d := Default(); d.Deadlines != want || d.Turn != (Turn{MaxSteps: 20, CompactAt: 200000}) {
+	if d := Default(); d.Deadlines != want || d.Limits != (Limits{ProviderResponseMiB: 32}) || d.Turn != (Turn{MaxSteps: 20, CompactAt: 200000}) {
 		t.Errorf("Default() = %+v", d)
 	}
 }
 
-// Every deadline field has exactly one JSON key, so none can be unsettable.
-func TestDeadlineKeysCoverEveryField(t *testing.T) {
-	n := reflect.TypeFor[Deadlines]().NumField()
-	if len(deadlineKeys) != n {
-		t.Fatalf("%d keys for %d fields", len(deadlineKeys), n)
+// Every deadline and limit field has exactly one JSON key, so none can be
+// unsettable.
+func TestKeysCoverEveryField(t *testing.T) {
+	t.Run("deadlines", func(t *testing.T) { keysCoverEveryField(t, deadlineKeys, deadlineField) })
+	t.Run("limits", func(t *testing.T) { keysCoverEveryField(t, limitKeys, limitField) })
+}
+
+func keysCoverEveryField[S any, F ~int | ~int64](t *testing.T, keys []string, field func(*S, string) *F) {
+	n := reflect.TypeFor[S]().NumField()
+	if len(keys) != n {
+		t.Fatalf("%d keys for %d fields", len(keys), n)
 	}
-	var d Deadlines
-	for i, key := range deadlineKeys {
-		f := deadlineField(&d, key)
+	var d S
+	for i, key := range keys {
+		f := field(&d, key)
 		if f == nil {
 			t.Fatalf("key %q names no field", key)
 		}
-		*f = time.Duration(i + 1)
+		*f = F(i + 1)
 	}
 	v := reflect.ValueOf(d)
 	seen := map[int64]bool{}
@@ -88,7 +94,8 @@ func TestLoadEveryKey(t *testing.T) {
   "permissions": {"allow": ["plugin__wordcount__count"], "deny": ["plugin__evil__*"], "ask": ["Bash"]},
   "plugins": {"wordcount": {"any": ["json", 1, null]}, "other": null},
   "deadlines": {"initialize":"1s","tool":"2s","command":"3s","complete":"4s","contributor":"5s",
-                "compactor":"6s","provider":"7s","providerIdle":"8s","hook":"150ms","service":"10s","grace":"1m30s"},
+                "compactor":"6s","provider":"7s","providerIdle":"8s","providerTotal":"9m","hook":"150ms","service":"10s","grace":"1m30s"},
+  "limits": {"providerResponseMiB": 4},
   "sandbox": {"wc": {"writable": true, "memoryMiB": 512}, "narrow": {}},
   "provider": {"openai": {"baseURL": "https://api.example.com/v1", "model": "gpt-x", "apiKeyEnv": "OPENAI_API_KEY"}},
   "turn": {"maxSteps": 7, "compactAt": 1000},
@@ -108,9 +115,10 @@ func TestLoadEveryKey(t *testing.T) {
 		Deadlines: Deadlines{
 			Initialize: 1 * time.Second, Tool: 2 * time.Second, Command: 3 * time.Second,
 			Complete: 4 * time.Second, Contributor: 5 * time.Second, Compactor: 6 * time.Second,
-			Provider: 7 * time.Second, ProviderIdle: 8 * time.Second, Hook: 150 * time.Millisecond,
-			Service: 10 * time.Second, Grace: 90 * time.Second,
+			Provider: 7 * time.Second, ProviderIdle: 8 * time.Second, ProviderTotal: 9 * time.Minute,
+			Hook: 150 * time.Millisecond, Service: 10 * time.Second, Grace: 90 * time.Second,
 		},
+		Limits: Limits{ProviderResponseMiB: 4},
 		Sandbox: map[string]Sandbox{
 			"wc":     {Writable: true, MemoryMiB: 512},
 			"narrow": {},
@@ -139,6 +147,7 @@ func TestMerge(t *testing.T) {
   "plugins": {"wordcount": {"x": 1, "y": 2}, "kept": {"k": true}},
   "sandbox": {"wc": {"writable": true, "memoryMiB": 512}, "kept": {"memoryMiB": 64}},
   "deadlines": {"tool": "5s", "hook": "1s"},
+  "limits": {"providerResponseMiB": 8},
   "provider": {"openai": {"baseURL": "http://localhost:8080/v1", "model": "small", "apiKeyEnv": "KEY"}},
   "turn": {"maxSteps": 3, "compactAt": 50}
 }`)
@@ -147,6 +156,7 @@ func TestMerge(t *testing.T) {
   "plugins": {"wordcount": {"x": 3}},
   "sandbox": {"wc": {"memoryMiB": 128}},
   "deadlines": {"hook": "300ms"},
+  "limits": {"providerResponseMiB": 64},
   "provider": {"openai": {"model": "large"}},
   "turn": {"maxSteps": 9}
 }`)
@@ -170,11 +180,14 @@ func TestMerge(t *testing.T) {
 	if got := s.Sandbox["kept"]; got != (Sandbox{MemoryMiB: 64}) {
 		t.Errorf("sandbox.kept = %+v", got)
 	}
-	// Deadlines and turn: per field, where set.
+	// Deadlines, limits and turn: per field, where set.
 	want := DefaultDeadlines()
 	want.Tool, want.Hook = 5*time.Second, 300*time.Millisecond
 	if s.Deadlines != want {
 		t.Errorf("Deadlines = %+v, want %+v", s.Deadlines, want)
+	}
+	if s.Limits != (Limits{ProviderResponseMiB: 64}) {
+		t.Errorf("Limits = %+v", s.Limits)
 	}
 	if s.Turn != (Turn{MaxSteps: 9, CompactAt: 50}) {
 		t.Errorf("Turn = %+v", s.Turn)
@@ -254,9 +267,12 @@ func TestMalformed(t *testing.T) {
 		{"truncated", "{\"turn\": {", 1, 11, "ends in the middle"},
 		{"trailing text", "{}\n{}", 2, 1, "not valid JSON"},
 		{"not an object", "[1]", 1, 1, "the settings file must be an object, not an array"},
-		{"unknown top key", "{\n  \"permisions\": {}\n}", 2, 3, `unknown key "permisions" in the settings file (known keys: permissions, plugins, deadlines, sandbox, provider, turn, env)`},
+		{"unknown top key", "{\n  \"permisions\": {}\n}", 2, 3, `unknown key "permisions" in the settings file (known keys: permissions, plugins, deadlines, limits, sandbox, provider, turn, env)`},
 		{"unknown permissions key", `{"permissions": {"alow": []}}`, 1, 18, `unknown key "alow" in permissions (known keys: allow, deny, ask)`},
 		{"unknown deadline", `{"deadlines": {"tools": "1s"}}`, 1, 16, `unknown key "tools" in deadlines (known keys: initialize, tool,`},
+		{"unknown limit", `{"limits": {"providerResponse": 1}}`, 1, 13, `unknown key "providerResponse" in limits (known keys: providerResponseMiB)`},
+		{"limit zero", `{"limits": {"providerResponseMiB": 0}}`, 1, 36, "limits.providerResponseMiB must be a positive whole number, not 0"},
+		{"limit a string", `{"limits": {"providerResponseMiB": "32"}}`, 1, 36, "limits.providerResponseMiB must be a positive whole number, not a string"},
 		{"unknown sandbox key", `{"sandbox": {"wc": {"memory": 1}}}`, 1, 21, `unknown key "memory" in sandbox.wc (known keys: writable, memoryMiB)`},
 		{"unknown provider key", `{"provider": {"anthropic": {}}}`, 1, 15, `unknown key "anthropic" in provider (known keys: plugin, openai)`},
 		{"unknown openai key", `{"provider": {"openai": {"apiKey": "sk-secret"}}}`, 1, 26, `unknown key "apiKey" in provider.openai`},

@@ -7,7 +7,10 @@
 // Besides one well-behaved contribution of every kind, it has tools that
 // misbehave on purpose, selected by name: hang (never answers), exit (the
 // instance ends mid-call), garbage (non-JSON-RPC lines on stdout), twice (a
-// duplicate answer and one to an id nobody asked), big, and trusted (claims
-// traits the host must ignore). It builds for wasip1, so it uses no
-// os/exec, signals or network.
+// duplicate answer and one to an id nobody asked), big, trusted (claims
+// traits the host must ignore), and flood (a hostile plugin's floods:
+// requests whose answers it never reads, notices, or over-long stdout
+// lines). Its model, asked "endless", streams without end, deaf to
+// provider/cancel. It builds for wasip1, so it uses no os/exec, signals or
+// network.
 package testplugin

@@ -21,7 +21,8 @@ import (
 // state is one instance's: what the handshake said, and its raw streams.
 type state struct {
 	stdout *LockedWriter
-	shared bool // stdout is the writer the kit writes to, so twice can replay
+	shared bool   // stdout is the writer the kit writes to, so twice can replay
+	stdin  *valve // nil unless served by Serve: the calls flood stops reading it
 
 	errMu  sync.Mutex
 	stderr io.Writer
@@ -33,8 +34,8 @@ type state struct {
 	seq atomic.Int64 // for ids this instance makes up
 }
 
-func newPlugin(stdout io.Writer, stderr io.Writer) *pluginkit.Plugin {
-	st := &state{stderr: stderr}
+func newPlugin(stdout io.Writer, stderr io.Writer, stdin *valve) *pluginkit.Plugin {
+	st := &state{stderr: stderr, stdin: stdin}
 	if lw, ok := stdout.(*LockedWriter); ok {
 		st.stdout, st.shared = lw, true
 	} else {
@@ -220,6 +221,14 @@ func (st *state) tools() []sdk.Tool {
 				st.logf("%s", in.Text)
 				return text("ok"), nil
 			}),
+		newTool("flood", "Floods the host: with n requests whose answers it never reads (what: calls; it stops reading stdin and never answers), n notices (notices), or n stdout lines of that many bytes that are not messages (lines).",
+			`{"type":"object","properties":{"what":{"enum":["calls","notices","lines"]},"n":{"type":"integer"},"bytes":{"type":"integer"}},"required":["what","n"]}`,
+			func(ctx context.Context, in struct {
+				What     string
+				N, Bytes int
+			}, _ sdk.ToolCall, _ sdk.CallUI) (sdk.ToolOutput, error) {
+				return st.flood(ctx, in)
+			}),
 		trusted,
 		newTool("table", "Answers with a table View.", "",
 			func(context.Context, none, sdk.ToolCall, sdk.CallUI) (sdk.ToolOutput, error) {
@@ -309,14 +318,21 @@ func (keepLast) Compact(_ context.Context, r sdk.CompactRequest) (sdk.Compaction
 }
 
 // scripted is a model with one move: asked anything, it calls echo; shown
-// echo's result, it says so and stops.
+// echo's result, it says so and stops. Asked "endless", it never stops.
 type scripted struct{ st *state }
 
 func (*scripted) ID() string { return "scripted" }
 
 func (p *scripted) Stream(ctx context.Context, r sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
-	if n := len(r.Messages); n > 0 && r.Messages[n-1].Role == sdk.RoleTool {
-		emit(sdk.StreamEvent{Kind: sdk.EventText, Text: "done: " + r.Messages[n-1].Content})
+	var last sdk.Message
+	if n := len(r.Messages); n > 0 {
+		last = r.Messages[n-1]
+	}
+	switch {
+	case last.Role == sdk.RoleUser && last.Content == "endless":
+		return endless(ctx, emit)
+	case last.Role == sdk.RoleTool:
+		emit(sdk.StreamEvent{Kind: sdk.EventText, Text: "done: " + last.Content})
 		return sdk.StreamEnd{StopReason: "end_turn"}, ctx.Err()
 	}
 	id := fmt.Sprintf("call_%d", p.st.seq.Add(1))

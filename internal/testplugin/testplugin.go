@@ -35,7 +35,8 @@ func (e *ExitError) ExitCode() int { return e.Code }
 // Main.
 func Serve(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
 	out := NewLockedWriter(stdout)
-	err := newPlugin(out, stderr).Serve(ctx, stdin, out)
+	in, v := newValve(stdin, ctx.Done())
+	err := newPlugin(out, stderr, v).Serve(ctx, in, out)
 	if ee := (*ExitError)(nil); errors.As(err, &ee) && ee.Code == 0 {
 		return nil
 	}
@@ -48,7 +49,7 @@ func Serve(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error
 // interleave with the kit's and twice can repeat its own answer. Any other
 // writer is wrapped for the plugin's own writes, and twice then answers
 // with an error saying so. stderr is the process's.
-func New(stdout io.Writer) *pluginkit.Plugin { return newPlugin(stdout, os.Stderr) }
+func New(stdout io.Writer) *pluginkit.Plugin { return newPlugin(stdout, os.Stderr, nil) }
 
 // LockedWriter serialises Writes to one stdout, so the lines a plugin
 // writes behind the kit's back never interleave with the kit's (each of
@@ -84,6 +85,14 @@ func (l *LockedWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// hold runs f with the writer to itself: what f writes is not interleaved
+// with any other Write, however many Writes it takes.
+func (l *LockedWriter) hold(f func(w io.Writer) error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return f(l.w)
 }
 
 // expectAnswer arranges for the answer containing marker to be written

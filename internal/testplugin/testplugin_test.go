@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 	"go.uber.org/goleak"
@@ -51,7 +52,7 @@ func TestHandshakeDeclaresEverything(t *testing.T) {
 	for _, s := range d.Tools {
 		tools = append(tools, s.Name)
 	}
-	wantTools := []string{"echo", "slow", "hang", "spin", "exit", "garbage", "twice", "big", "ask", "notice", "stderr", "trusted", "table", "config", "env"}
+	wantTools := []string{"echo", "slow", "hang", "spin", "exit", "garbage", "twice", "big", "ask", "notice", "stderr", "flood", "trusted", "table", "config", "env"}
 	if !reflect.DeepEqual(tools, wantTools) {
 		t.Errorf("tools = %v", tools)
 	}
@@ -375,4 +376,50 @@ func TestKilledInstanceEnds(t *testing.T) {
 	if err := <-served; !errors.Is(err, context.Canceled) {
 		t.Errorf("Serve after kill = %v", err)
 	}
+}
+
+func TestFloodNoticesAndLines(t *testing.T) {
+	r := start(t, "")
+	var notices int
+	r.mu.Lock()
+	r.service = func(p protocol.ServiceCallParams) (any, error) {
+		if p.Method == protocol.HostNotice {
+			notices++ // the rig answers on its reader, in wire order
+		}
+		return struct{}{}, nil
+	}
+	r.mu.Unlock()
+	if out := r.tool("n", "flood", `{"what":"notices","n":500}`); out.Text != "ok" {
+		t.Errorf("flood notices = %+v", out)
+	}
+	if out := r.tool("l", "flood", `{"what":"lines","n":2,"bytes":100000}`); out.Text != "ok" {
+		t.Errorf("flood lines = %+v", out)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if notices != 500 {
+		t.Errorf("%d notices reached the host, want 500", notices)
+	}
+	if len(r.skipped) != 2 || r.skipped[0] != strings.Repeat("x", 512) {
+		t.Errorf("skipped %d lines, want the 2 flooded", len(r.skipped))
+	}
+}
+
+// Asked "endless", the model streams on after provider/cancel.
+func TestEndlessModelIsDeafToCancel(t *testing.T) {
+	r := start(t, "")
+	r.conn.DispatchCall(t.Context(), protocol.MethodProviderStream, protocol.ProviderStreamParams{ID: "scripted", StreamID: "e", Request: sdk.ProviderRequest{
+		Messages: []sdk.Message{{Role: sdk.RoleUser, Content: "endless"}},
+	}})
+	waitDeltas := func(n int) {
+		t.Helper()
+		for limit := time.Now().Add(20 * time.Second); len(r.notesOf(protocol.NotifyProviderDelta)) < n; time.Sleep(time.Millisecond) {
+			if time.Now().After(limit) {
+				t.Fatalf("fewer than %d deltas", n)
+			}
+		}
+	}
+	waitDeltas(2)
+	r.notify(protocol.NotifyProviderCancel, protocol.ProviderCancel{StreamID: "e"})
+	waitDeltas(len(r.notesOf(protocol.NotifyProviderDelta)) + 2)
 }
