@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host/openai"
@@ -172,7 +173,8 @@ func (h *Host) toolSpecs() []sdk.ToolSpec {
 	return specs
 }
 
-// contributionBudget is how many characters one contributor may add.
+// contributionBudget is how many characters (runes, as sdk.Query.Budget
+// says, not bytes) one contributor may add.
 const contributionBudget = 8000
 
 // system builds the system prompt: the host's own line, then what every
@@ -204,11 +206,8 @@ func (h *Host) system(ctx context.Context, prompt string) string {
 	for _, ps := range pieces {
 		budget := contributionBudget
 		for _, p := range ps {
-			text := p.Text
-			if len(text) > budget {
-				text = text[:budget]
-			}
-			budget -= len(text)
+			text, n := prefix(p.Text, budget)
+			budget -= n
 			if text == "" {
 				continue
 			}
@@ -220,6 +219,17 @@ func (h *Host) system(ctx context.Context, prompt string) string {
 		}
 	}
 	return b.String()
+}
+
+// prefix returns s cut to at most n characters, on a character boundary
+// so that no character is cut in half, and how many characters it kept.
+func prefix(s string, n int) (string, int) {
+	i, kept := 0, 0
+	for ; i < len(s) && kept < n; kept++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i], kept
 }
 
 // size is a conversation's size in characters: what the budget counts.
