@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host/gate"
+	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
@@ -49,17 +51,20 @@ func (e *BlockedError) Error() string {
 // CallTool runs one tool call exactly as a model's call runs: hooks at
 // tool/before, then the gate, then the tool, then hooks observe tool/after.
 // A refused call returns a *DeniedError or *BlockedError; a tool that could
-// not answer returns its error, with an error output the model can read.
+// not answer, or input that is not a JSON object, returns its error, with
+// an error output the model can read.
 func (h *Host) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int, ui UI) (sdk.ToolOutput, error) {
 	tool, ok := h.reg.Tool(req.Name)
 	if !ok {
 		err := fmt.Errorf("unknown tool %q", req.Name)
 		return errorOutput(err), err
 	}
-	call := sdk.ToolCall{ID: req.ID, Name: req.Name, Input: req.Input, Cwd: h.cfg.Cwd, Session: h.cfg.Session, Turn: turn}
-	if len(call.Input) == 0 {
-		call.Input = json.RawMessage("{}")
+	input, err := objectInput(req.Input)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", req.Name, err)
+		return errorOutput(err), err
 	}
+	call := sdk.ToolCall{ID: req.ID, Name: req.Name, Input: input, Cwd: h.cfg.Cwd, Session: h.cfg.Session, Turn: turn}
 
 	// Hooks can only tighten: their verdict is combined with the gate's,
 	// never in place of it.
@@ -102,6 +107,33 @@ func (h *Host) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int, 
 	}
 	h.observe(sdk.SiteTool, sdk.PointAfter, map[string]any{"call": call, "output": out})
 	return out, err
+}
+
+// objectInput is a call's input as a tool is given it: a JSON object, as
+// every tool's input schema says. No input, or null, is the empty object;
+// anything else is refused before a hook, the gate or the tool sees it,
+// with what it was, so the model can correct itself.
+func objectInput(raw json.RawMessage) (json.RawMessage, error) {
+	switch t := bytes.TrimSpace(raw); {
+	case len(t) == 0 || string(t) == "null":
+		return json.RawMessage("{}"), nil
+	case !json.Valid(t):
+		return nil, fmt.Errorf("the input is not JSON; want a JSON object: %s", short(t))
+	case !isObject(t):
+		return nil, fmt.Errorf("the input must be a JSON object, not %s: %s", protocol.KindOf(t), short(t))
+	}
+	return raw, nil
+}
+
+// isObject reports whether raw, valid JSON, is an object.
+func isObject(raw json.RawMessage) bool { return protocol.KindOf(raw) == "an object" }
+
+// short is raw for a message: at most 80 characters of it.
+func short(raw []byte) string {
+	if r := []rune(string(raw)); len(r) > 80 {
+		return string(r[:79]) + "…"
+	}
+	return string(raw)
 }
 
 func errorOutput(err error) sdk.ToolOutput {
@@ -150,8 +182,10 @@ func (h *Host) decide(ctx context.Context, site, point string, payload any) deci
 				h.cfg.Notify(bridge.Notice{Plugin: e.Owner, Level: "warn", Message: fmt.Sprintf("hook %s decided nothing: %v", e.Hook.ID(), err)})
 				d = sdk.HookDecision{Outcome: sdk.HookContinue}
 			}
-			if d.Outcome == sdk.HookRedirect && !json.Valid(d.Value) {
-				h.cfg.Notify(bridge.Notice{Plugin: e.Owner, Level: "warn", Message: fmt.Sprintf("hook %s redirected without a valid value; ignored", e.Hook.ID())})
+			// What a redirect goes on with is a tool's input or a model
+			// request: an object at every point.
+			if d.Outcome == sdk.HookRedirect && !(json.Valid(d.Value) && isObject(d.Value)) {
+				h.cfg.Notify(bridge.Notice{Plugin: e.Owner, Level: "warn", Message: fmt.Sprintf("hook %s redirected without a valid value (want a JSON object); ignored", e.Hook.ID())})
 				d = sdk.HookDecision{Outcome: sdk.HookContinue}
 			}
 			results[i] = d

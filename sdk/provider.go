@@ -56,8 +56,9 @@ type Provider interface {
 const MaxToolCalls = 1024
 
 // Assemble folds stream events into the assistant message they spell.
-// Arguments of a call that are not valid JSON are kept as a JSON string so
-// the tool can say what was wrong.
+// Arguments of a call that are not valid JSON are kept as a JSON string, so
+// the call stays in the conversation and the host, refusing input that is
+// not an object, can tell the model what it sent.
 func Assemble(events []StreamEvent) Message {
 	msg := Message{Role: RoleAssistant}
 	type acc struct {

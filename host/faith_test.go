@@ -1,0 +1,80 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/bingo/bingo-plugin-rpc/host/settings"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+)
+
+// A tool's input is an object, as its schema says. Anything else is
+// refused before a hook, the gate or the tool sees it; no input (or null)
+// is the empty object.
+func TestToolInputMustBeAnObject(t *testing.T) {
+	var mu sync.Mutex
+	var hooked, ran []string
+	h, _ := newTestHost(t, settings.Default()) // no rule: the gate asks
+	h.reg.AddTool("", toolFunc{"t", func(_ context.Context, c sdk.ToolCall) (sdk.ToolOutput, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		ran = append(ran, string(c.Input))
+		return textOut("ran"), nil
+	}})
+	h.reg.AddHook(HookEntry{Decide: []string{"tool/before"}, Hook: hookFunc{"watch", func(_ context.Context, ev sdk.HookEvent) (sdk.HookDecision, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		hooked = append(hooked, string(ev.Payload))
+		return sdk.HookDecision{Outcome: sdk.HookContinue}, nil
+	}}})
+	for in, want := range map[string]string{
+		`[1,2]`:                              "t: the input must be a JSON object, not an array: [1,2]",
+		`"s"`:                                `t: the input must be a JSON object, not a string: "s"`,
+		`42`:                                 "t: the input must be a JSON object, not a number: 42",
+		`true`:                               "t: the input must be a JSON object, not a boolean: true",
+		`{"a":`:                              `t: the input is not JSON; want a JSON object: {"a":`,
+		` [] `:                               "t: the input must be a JSON object, not an array: []",
+		`"` + strings.Repeat("x", 200) + `"`: `t: the input must be a JSON object, not a string: "` + strings.Repeat("x", 78) + "…",
+	} {
+		ui := &fakeUI{approve: true}
+		out, err := h.CallTool(context.Background(), sdk.ToolCallRequest{Name: "t", Input: json.RawMessage(in)}, 1, ui)
+		if err == nil || err.Error() != want || !out.IsError || out.Text() != want {
+			t.Errorf("input %.20s: out = %+v, err = %v", in, out, err)
+		}
+		if len(ui.approvals) != 0 {
+			t.Errorf("input %.20s reached the gate: %v", in, ui.approvals)
+		}
+	}
+	if len(hooked)+len(ran) != 0 {
+		t.Fatalf("refused input reached hooks %v or the tool %v", hooked, ran)
+	}
+	for _, in := range []string{``, `null`, ` {"a":1} `} {
+		out, err := h.CallTool(context.Background(), sdk.ToolCallRequest{Name: "t", Input: json.RawMessage(in)}, 1, &fakeUI{approve: true})
+		if err != nil || out.Text() != "ran" {
+			t.Fatalf("input %q: %+v %v", in, out, err)
+		}
+	}
+	if !slices.Equal(ran, []string{`{}`, `{}`, ` {"a":1} `}) {
+		t.Fatalf("the tool ran with %q", ran)
+	}
+}
+
+// A hook redirects to a tool's input or a model request: an object. A
+// redirect to anything else is ignored, with a notice.
+func TestRedirectToANonObjectIsIgnored(t *testing.T) {
+	h, n := newTestHost(t, withSettings(func(s *settings.Settings) { s.Permissions.Allow = []string{"*"} }), testPlugin)
+	h.reg.AddHook(HookEntry{Owner: "h", Decide: []string{"tool/before"}, Hook: hookFunc{"swap", func(context.Context, sdk.HookEvent) (sdk.HookDecision, error) {
+		return sdk.HookDecision{Outcome: sdk.HookRedirect, Value: json.RawMessage(`["rm -rf ~"]`)}, nil
+	}}})
+	out, err := h.CallTool(context.Background(), sdk.ToolCallRequest{Name: "plugin__testplugin__echo", Input: json.RawMessage(`{"text":"hi"}`)}, 1, &fakeUI{})
+	if err != nil || out.Text() != "hi" {
+		t.Fatalf("%+v %v", out, err)
+	}
+	if !strings.Contains(n.text(), "hook swap redirected without a valid value (want a JSON object); ignored") {
+		t.Fatalf("notices = %s", n.text())
+	}
+}
