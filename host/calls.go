@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -53,6 +54,12 @@ func (e *BlockedError) Error() string {
 // A refused call returns a *DeniedError or *BlockedError; a tool that could
 // not answer, or input that is not a JSON object, returns its error, with
 // an error output the model can read.
+//
+// req.ID, the model's name for the call, is not used: a model's id may be
+// missing or repeated, and the call's progress, questions and cancellation
+// are routed by its id. The host names every call itself, uniquely in the
+// session; the caller keeps the model's id for the tool result it sends
+// back.
 func (h *Host) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int, ui UI) (sdk.ToolOutput, error) {
 	tool, ok := h.reg.Tool(req.Name)
 	if !ok {
@@ -64,7 +71,8 @@ func (h *Host) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int, 
 		err = fmt.Errorf("%s: %w", req.Name, err)
 		return errorOutput(err), err
 	}
-	call := sdk.ToolCall{ID: req.ID, Name: req.Name, Input: input, Cwd: h.cfg.Cwd, Session: h.cfg.Session, Turn: turn}
+	call := sdk.ToolCall{ID: "call-" + strconv.FormatUint(h.calls.Add(1), 10), Name: req.Name, Input: input,
+		Cwd: h.cfg.Cwd, Session: h.cfg.Session, Turn: turn}
 
 	// Hooks can only tighten: their verdict is combined with the gate's,
 	// never in place of it.

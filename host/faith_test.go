@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
+	"github.com/bingo/bingo-plugin-rpc/pluginkit"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
@@ -76,5 +77,49 @@ func TestRedirectToANonObjectIsIgnored(t *testing.T) {
 	}
 	if !strings.Contains(n.text(), "hook swap redirected without a valid value (want a JSON object); ignored") {
 		t.Fatalf("notices = %s", n.text())
+	}
+}
+
+// A model's call ids may be missing (or repeated): the host names each call
+// itself, so progress and questions still find their call, and the tool
+// results still go back under the ids the model used.
+func TestHostNamesToolCalls(t *testing.T) {
+	var mu sync.Mutex
+	var second []sdk.Message
+	model := providerFunc{"m", func(_ context.Context, r sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+		if len(r.Messages) > 1 {
+			mu.Lock()
+			second = r.Messages
+			mu.Unlock()
+			emit(sdk.StreamEvent{Kind: sdk.EventText, Text: "done"})
+			return sdk.StreamEnd{}, nil
+		}
+		for i, c := range []struct{ name, args string }{
+			{"plugin__testplugin__echo", `{"text":"hi"}`},
+			{"plugin__testplugin__ask", `{"question":"ok?"}`},
+		} {
+			emit(sdk.StreamEvent{Kind: sdk.EventToolCall, ToolCall: &sdk.ToolCallDelta{Index: i, Name: c.name, ArgumentsDelta: c.args}})
+		}
+		return sdk.StreamEnd{}, nil
+	}}
+	h, _ := newTestHost(t, withSettings(func(s *settings.Settings) {
+		s.Provider.Plugin = "m/m"
+		s.Permissions.Allow = []string{"*"}
+	}), testPlugin, kit(&pluginkit.Plugin{Name: "m", Version: "1", Providers: []sdk.Provider{model}}))
+	ui := &fakeUI{}
+	if _, err := h.Turn(context.Background(), "go", ui); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ui.progress, []string{"plugin__testplugin__echo: echo: hi"}) {
+		t.Fatalf("progress = %q", ui.progress)
+	}
+	var results []string
+	for _, m := range second {
+		if m.Role == sdk.RoleTool {
+			results = append(results, m.ToolCallID+"="+m.Content)
+		}
+	}
+	if !slices.Equal(results, []string{"=hi", "=yes"}) {
+		t.Fatalf("tool results (model's id=content) = %q", results)
 	}
 }

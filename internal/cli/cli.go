@@ -439,7 +439,7 @@ func sortedKeys(m map[string]string) []string {
 }
 
 func (r *run) call(ctx context.Context, h *host.Host, tool string, input json.RawMessage) int {
-	out, err := h.CallTool(ctx, sdk.ToolCallRequest{ID: "call-1", Name: tool, Input: input}, 0, r)
+	out, err := h.CallTool(ctx, sdk.ToolCallRequest{Name: tool, Input: input}, 0, r)
 	r.endProgress()
 	if r.refused(err) {
 		return ExitError
