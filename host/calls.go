@@ -76,7 +76,7 @@ func (h *Host) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int, 
 
 	// Hooks can only tighten: their verdict is combined with the gate's,
 	// never in place of it.
-	d := h.decide(ctx, sdk.SiteTool, sdk.PointBefore, call)
+	d := h.decide(ctx, sdk.ToolBefore, call)
 	switch d.outcome {
 	case sdk.HookBlock:
 		return sdk.ToolOutput{}, &BlockedError{Tool: call.Name, Hook: d.hook, Reason: d.reason}
@@ -113,7 +113,7 @@ func (h *Host) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int, 
 	if err != nil {
 		out = errorOutput(err)
 	}
-	h.observe(sdk.SiteTool, sdk.PointAfter, map[string]any{"call": call, "output": out})
+	h.observe(sdk.ToolAfter, map[string]any{"call": call, "output": out})
 	return out, err
 }
 
@@ -169,16 +169,16 @@ type decision struct {
 // severity orders outcomes: the strictest wins.
 var severity = map[sdk.HookOutcome]int{sdk.HookContinue: 0, sdk.HookRedirect: 1, sdk.HookAsk: 2, sdk.HookDeny: 3, sdk.HookBlock: 4}
 
-// decide asks every hook that declared site/point, at once. A hook that
-// fails or misses its deadline decides nothing (a notice says so).
-func (h *Host) decide(ctx context.Context, site, point string, payload any) decision {
-	hooks := h.reg.Hooks(site, point, true)
+// decide asks every hook that declared at, at once. A hook that fails or
+// misses its deadline decides nothing (a notice says so).
+func (h *Host) decide(ctx context.Context, at sdk.HookPoint, payload any) decision {
+	hooks := h.reg.Hooks(at, true)
 	best := decision{outcome: sdk.HookContinue}
 	if len(hooks) == 0 {
 		return best
 	}
 	raw, _ := json.Marshal(payload)
-	ev := sdk.HookEvent{Site: site, Point: point, Payload: raw}
+	ev := sdk.HookEvent{Site: at.Site, Point: at.Point, Payload: raw}
 	results := make([]sdk.HookDecision, len(hooks))
 	var wg sync.WaitGroup
 	for i, e := range hooks {
@@ -211,19 +211,19 @@ func (h *Host) decide(ctx context.Context, site, point string, payload any) deci
 	return best
 }
 
-// observe tells every hook that declared site/point what happened.
+// observe tells every hook that declared at what happened.
 // Nothing waits on it: the observation is sent on its own goroutine, owned
 // by the host (Close waits for them after stopping the plugins), so a hook
 // whose process is not reading cannot hold up the turn. Each goroutine
 // waits for the one before it, so hooks hear events in the order they
 // happened.
-func (h *Host) observe(site, point string, payload any) {
-	hooks := h.reg.Hooks(site, point, false)
+func (h *Host) observe(at sdk.HookPoint, payload any) {
+	hooks := h.reg.Hooks(at, false)
 	if len(hooks) == 0 {
 		return
 	}
 	raw, _ := json.Marshal(payload)
-	ev := sdk.HookEvent{Site: site, Point: point, Payload: raw}
+	ev := sdk.HookEvent{Site: at.Site, Point: at.Point, Payload: raw}
 	h.obsMu.Lock()
 	prev, done := h.obsTail, make(chan struct{})
 	h.obsTail = done

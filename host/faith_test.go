@@ -123,3 +123,63 @@ func TestHostNamesToolCalls(t *testing.T) {
 		t.Fatalf("tool results (model's id=content) = %q", results)
 	}
 }
+
+// recorder is a hook that declares every point the host offers and
+// records each one it is asked or told at.
+type recorder struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (*recorder) ID() string { return "recorder" }
+
+func (r *recorder) Decide(_ context.Context, ev sdk.HookEvent) (sdk.HookDecision, error) {
+	r.record("decide " + ev.Site + "/" + ev.Point)
+	return sdk.HookDecision{Outcome: sdk.HookContinue}, nil
+}
+
+func (r *recorder) Observe(_ context.Context, ev sdk.HookEvent) {
+	r.record("observe " + ev.Site + "/" + ev.Point)
+}
+
+func (r *recorder) record(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen[s] = true
+}
+
+// sdk.DecisionPoints and sdk.ObservationPoints are what a declaration is
+// checked against: each is a point the host fires in a turn with a tool
+// call. (That it fires no other, the compiler says: decide and observe
+// take an sdk.HookPoint, and only the points those lists hold exist.)
+func TestHookPointsAreTheOnesTheHostFires(t *testing.T) {
+	h, _ := newTestHost(t, withSettings(func(s *settings.Settings) {
+		s.Provider.Plugin = "testplugin/scripted"
+		s.Permissions.Allow = []string{"*"}
+	}), testPlugin)
+	rec := &recorder{seen: map[string]bool{}}
+	entry := HookEntry{Hook: rec}
+	var want []string
+	for _, p := range sdk.DecisionPoints {
+		entry.Decide = append(entry.Decide, p.String())
+		want = append(want, "decide "+p.String())
+	}
+	for _, p := range sdk.ObservationPoints {
+		entry.Observe = append(entry.Observe, p.String())
+		want = append(want, "observe "+p.String())
+	}
+	h.reg.AddHook(entry)
+	if _, err := h.Turn(context.Background(), "say hi", &fakeUI{}); err != nil {
+		t.Fatal(err)
+	}
+	h.observers.Wait()
+	var seen []string
+	for s := range rec.seen {
+		seen = append(seen, s)
+	}
+	slices.Sort(seen)
+	slices.Sort(want)
+	if !slices.Equal(seen, want) {
+		t.Fatalf("fired %q, offered %q", seen, want)
+	}
+}

@@ -73,7 +73,7 @@ func (h *Host) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult, 
 	h.conv = append(h.conv, sdk.Message{Role: sdk.RoleUser, Content: prompt})
 	var res TurnResult
 	defer func() {
-		h.observe(sdk.SiteTurn, sdk.PointEnd, map[string]any{"turn": h.turns, "steps": res.Steps, "text": res.Text})
+		h.observe(sdk.TurnEnd, map[string]any{"turn": h.turns, "steps": res.Steps, "text": res.Text})
 	}()
 
 	for res.Steps < h.settings.Turn.MaxSteps {
@@ -89,7 +89,7 @@ func (h *Host) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult, 
 			Messages: h.conv,
 			Tools:    h.toolSpecs(),
 		}
-		d := h.decide(ctx, sdk.SitePrompt, sdk.PointBefore, req)
+		d := h.decide(ctx, sdk.PromptBefore, req)
 		switch d.outcome {
 		case sdk.HookBlock, sdk.HookDeny:
 			return res, fmt.Errorf("the model request was stopped by hook %s: %s", d.hook, d.reason)

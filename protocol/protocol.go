@@ -91,8 +91,10 @@ type ProviderDecl struct {
 }
 
 // HookDecl declares a hook and the points it wants: Decide lists the
-// "site/point" decision points it answers (e.g. "tool/before"), Observe the
-// observation points it wants to hear about (e.g. "tool/after", "turn/end").
+// "site/point" decision points it answers ("tool/before", "prompt/before"),
+// Observe the observation points it wants to hear about ("tool/after",
+// "turn/end"). These are every point the host fires (sdk.DecisionPoints,
+// sdk.ObservationPoints): a hook naming another is refused.
 type HookDecl struct {
 	ID      string   `json:"id"`
 	Decide  []string `json:"decide,omitempty"`
