@@ -272,7 +272,7 @@ func join(at, key string) string {
 	if key == "" || strings.ContainsFunc(key, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_')
 	}) {
-		return at + "[" + quote(key) + "]"
+		return at + "[" + Quote(key) + "]"
 	}
 	if at == "" {
 		return key
@@ -280,9 +280,9 @@ func join(at, key string) string {
 	return at + "." + key
 }
 
-// quote quotes what a plugin sent for a message, cut short: a 5000
+// Quote quotes what a plugin sent for a message, cut short: a 5000
 // character name needs no repeating to be refused.
-func quote(s string) string {
+func Quote(s string) string {
 	const most = 40
 	if utf8.RuneCountInString(s) > most {
 		s = string([]rune(s)[:most]) + "…"
@@ -319,7 +319,7 @@ func (r *rules) check(c *checker, s string, at string) {
 		for i, e := range r.enum {
 			quoted[i] = strconv.Quote(e)
 		}
-		c.add(at, "%s is not one of %s", quote(s), strings.Join(quoted, ", "))
+		c.add(at, "%s is not one of %s", Quote(s), strings.Join(quoted, ", "))
 	case r.minLen == 1 && n == 0:
 		c.add(at, "must not be empty")
 	case r.minLen >= 0 && n < r.minLen:
@@ -327,7 +327,7 @@ func (r *rules) check(c *checker, s string, at string) {
 	case r.maxLen >= 0 && n > r.maxLen:
 		c.add(at, "%d characters long; at most %d", n, r.maxLen)
 	case r.pattern != nil && !r.pattern.MatchString(s):
-		c.add(at, "%s does not match %s", quote(s), r.pattern)
+		c.add(at, "%s does not match %s", Quote(s), r.pattern)
 	}
 }
 

@@ -73,19 +73,19 @@ type InitializeResult struct {
 
 // ContributorDecl declares a context contributor.
 type ContributorDecl struct {
-	ID          string `json:"id"`
+	ID          string `json:"id" jsonschema:"minLength=1"`
 	Description string `json:"description,omitempty"`
 }
 
 // CompactorDecl declares a compaction strategy.
 type CompactorDecl struct {
-	ID          string `json:"id"`
+	ID          string `json:"id" jsonschema:"minLength=1"`
 	Description string `json:"description,omitempty"`
 }
 
 // ProviderDecl declares a model provider.
 type ProviderDecl struct {
-	ID          string   `json:"id"`
+	ID          string   `json:"id" jsonschema:"minLength=1"`
 	Description string   `json:"description,omitempty"`
 	Models      []string `json:"models,omitempty"`
 }
@@ -96,14 +96,14 @@ type ProviderDecl struct {
 // "turn/end"). These are every point the host fires (sdk.DecisionPoints,
 // sdk.ObservationPoints): a hook naming another is refused.
 type HookDecl struct {
-	ID      string   `json:"id"`
+	ID      string   `json:"id" jsonschema:"minLength=1"`
 	Decide  []string `json:"decide,omitempty"`
 	Observe []string `json:"observe,omitempty"`
 }
 
 // ServiceDecl declares a service the plugin answers under Key.
 type ServiceDecl struct {
-	Key     string   `json:"key"`
+	Key     string   `json:"key" jsonschema:"minLength=1"`
 	Methods []string `json:"methods,omitempty"`
 }
 

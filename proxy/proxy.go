@@ -18,18 +18,12 @@ func ToolName(plugin, tool string) string { return "plugin__" + plugin + "__" + 
 // MaxToolName is the longest tool name model APIs accept.
 const MaxToolName = 64
 
-// CheckToolName says why a plugin's tool cannot be offered, or nil. Names
-// are refused rather than shortened: a shortened name would be one the
-// plugin's author never wrote and a permission rule could not predict.
+// CheckToolName says why a plugin's tool cannot be offered, beyond what
+// the schema states of a tool name (its alphabet and length, which the
+// bridge checks first), or nil. Names are refused rather than shortened: a
+// shortened name would be one the plugin's author never wrote and a
+// permission rule could not predict.
 func CheckToolName(plugin, tool string) error {
-	if tool == "" {
-		return errors.New("tool has no name")
-	}
-	for _, r := range tool {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return errors.New("tool name " + quote(tool) + " may hold only letters, digits, '_' and '-'")
-		}
-	}
 	if strings.Contains(tool, "__") {
 		return errors.New("tool name " + quote(tool) + " may not contain \"__\" (it separates the parts of plugin__<plugin>__<tool>)")
 	}
