@@ -36,14 +36,23 @@ func CheckToolName(plugin, tool string) error {
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 // answer is the result a proxy hands its Caller, which decodes the plugin's
-// answer into it: protocol.Decode fills *v (see the package doc).
-type answer[T any] struct{ v *T }
+// answer into it: protocol.Decode fills *v (see the package doc), then
+// checks hold it to what the schema says beyond the Go types.
+type answer[T any] struct {
+	v      *T
+	checks []func(T) error
+}
 
-func into[T any](v *T) *answer[T] { return &answer[T]{v} }
+func into[T any](v *T, checks ...func(T) error) *answer[T] { return &answer[T]{v, checks} }
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (a *answer[T]) UnmarshalJSON(b []byte) error {
 	v, err := protocol.Decode[T](b)
+	for _, check := range a.checks {
+		if err == nil {
+			err = check(v)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("bad answer: %w", err)
 	}
@@ -113,12 +122,17 @@ func (c *Command) Run(ctx context.Context, run sdk.CommandRun) (sdk.CommandOutco
 	var res protocol.CommandRunResult
 	err := c.c.Call(ctx, Request{Kind: KindCommand, Method: protocol.MethodCommandRun, Params: protocol.CommandRunParams{
 		Name: c.spec.Name, Args: run.Args, Cwd: run.Cwd, Session: run.Session,
-	}}, into(&res))
-	if err == nil && res.Outcome.Kind == sdk.OutcomeView && res.Outcome.View == nil {
-		// The schema's union requires it; a Go decoder cannot see unions.
-		err = errors.New("bad answer: outcome: kind \"view\" needs a \"view\"")
-	}
+	}}, into(&res, viewHasView))
 	return res.Outcome, err
+}
+
+// viewHasView holds a "view" outcome to what the schema's union says and a
+// Go decoder cannot see: it needs its view.
+func viewHasView(r protocol.CommandRunResult) error {
+	if r.Outcome.Kind == sdk.OutcomeView && r.Outcome.View == nil {
+		return errors.New(`outcome: kind "view" needs a "view"`)
+	}
+	return nil
 }
 
 // Complete implements sdk.Command.
