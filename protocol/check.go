@@ -19,7 +19,7 @@ type Problem struct {
 	// Path is where, spelt with the wire's keys and indexes:
 	// "commands[2].name". Empty means the value itself.
 	Path string
-	// Message is what is wrong: "want a string, got a number".
+	// Message is what is wrong: "want a string, got an object".
 	Message string
 	// Unknown marks a key the schema does not have. A Go peer ignores such
 	// a key, so it breaks nothing, but it is most often a misspelling of
@@ -54,8 +54,8 @@ func Check[T any](raw json.RawMessage, at string) []Problem {
 // must be there, and not null unless the schema allows null: a Go decoder
 // would leave it zero and the answer would pass for an empty one. And an
 // answer that does not decode is reported as the first Problem in it,
-// "output.display.rows[0]: want an array of strings, got a number",
-// rather than in Go's words.
+// "output.display.rows[0]: want an array of strings, got 1", rather than
+// in Go's words.
 func Decode[T any](raw json.RawMessage) (T, error) {
 	var v T
 	t := reflect.TypeFor[T]()
@@ -170,8 +170,8 @@ func (c *checker) value(raw json.RawMessage, t reflect.Type, r *rules, at string
 	}
 	if wrong {
 		got := kind
-		if kind == "a number" {
-			got = string(bytes.TrimSpace(raw)) // 1.5 for an integer says more than "a number"
+		if n := bytes.TrimSpace(raw); kind == "a number" && len(n) <= 24 {
+			got = string(n) // 1.5 for an integer says more than "a number"
 		}
 		c.add(at, "want %s, got %s", want(t, r), got)
 		return

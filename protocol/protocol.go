@@ -4,7 +4,9 @@
 // package adds envelopes and never shapes.
 //
 // The wire is JSON-RPC 2.0, one message per line, UTF-8, on the plugin's
-// stdin and stdout. schema/plugin.json is generated from these types.
+// stdin and stdout. schema/plugin.json is generated from these types, and
+// Check and Decode hold what a plugin sends to the same rules, read from
+// the same types and tags, saying what is wrong in the wire's words.
 package protocol
 
 import (
