@@ -66,11 +66,29 @@ func Decode[T any](raw json.RawMessage) (T, error) {
 		}
 		return v, err
 	}
-	// Decoded: only the envelope is left to check.
+	// Decoded: only the envelope is left to check, and a field that
+	// decoded to something was there, so the common answer costs no
+	// second reading.
+	if filled(reflect.ValueOf(v), t) {
+		return v, nil
+	}
 	if p, ok := firstProblem(raw, t, 1); ok {
 		return v, p
 	}
 	return v, nil
+}
+
+// filled reports whether every field a struct t requires is set in v.
+func filled(v reflect.Value, t reflect.Type) bool {
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for _, f := range fieldsOf(t) {
+		if f.required && v.Field(f.index).IsZero() {
+			return false
+		}
+	}
+	return true
 }
 
 func firstProblem(raw json.RawMessage, t reflect.Type, depth int) (Problem, bool) {
