@@ -106,7 +106,7 @@ func TestToolNamesRewrittenAndChecked(t *testing.T) {
 		msgs = append(msgs, n.Message)
 	}
 	all := strings.Join(msgs, "\n")
-	for _, want := range []string{"longer than 64 characters", "may hold only letters", `may not contain "__"`, "declared twice"} {
+	for _, want := range []string{"longer than 64 characters", "does not match", `may not contain "__"`, "declared twice"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no notice containing %q in %q", want, all)
 		}

@@ -8,7 +8,12 @@
 //
 //   - Handshake: initialize {protocol, pluginRoot, config, env}. A plugin
 //     answering another protocol than protocol.Version, or another name
-//     than its manifest's, is refused; the error is its one notice.
+//     than its manifest's, is refused; the error is its one notice. The
+//     rest of its declaration is held, entry by entry, to the rules
+//     schema/plugin.json states and to the host's (hook points it fires,
+//     no id twice, not the reserved service key): a bad entry, or a key
+//     the declaration does not have, costs one notice naming its path
+//     ("commands[2].name: …") and nothing else.
 //   - Nothing a process says about itself is believed: tool names become
 //     plugin__<plugin>__<tool> (refused, not shortened, past 64
 //     characters), bridge tools wear the untrusted default traits, and

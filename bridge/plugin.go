@@ -69,9 +69,11 @@ func (p *Plugin) Name() string { return p.opts.Name }
 func (p *Plugin) Kind() string { return p.opts.Transport.Kind() }
 
 // Start launches the first instance and performs the handshake. On error
-// the plugin contributes nothing; the error says why in one line.
+// the plugin contributes nothing; the error says why in one line. What the
+// declaration held that the host refused costs a notice each (see
+// readDeclaration); the declaration returned is what was kept.
 func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
-	inst, decl, err := p.spawn(ctx)
+	inst, decl, refused, err := p.spawn(ctx)
 	if err != nil {
 		return protocol.InitializeResult{}, err
 	}
@@ -83,10 +85,18 @@ func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
 	}
 	p.inst, p.decl = inst, &decl
 	p.mu.Unlock()
+	const most = 20 // a declaration of a thousand bad entries needs no thousand notices
+	if len(refused) > most {
+		refused = append(refused[:most:most], fmt.Sprintf("and %d more parts of the declaration refused", len(refused)-most))
+	}
+	for _, msg := range refused {
+		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: msg})
+	}
 	return decl, nil
 }
 
-// Declaration is what the plugin declared at its first handshake.
+// Declaration is what the host kept of what the plugin declared at its
+// first handshake.
 func (p *Plugin) Declaration() (protocol.InitializeResult, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -140,19 +150,22 @@ func (p *Plugin) Close() error {
 	return nil
 }
 
-// spawn starts an instance and performs the handshake.
-func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResult, error) {
+// spawn starts an instance and performs the handshake. It returns the
+// declaration as the host kept it and what it refused (readDeclaration).
+func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResult, []string, error) {
 	var decl protocol.InitializeResult
+	var refused []string
 	conn, err := p.opts.Transport.Start(ctx)
 	if err != nil {
-		return nil, decl, fmt.Errorf("start: %w", err)
+		return nil, decl, nil, fmt.Errorf("start: %w", err)
 	}
 	inst := p.newInstance(conn)
 	hctx, cancel := context.WithTimeout(ctx, p.opts.Deadlines.Initialize)
 	defer cancel()
+	var answer json.RawMessage
 	err = inst.rpc.Call(hctx, protocol.MethodInitialize, protocol.InitializeParams{
 		Protocol: protocol.Version, PluginRoot: p.opts.Root, Config: orNull(p.opts.Config), Env: orEmpty(p.opts.Env),
-	}, &decl)
+	}, &answer)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		err = fmt.Errorf("no answer to initialize within %s", p.opts.Deadlines.Initialize)
@@ -166,17 +179,15 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 		err = fmt.Errorf("exited during the handshake (%v); see %s", inst.waitReason(), log)
 	case err != nil:
 		err = fmt.Errorf("initialize failed: %w", err)
-	case decl.Protocol != protocol.Version:
-		err = fmt.Errorf("speaks protocol %d; this host speaks protocol %d only", decl.Protocol, protocol.Version)
-	case decl.Name != p.opts.Name:
-		err = fmt.Errorf("answered the handshake as %q, but its manifest names it %q", decl.Name, p.opts.Name)
+	default:
+		decl, refused, err = readDeclaration(p.opts.Name, answer)
 	}
 	if err != nil {
 		inst.quiet.Store(true)
 		inst.stop()
-		return nil, decl, err
+		return nil, decl, nil, err
 	}
-	return inst, decl, nil
+	return inst, decl, refused, nil
 }
 
 // acquire returns the live instance, respawning a dead one unless the
@@ -230,7 +241,7 @@ func (p *Plugin) respawn() (any, error) {
 		return inst, nil
 	}
 	p.mu.Unlock()
-	inst, _, err := p.spawn(context.Background())
+	inst, _, _, err := p.spawn(context.Background())
 	p.mu.Lock()
 	if err != nil {
 		p.deaths++

@@ -1,15 +1,18 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host/gate"
+	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
@@ -49,21 +52,31 @@ func (e *BlockedError) Error() string {
 // CallTool runs one tool call exactly as a model's call runs: hooks at
 // tool/before, then the gate, then the tool, then hooks observe tool/after.
 // A refused call returns a *DeniedError or *BlockedError; a tool that could
-// not answer returns its error, with an error output the model can read.
+// not answer, or input that is not a JSON object, returns its error, with
+// an error output the model can read.
+//
+// req.ID, the model's name for the call, is not used: a model's id may be
+// missing or repeated, and the call's progress, questions and cancellation
+// are routed by its id. The host names every call itself, uniquely in the
+// session; the caller keeps the model's id for the tool result it sends
+// back.
 func (h *Host) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int, ui UI) (sdk.ToolOutput, error) {
 	tool, ok := h.reg.Tool(req.Name)
 	if !ok {
 		err := fmt.Errorf("unknown tool %q", req.Name)
 		return errorOutput(err), err
 	}
-	call := sdk.ToolCall{ID: req.ID, Name: req.Name, Input: req.Input, Cwd: h.cfg.Cwd, Session: h.cfg.Session, Turn: turn}
-	if len(call.Input) == 0 {
-		call.Input = json.RawMessage("{}")
+	input, err := objectInput(req.Input)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", req.Name, err)
+		return errorOutput(err), err
 	}
+	call := sdk.ToolCall{ID: "call-" + strconv.FormatUint(h.calls.Add(1), 10), Name: req.Name, Input: input,
+		Cwd: h.cfg.Cwd, Session: h.cfg.Session, Turn: turn}
 
 	// Hooks can only tighten: their verdict is combined with the gate's,
 	// never in place of it.
-	d := h.decide(ctx, sdk.SiteTool, sdk.PointBefore, call)
+	d := h.decide(ctx, sdk.ToolBefore, call)
 	switch d.outcome {
 	case sdk.HookBlock:
 		return sdk.ToolOutput{}, &BlockedError{Tool: call.Name, Hook: d.hook, Reason: d.reason}
@@ -103,7 +116,7 @@ func (h *Host) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int, 
 	if err != nil {
 		out = errorOutput(err)
 	}
-	h.observe(sdk.SiteTool, sdk.PointAfter, map[string]any{"call": call, "output": out})
+	h.observe(sdk.ToolAfter, map[string]any{"call": call, "output": out})
 	return out, err
 }
 
@@ -112,6 +125,33 @@ func (h *Host) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int, 
 // a person can answer it.
 func hookUnanswered(d decision) string {
 	return fmt.Sprintf("hook %s asks: %s; no one can answer it here (--print, or no terminal): run bingo on a terminal to answer it", d.hook, d.reason)
+}
+
+// objectInput is a call's input as a tool is given it: a JSON object, as
+// every tool's input schema says. No input, or null, is the empty object;
+// anything else is refused before a hook, the gate or the tool sees it,
+// with what it was, so the model can correct itself.
+func objectInput(raw json.RawMessage) (json.RawMessage, error) {
+	switch t := bytes.TrimSpace(raw); {
+	case len(t) == 0 || string(t) == "null":
+		return json.RawMessage("{}"), nil
+	case !json.Valid(t):
+		return nil, fmt.Errorf("the input is not JSON; want a JSON object: %s", short(t))
+	case !isObject(t):
+		return nil, fmt.Errorf("the input must be a JSON object, not %s: %s", protocol.KindOf(t), short(t))
+	}
+	return raw, nil
+}
+
+// isObject reports whether raw, valid JSON, is an object.
+func isObject(raw json.RawMessage) bool { return protocol.KindOf(raw) == "an object" }
+
+// short is raw for a message: at most 80 characters of it.
+func short(raw []byte) string {
+	if r := []rune(string(raw)); len(r) > 80 {
+		return string(r[:79]) + "…"
+	}
+	return string(raw)
 }
 
 func errorOutput(err error) sdk.ToolOutput {
@@ -139,16 +179,16 @@ type decision struct {
 // severity orders outcomes: the strictest wins.
 var severity = map[sdk.HookOutcome]int{sdk.HookContinue: 0, sdk.HookRedirect: 1, sdk.HookAsk: 2, sdk.HookDeny: 3, sdk.HookBlock: 4}
 
-// decide asks every hook that declared site/point, at once. A hook that
-// fails or misses its deadline decides nothing (a notice says so).
-func (h *Host) decide(ctx context.Context, site, point string, payload any) decision {
-	hooks := h.reg.Hooks(site, point, true)
+// decide asks every hook that declared at, at once. A hook that fails or
+// misses its deadline decides nothing (a notice says so).
+func (h *Host) decide(ctx context.Context, at sdk.HookPoint, payload any) decision {
+	hooks := h.reg.Hooks(at, true)
 	best := decision{outcome: sdk.HookContinue}
 	if len(hooks) == 0 {
 		return best
 	}
 	raw, _ := json.Marshal(payload)
-	ev := sdk.HookEvent{Site: site, Point: point, Payload: raw}
+	ev := sdk.HookEvent{Site: at.Site, Point: at.Point, Payload: raw}
 	results := make([]sdk.HookDecision, len(hooks))
 	var wg sync.WaitGroup
 	for i, e := range hooks {
@@ -160,8 +200,10 @@ func (h *Host) decide(ctx context.Context, site, point string, payload any) deci
 				h.cfg.Notify(bridge.Notice{Plugin: e.Owner, Level: "warn", Message: fmt.Sprintf("hook %s decided nothing: %v", e.Hook.ID(), err)})
 				d = sdk.HookDecision{Outcome: sdk.HookContinue}
 			}
-			if d.Outcome == sdk.HookRedirect && !json.Valid(d.Value) {
-				h.cfg.Notify(bridge.Notice{Plugin: e.Owner, Level: "warn", Message: fmt.Sprintf("hook %s redirected without a valid value; ignored", e.Hook.ID())})
+			// What a redirect goes on with is a tool's input or a model
+			// request: an object at every point.
+			if d.Outcome == sdk.HookRedirect && !(json.Valid(d.Value) && isObject(d.Value)) {
+				h.cfg.Notify(bridge.Notice{Plugin: e.Owner, Level: "warn", Message: fmt.Sprintf("hook %s redirected without a valid value (want a JSON object); ignored", e.Hook.ID())})
 				d = sdk.HookDecision{Outcome: sdk.HookContinue}
 			}
 			results[i] = d
@@ -179,19 +221,19 @@ func (h *Host) decide(ctx context.Context, site, point string, payload any) deci
 	return best
 }
 
-// observe tells every hook that declared site/point what happened.
+// observe tells every hook that declared at what happened.
 // Nothing waits on it: the observation is sent on its own goroutine, owned
 // by the host (Close waits for them after stopping the plugins), so a hook
 // whose process is not reading cannot hold up the turn. Each goroutine
 // waits for the one before it, so hooks hear events in the order they
 // happened.
-func (h *Host) observe(site, point string, payload any) {
-	hooks := h.reg.Hooks(site, point, false)
+func (h *Host) observe(at sdk.HookPoint, payload any) {
+	hooks := h.reg.Hooks(at, false)
 	if len(hooks) == 0 {
 		return
 	}
 	raw, _ := json.Marshal(payload)
-	ev := sdk.HookEvent{Site: site, Point: point, Payload: raw}
+	ev := sdk.HookEvent{Site: at.Site, Point: at.Point, Payload: raw}
 	h.obsMu.Lock()
 	prev, done := h.obsTail, make(chan struct{})
 	h.obsTail = done

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/goleak"
 
@@ -118,6 +119,33 @@ func TestContributors(t *testing.T) {
 			t.Fatal("the turn waited for the late contributor")
 		}
 	})
+}
+
+// The budget counts characters, as sdk.Query.Budget says, and the cut
+// falls between two of them: "€" is three bytes, so a byte budget would
+// both keep a third as many and cut one in half.
+func TestContributorBudgetCountsCharacters(t *testing.T) {
+	var seen string
+	model := providerFunc{"m", func(_ context.Context, r sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+		seen = r.System
+		return sdk.StreamEnd{}, nil
+	}}
+	euros := contributorFunc{"euros", func(context.Context, sdk.Query) ([]sdk.Piece, error) {
+		return []sdk.Piece{{Text: strings.Repeat("€", contributionBudget-1)}, {Text: "€€€"}}, nil
+	}}
+	h, _ := newTestHost(t, withSettings(func(s *settings.Settings) { s.Provider.Plugin = "m/m" }),
+		kit(&pluginkit.Plugin{Name: "m", Version: "1", Providers: []sdk.Provider{model}, Contributors: []sdk.Contributor{euros}}))
+	if _, err := h.Turn(context.Background(), "hi", &fakeUI{}); err != nil {
+		t.Fatal(err)
+	}
+	// A half character reaches the model as U+FFFD: JSON carries only
+	// valid UTF-8.
+	if strings.ContainsRune(seen, utf8.RuneError) {
+		t.Fatal("the system prompt holds a character cut in half")
+	}
+	if n := strings.Count(seen, "€"); n != contributionBudget {
+		t.Fatalf("the system prompt holds %d of the contributor's characters, want %d", n, contributionBudget)
+	}
 }
 
 func TestCompaction(t *testing.T) {

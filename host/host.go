@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -90,6 +91,8 @@ type Host struct {
 	convMu sync.Mutex // one turn at a time
 	conv   []sdk.Message
 	turns  int
+
+	calls atomic.Uint64 // names the session's tool calls (see CallTool)
 }
 
 // Open loads settings and manifests, starts every plugin in parallel and

@@ -226,12 +226,12 @@ func (r *Registry) Provider(owner, id string) (sdk.Provider, bool) {
 	return nil, false
 }
 
-// Hooks returns the hooks that declared the point "site/point", for
-// decisions (decide true) or observations.
-func (r *Registry) Hooks(site, point string, decide bool) []HookEntry {
+// Hooks returns the hooks that declared the point at, for decisions
+// (decide true) or observations.
+func (r *Registry) Hooks(at sdk.HookPoint, decide bool) []HookEntry {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	want := site + "/" + point
+	want := at.String()
 	var out []HookEntry
 	for _, h := range r.hooks {
 		points := h.Observe

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host/openai"
@@ -72,7 +73,7 @@ func (h *Host) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult, 
 	h.conv = append(h.conv, sdk.Message{Role: sdk.RoleUser, Content: prompt})
 	var res TurnResult
 	defer func() {
-		h.observe(sdk.SiteTurn, sdk.PointEnd, map[string]any{"turn": h.turns, "steps": res.Steps, "text": res.Text})
+		h.observe(sdk.TurnEnd, map[string]any{"turn": h.turns, "steps": res.Steps, "text": res.Text})
 	}()
 
 	for res.Steps < h.settings.Turn.MaxSteps {
@@ -88,7 +89,7 @@ func (h *Host) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult, 
 			Messages: h.conv,
 			Tools:    h.toolSpecs(),
 		}
-		d := h.decide(ctx, sdk.SitePrompt, sdk.PointBefore, req)
+		d := h.decide(ctx, sdk.PromptBefore, req)
 		switch d.outcome {
 		case sdk.HookBlock, sdk.HookDeny:
 			return res, fmt.Errorf("the model request was stopped by hook %s: %s", d.hook, d.reason)
@@ -175,7 +176,8 @@ func (h *Host) toolSpecs() []sdk.ToolSpec {
 	return specs
 }
 
-// contributionBudget is how many characters one contributor may add.
+// contributionBudget is how many characters (runes, as sdk.Query.Budget
+// says, not bytes) one contributor may add.
 const contributionBudget = 8000
 
 // system builds the system prompt: the host's own line, then what every
@@ -207,11 +209,8 @@ func (h *Host) system(ctx context.Context, prompt string) string {
 	for _, ps := range pieces {
 		budget := contributionBudget
 		for _, p := range ps {
-			text := p.Text
-			if len(text) > budget {
-				text = text[:budget]
-			}
-			budget -= len(text)
+			text, n := prefix(p.Text, budget)
+			budget -= n
 			if text == "" {
 				continue
 			}
@@ -223,6 +222,17 @@ func (h *Host) system(ctx context.Context, prompt string) string {
 		}
 	}
 	return b.String()
+}
+
+// prefix returns s cut to at most n characters, on a character boundary
+// so that no character is cut in half, and how many characters it kept.
+func prefix(s string, n int) (string, int) {
+	i, kept := 0, 0
+	for ; i < len(s) && kept < n; kept++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i], kept
 }
 
 // size is a conversation's size in characters: what the budget counts.

@@ -4,7 +4,9 @@
 // package adds envelopes and never shapes.
 //
 // The wire is JSON-RPC 2.0, one message per line, UTF-8, on the plugin's
-// stdin and stdout. schema/plugin.json is generated from these types.
+// stdin and stdout. schema/plugin.json is generated from these types, and
+// Check and Decode hold what a plugin sends to the same rules, read from
+// the same types and tags, saying what is wrong in the wire's words.
 package protocol
 
 import (
@@ -73,35 +75,37 @@ type InitializeResult struct {
 
 // ContributorDecl declares a context contributor.
 type ContributorDecl struct {
-	ID          string `json:"id"`
+	ID          string `json:"id" jsonschema:"minLength=1"`
 	Description string `json:"description,omitempty"`
 }
 
 // CompactorDecl declares a compaction strategy.
 type CompactorDecl struct {
-	ID          string `json:"id"`
+	ID          string `json:"id" jsonschema:"minLength=1"`
 	Description string `json:"description,omitempty"`
 }
 
 // ProviderDecl declares a model provider.
 type ProviderDecl struct {
-	ID          string   `json:"id"`
+	ID          string   `json:"id" jsonschema:"minLength=1"`
 	Description string   `json:"description,omitempty"`
 	Models      []string `json:"models,omitempty"`
 }
 
 // HookDecl declares a hook and the points it wants: Decide lists the
-// "site/point" decision points it answers (e.g. "tool/before"), Observe the
-// observation points it wants to hear about (e.g. "tool/after", "turn/end").
+// "site/point" decision points it answers ("tool/before", "prompt/before"),
+// Observe the observation points it wants to hear about ("tool/after",
+// "turn/end"). These are every point the host fires (sdk.DecisionPoints,
+// sdk.ObservationPoints): a hook naming another is refused.
 type HookDecl struct {
-	ID      string   `json:"id"`
+	ID      string   `json:"id" jsonschema:"minLength=1"`
 	Decide  []string `json:"decide,omitempty"`
 	Observe []string `json:"observe,omitempty"`
 }
 
 // ServiceDecl declares a service the plugin answers under Key.
 type ServiceDecl struct {
-	Key     string   `json:"key"`
+	Key     string   `json:"key" jsonschema:"minLength=1"`
 	Methods []string `json:"methods,omitempty"`
 }
 

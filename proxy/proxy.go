@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/bingo/bingo-plugin-rpc/protocol"
@@ -17,18 +18,12 @@ func ToolName(plugin, tool string) string { return "plugin__" + plugin + "__" + 
 // MaxToolName is the longest tool name model APIs accept.
 const MaxToolName = 64
 
-// CheckToolName says why a plugin's tool cannot be offered, or nil. Names
-// are refused rather than shortened: a shortened name would be one the
-// plugin's author never wrote and a permission rule could not predict.
+// CheckToolName says why a plugin's tool cannot be offered, beyond what
+// the schema states of a tool name (its alphabet and length, which the
+// bridge checks first), or nil. Names are refused rather than shortened: a
+// shortened name would be one the plugin's author never wrote and a
+// permission rule could not predict.
 func CheckToolName(plugin, tool string) error {
-	if tool == "" {
-		return errors.New("tool has no name")
-	}
-	for _, r := range tool {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return errors.New("tool name " + quote(tool) + " may hold only letters, digits, '_' and '-'")
-		}
-	}
 	if strings.Contains(tool, "__") {
 		return errors.New("tool name " + quote(tool) + " may not contain \"__\" (it separates the parts of plugin__<plugin>__<tool>)")
 	}
@@ -39,6 +34,31 @@ func CheckToolName(plugin, tool string) error {
 }
 
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// answer is the result a proxy hands its Caller, which decodes the plugin's
+// answer into it: protocol.Decode fills *v (see the package doc), then
+// checks hold it to what the schema says beyond the Go types.
+type answer[T any] struct {
+	v      *T
+	checks []func(T) error
+}
+
+func into[T any](v *T, checks ...func(T) error) *answer[T] { return &answer[T]{v, checks} }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (a *answer[T]) UnmarshalJSON(b []byte) error {
+	v, err := protocol.Decode[T](b)
+	for _, check := range a.checks {
+		if err == nil {
+			err = check(v)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("bad answer: %w", err)
+	}
+	*a.v = v
+	return nil
+}
 
 // Tool is a plugin's tool, seen by the host as an sdk.Tool.
 type Tool struct {
@@ -79,7 +99,7 @@ func (t *Tool) Call(ctx context.Context, call sdk.ToolCall, ui sdk.CallUI) (sdk.
 		CancelParams: protocol.ToolCancel{CallID: call.ID},
 		CallID:       call.ID,
 		UI:           ui,
-	}, &res)
+	}, into(&res))
 	return res.Output, err
 }
 
@@ -102,8 +122,17 @@ func (c *Command) Run(ctx context.Context, run sdk.CommandRun) (sdk.CommandOutco
 	var res protocol.CommandRunResult
 	err := c.c.Call(ctx, Request{Kind: KindCommand, Method: protocol.MethodCommandRun, Params: protocol.CommandRunParams{
 		Name: c.spec.Name, Args: run.Args, Cwd: run.Cwd, Session: run.Session,
-	}}, &res)
+	}}, into(&res, viewHasView))
 	return res.Outcome, err
+}
+
+// viewHasView holds a "view" outcome to what the schema's union says and a
+// Go decoder cannot see: it needs its view.
+func viewHasView(r protocol.CommandRunResult) error {
+	if r.Outcome.Kind == sdk.OutcomeView && r.Outcome.View == nil {
+		return errors.New(`outcome: kind "view" needs a "view"`)
+	}
+	return nil
 }
 
 // Complete implements sdk.Command.
@@ -111,7 +140,7 @@ func (c *Command) Complete(ctx context.Context, req sdk.CompleteRequest) ([]sdk.
 	var res protocol.CommandCompleteResult
 	err := c.c.Call(ctx, Request{Kind: KindComplete, Method: protocol.MethodCommandComplete, Params: protocol.CommandCompleteParams{
 		Name: c.spec.Name, Partial: req.Partial, Cwd: req.Cwd,
-	}}, &res)
+	}}, into(&res))
 	return res.Completions, err
 }
 
@@ -134,7 +163,7 @@ func (p *Contributor) ID() string { return p.id }
 func (p *Contributor) Contribute(ctx context.Context, q sdk.Query) ([]sdk.Piece, error) {
 	var res protocol.ContextContributeResult
 	err := p.c.Call(ctx, Request{Kind: KindContributor, Method: protocol.MethodContextContribute,
-		Params: protocol.ContextContributeParams{ID: p.id, Query: q}}, &res)
+		Params: protocol.ContextContributeParams{ID: p.id, Query: q}}, into(&res))
 	return res.Pieces, err
 }
 
@@ -156,7 +185,7 @@ func (p *Compactor) ID() string { return p.id }
 func (p *Compactor) Compact(ctx context.Context, req sdk.CompactRequest) (sdk.Compaction, error) {
 	var res protocol.CompactorCompactResult
 	err := p.c.Call(ctx, Request{Kind: KindCompactor, Method: protocol.MethodCompactorCompact,
-		Params: protocol.CompactorCompactParams{ID: p.id, Context: req.Context, Reason: req.Reason}}, &res)
+		Params: protocol.CompactorCompactParams{ID: p.id, Context: req.Context, Reason: req.Reason}}, into(&res))
 	return res.Compaction, err
 }
 
@@ -191,7 +220,7 @@ func (p *Provider) Stream(ctx context.Context, req sdk.ProviderRequest, emit fun
 		CancelParams: protocol.ProviderCancel{StreamID: sid},
 		StreamID:     sid,
 		Deltas:       emit,
-	}, &res)
+	}, into(&res))
 	if err == nil && ctx.Err() != nil {
 		// The plugin finished after a cancel: the caller asked to stop, so
 		// it hears that rather than a complete-looking answer.
@@ -219,7 +248,7 @@ func (h *Hook) ID() string { return h.id }
 func (h *Hook) Decide(ctx context.Context, ev sdk.HookEvent) (sdk.HookDecision, error) {
 	var res protocol.HookDecideResult
 	err := h.c.Call(ctx, Request{Kind: KindHook, Method: protocol.MethodHookDecide,
-		Params: protocol.HookDecideParams{ID: h.id, Site: ev.Site, Point: ev.Point, Payload: ev.Payload}}, &res)
+		Params: protocol.HookDecideParams{ID: h.id, Site: ev.Site, Point: ev.Point, Payload: ev.Payload}}, into(&res))
 	if err != nil {
 		return sdk.HookDecision{}, err
 	}
@@ -253,6 +282,6 @@ func (s *Service) Key() string { return s.key }
 func (s *Service) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	var res protocol.ServiceCallResult
 	err := s.c.Call(ctx, Request{Kind: KindService, Method: protocol.MethodServiceCall,
-		Params: protocol.ServiceCallParams{Key: s.key, Method: method, Params: params}}, &res)
+		Params: protocol.ServiceCallParams{Key: s.key, Method: method, Params: params}}, into(&res))
 	return res.Result, err
 }

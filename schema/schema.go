@@ -15,6 +15,7 @@ import (
 	orderedmap "github.com/pb33f/ordered-map/v2"
 
 	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
 // ID is the document's $id: validators register the document under it, and
@@ -344,7 +345,29 @@ func (g *generator) finish() error {
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, hookPoints(g.defs["HookDecl"]))...)
+}
+
+// hookPoints states on HookDecl the points a hook may declare: the host's
+// own lists (sdk.DecisionPoints, sdk.ObservationPoints), which it fires
+// and checks declarations against, and which no struct tag can name.
+func hookPoints(def *jsonschema.Schema) error {
+	for _, l := range []struct {
+		key    string
+		points []sdk.HookPoint
+	}{{"decide", sdk.DecisionPoints}, {"observe", sdk.ObservationPoints}} {
+		var p *jsonschema.Schema
+		if def != nil && def.Properties != nil {
+			p, _ = def.Properties.Get(l.key)
+		}
+		if p == nil || p.Items == nil {
+			return fmt.Errorf("schema: HookDecl has no list %q to state the hook points on", l.key)
+		}
+		for _, pt := range l.points {
+			p.Items.Enum = append(p.Items.Enum, pt.String())
+		}
+	}
+	return nil
 }
 
 // allowNull lets a field accept null where its Go zero value encodes as null

@@ -16,9 +16,11 @@ type CommandArgs struct {
 	Hint string   `json:"hint,omitempty"`
 }
 
-// CommandSpec describes a slash command.
+// CommandSpec describes a slash command. Its name is what a person types
+// after the slash, so it is held to the alphabet of tool names: no space
+// (the arguments start there), no slash, nothing a terminal acts on.
 type CommandSpec struct {
-	Name string      `json:"name" jsonschema:"minLength=1"`
+	Name string      `json:"name" jsonschema:"minLength=1,maxLength=64,pattern=^[A-Za-z0-9_-]+$"`
 	Hint string      `json:"hint,omitempty"`
 	Args CommandArgs `json:"args"`
 	// Instant commands run without a turn: no model is involved.

@@ -9,7 +9,8 @@ type Query struct {
 	Cwd     string `json:"cwd"`
 	Session string `json:"session"`
 	Turn    int    `json:"turn"`
-	// Budget is the most characters the contributor's pieces may add.
+	// Budget is the most characters (Unicode code points, not bytes) the
+	// contributor's pieces may add; the host cuts what is over it.
 	Budget int `json:"budget"`
 }
 

@@ -29,6 +29,26 @@ const (
 	PointEnd    = "end"
 )
 
+// HookPoint is a place in the host's work where hooks are asked to decide
+// or told what happened. A declaration names it "site/point" (String).
+type HookPoint struct{ Site, Point string }
+
+func (p HookPoint) String() string { return p.Site + "/" + p.Point }
+
+// The points the host offers, and the only ones it fires.
+var (
+	ToolBefore   = HookPoint{SiteTool, PointBefore}   // decide whether a tool call runs
+	PromptBefore = HookPoint{SitePrompt, PointBefore} // decide whether a model request is sent
+	ToolAfter    = HookPoint{SiteTool, PointAfter}    // observe a tool call's output
+	TurnEnd      = HookPoint{SiteTurn, PointEnd}      // observe a turn's end
+
+	// DecisionPoints are where hooks decide, ObservationPoints where they
+	// observe. A hook declaring any other point would wait for one that
+	// never comes, so such a declaration is refused.
+	DecisionPoints    = []HookPoint{ToolBefore, PromptBefore}
+	ObservationPoints = []HookPoint{ToolAfter, TurnEnd}
+)
+
 // HookEvent is what a hook is shown.
 type HookEvent struct {
 	Site    string          `json:"site"`

@@ -57,9 +57,13 @@ type Provider interface {
 const MaxToolCalls = 1024
 
 // Assemble folds stream events into the assistant message they spell.
-// Arguments of a call that are not valid JSON are kept as a JSON string so
-// the tool can say what was wrong. It takes time and memory in proportion
-// to the events: a response may be many MiB of small deltas.
+// Arguments of a call that are not valid JSON are kept as a JSON string, so
+// the call stays in the conversation and the host, refusing input that is
+// not an object, can tell the model what it sent. A call's ID is the
+// model's, kept for the tool result that answers it: it may be missing or
+// repeated, so the host names the call it runs itself.
+// It takes time and memory in proportion to the events: a response may be
+// many MiB of small deltas.
 func Assemble(events []StreamEvent) Message {
 	msg := Message{Role: RoleAssistant}
 	var content strings.Builder

@@ -6,9 +6,10 @@ import (
 )
 
 // ToolSpec describes a tool to the model: its name, what it does and the
-// JSON Schema of its input.
+// JSON Schema of its input. A name holds letters, digits, '_' and '-', and
+// at most 64 of them, which is what model APIs accept.
 type ToolSpec struct {
-	Name        string          `json:"name" jsonschema:"minLength=1"`
+	Name        string          `json:"name" jsonschema:"minLength=1,maxLength=64,pattern=^[A-Za-z0-9_-]+$"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema,omitempty" jsonschema:"type=object"`
 	// Traits is what the tool claims about itself. An in-process tool's

@@ -615,7 +615,7 @@ func sortedKeys(m map[string]string) []string {
 // own error answer (isError) is the tool's result, as a model would read
 // it: it goes to stdout like any answer, and the exit status is 1.
 func (r *run) call(ctx context.Context, h *host.Host, tool string, input json.RawMessage) int {
-	out, err := h.CallTool(ctx, sdk.ToolCallRequest{ID: "call-1", Name: tool, Input: input}, 0, r)
+	out, err := h.CallTool(ctx, sdk.ToolCallRequest{Name: tool, Input: input}, 0, r)
 	r.endProgress()
 	if err != nil {
 		r.fail(err)

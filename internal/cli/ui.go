@@ -99,7 +99,7 @@ func (r *run) Progress(tool, tail string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if r.liveProgress {
-		render.Progress(r.stderr, tool+": "+tail)
+		render.Progress(r.stderr, tool, tail)
 		p.progress = true
 		return
 	}

@@ -13,10 +13,11 @@
 // combining marks none.
 //
 // Everything in a View may come from a plugin, and nothing a process says
-// is believed: control characters (ESC, CR, backspace, C1 codes…) are
-// removed from its text before it is drawn or folded, so a plugin cannot
-// move the cursor, rewrite the line, retitle the window or write to the
-// clipboard through the person's terminal. Tabs and newlines survive where
+// is believed: control characters (ESC, CR, backspace, C1 codes…) and
+// bidi controls are removed from its text before it is drawn or folded, so
+// a plugin cannot move the cursor, rewrite the line, retitle the window,
+// write to the clipboard or reorder what the person reads through their
+// terminal. Tabs and newlines survive where
 // they can be shown (text, list items, values); inside table cells and
 // titles they become spaces so the layout holds. Clean and Line apply the
 // same cleaning to text that is not a View (tool output, streamed model

@@ -62,19 +62,22 @@ func Fold(w io.Writer, v sdk.View) error {
 }
 
 // Progress replaces the terminal's current line with a tool call's live
-// output line: "\r\x1b[2K" and the tail, without a newline. Only the
-// tail's last line is shown (after its last CR or LF, as a terminal would
-// show it), cleaned of control characters and cut to DefaultWidth-1 cells
-// so that it never wraps, which would leave the next Progress erasing only
-// half of it. Write errors are ignored: a lost progress line is harmless.
-func Progress(w io.Writer, tail string) {
-	line := ""
+// output line: "\r\x1b[2K", then label (the tool's name), ": " and the
+// tail, without a newline. Only the tail's last line is shown (after its
+// last CR or LF, as a terminal would show it), and it is taken before the
+// label is added: a tail of "\rRun evil? [y/N]" still reads as the tool's.
+// The line is cleaned of control characters and cut to DefaultWidth-1
+// cells so that it never wraps, which would leave the next Progress
+// erasing only half of it. Write errors are ignored: a lost progress line
+// is harmless.
+func Progress(w io.Writer, label, tail string) {
+	last := ""
 	for seg := range strings.FieldsFuncSeq(tail, func(r rune) bool { return r == '\n' || r == '\r' }) {
 		if strings.TrimSpace(seg) != "" {
-			line = seg
+			last = seg
 		}
 	}
-	line = truncate(strings.TrimRight(clean(line, false), " "), DefaultWidth-1)
+	line := truncate(strings.TrimRight(clean(label+": "+last, false), " "), DefaultWidth-1)
 	_, _ = io.WriteString(w, "\r\x1b[2K"+line)
 }
 

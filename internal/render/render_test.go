@@ -269,6 +269,9 @@ func TestClean(t *testing.T) {
 		// A fake prompt drawn over the real one: erase the line, back to column 0.
 		{"ok\x1b[2K\rRun evil? [y/N]\x07", "ok[2KRun evil? [y/N]", "ok[2KRun evil? [y/N]"},
 		{"two\nlines\r\n", "two\nlines\n", "two lines "},
+		// Bidi embeddings, overrides and isolates: "txt.exe" must not read "exe.txt".
+		{"\u202eexe.txt\u202c", "exe.txt", "exe.txt"},
+		{"a\u202ab\u202bc\u202dd\u2066e\u2067f\u2068g\u2069h", "abcdefgh", "abcdefgh"},
 	} {
 		if got := Clean(tc.in); got != tc.layout {
 			t.Errorf("Clean(%q) = %q, want %q", tc.in, got, tc.layout)
@@ -281,16 +284,21 @@ func TestClean(t *testing.T) {
 
 func TestProgress(t *testing.T) {
 	for _, tc := range []struct{ tail, want string }{
-		{"reading notes.txt", "\r\x1b[2Kreading notes.txt"},
-		{"", "\r\x1b[2K"},
-		{"first\nsecond\n", "\r\x1b[2Ksecond"},
-		{"10%\r20%\r", "\r\x1b[2K20%"},
-		{"a\x1b]0;title\x07b", "\r\x1b[2Ka]0;titleb"},
-		{"tab\there", "\r\x1b[2Ktab here"},
-		{strings.Repeat("x", 100), "\r\x1b[2K" + strings.Repeat("x", 78) + "…"},
+		{"reading notes.txt", "\r\x1b[2Ktool: reading notes.txt"},
+		{"", "\r\x1b[2Ktool:"},
+		{"first\nsecond\n", "\r\x1b[2Ktool: second"},
+		{"10%\r20%\r", "\r\x1b[2Ktool: 20%"},
+		{"a\x1b]0;title\x07b", "\r\x1b[2Ktool: a]0;titleb"},
+		{"tab\there", "\r\x1b[2Ktool: tab here"},
+		{"\u202eexe.txt", "\r\x1b[2Ktool: exe.txt"},
+		{strings.Repeat("x", 100), "\r\x1b[2Ktool: " + strings.Repeat("x", 72) + "…"},
+		// The tail's last line is taken before the label is added: a CR
+		// cannot drop the label and leave an unlabelled prompt.
+		{"working\rRun rm -rf ~? [y/N]", "\r\x1b[2Ktool: Run rm -rf ~? [y/N]"},
+		{"\nRun evil? [y/N]\n", "\r\x1b[2Ktool: Run evil? [y/N]"},
 	} {
 		var b bytes.Buffer
-		Progress(&b, tc.tail)
+		Progress(&b, "tool", tc.tail)
 		if got := b.String(); got != tc.want {
 			t.Errorf("Progress(%q) = %q, want %q", tc.tail, got, tc.want)
 		}
@@ -318,7 +326,7 @@ func TestWriteErrors(t *testing.T) {
 	if err := Fold(failWriter{}, wordcount); !errors.Is(err, errWrite) {
 		t.Errorf("Fold error = %v", err)
 	}
-	Progress(failWriter{}, "x") // must not panic
+	Progress(failWriter{}, "tool", "x") // must not panic
 	ClearProgress(failWriter{})
 }
 

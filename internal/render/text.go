@@ -10,7 +10,9 @@ import (
 // Clean returns s as text that is safe to write to a terminal: control
 // characters a terminal would act on rather than show (ESC and so every
 // escape sequence, CR, backspace, BEL, the other C0 controls, DEL and the
-// C1 controls) are removed, and invalid UTF-8 becomes U+FFFD. Tabs and
+// C1 controls) are removed, and so are the bidirectional embedding,
+// override and isolate controls, which reorder what is shown so that it
+// reads unlike what it is; invalid UTF-8 becomes U+FFFD. Tabs and
 // newlines are kept. Use it on any multi-line text a plugin or a model
 // wrote (tool output, streamed text) before printing it: otherwise the
 // text could erase or redraw what bingo itself printed, such as a prompt.
@@ -22,8 +24,8 @@ func Clean(s string) string { return clean(s, true) }
 func Line(s string) string { return clean(s, false) }
 
 // clean removes the characters a terminal would act on rather than show:
-// C0 controls (except tab and newline when keepLayout), DEL and C1
-// controls; invalid UTF-8 becomes U+FFFD. Without keepLayout, tabs and
+// C0 controls (except tab and newline when keepLayout), DEL, C1 controls
+// and bidi controls; invalid UTF-8 becomes U+FFFD. Without keepLayout, tabs and
 // newlines become spaces, for text that must stay on one line.
 func clean(s string, keepLayout bool) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
@@ -56,8 +58,14 @@ func clean(s string, keepLayout bool) string {
 	return b.String()
 }
 
+// isControl reports whether r is a character clean removes. The bidi
+// controls (U+202A–U+202E embeddings and overrides, U+2066–U+2069
+// isolates) are not terminal controls, but a terminal that lays text out
+// by them shows "exe.txt" for "txt.exe" spelt backwards, and a plugin's
+// text must read as what it is.
 func isControl(r rune) bool {
-	return r < 0x20 || r == 0x7f || (0x80 <= r && r <= 0x9f)
+	return r < 0x20 || r == 0x7f || (0x80 <= r && r <= 0x9f) ||
+		(0x202a <= r && r <= 0x202e) || (0x2066 <= r && r <= 0x2069)
 }
 
 // runeWidth is how many terminal cells r takes.

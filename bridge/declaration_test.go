@@ -1,0 +1,149 @@
+package bridge
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+)
+
+// declaring is a scripted plugin that answers initialize with decl, raw.
+func declaring(decl string) script {
+	s := echoScript()
+	s.init = func(p *peer, m msg) { p.reply(m, json.RawMessage(decl)) }
+	return s
+}
+
+func messages(n []Notice) []string {
+	var out []string
+	for _, x := range n {
+		out = append(out, x.Message)
+	}
+	return out
+}
+
+// Each part of a declaration is held to the schema's rules and the host's:
+// a bad entry is refused with one notice naming its path, the good ones
+// are kept, and a key the declaration does not have is not silently
+// nothing.
+func TestDeclarationIsCheckedEntryByEntry(t *testing.T) {
+	e := mustStart(t, declaring(`{"protocol":5,"name":"t","version":"1",
+		"tool":[{"name":"misspelt","description":"d"}],
+		"hook":[{"id":"misspelt","decide":["tool/before"]}],
+		"tools":[{"name":"echo","description":"e"},{"name":"nodesc"}],
+		"commands":[
+			{"name":"ok","args":{"kind":"none"}},
+			{"name":"noargs"},
+			{"name":"x y","args":{"kind":"free"}},
+			{"name":"/a/b","args":{"kind":"none"}},
+			{"name":"a\nb","args":{"kind":"none"}},
+			{"name":"a\u001b[31m","args":{"kind":"none"}},
+			{"name":"`+strings.Repeat("a", 5000)+`","args":{"kind":"none"}},
+			{"name":"typo","args":{"kind":"none"},"hnit":"h"}],
+		"contributors":{"id":"x"},
+		"hooks":[
+			{"id":"good","decide":["tool/before"],"observe":["turn/end"]},
+			{"id":"never","decide":["tool/after"]},
+			{"id":"late","observe":["turn/ended"]}],
+		"services":[{"key":"bingo.host"},{"key":"mine"},{"key":"mine"}]}`), nil)
+	want := []string{
+		`tools[1].description: required, but missing; tools[1] not offered`,
+		`commands[1].args: required, but missing; commands[1] not offered`,
+		`commands[2].name: "x y" does not match ^[A-Za-z0-9_-]+$; commands[2] not offered`,
+		`commands[3].name: "/a/b" does not match ^[A-Za-z0-9_-]+$; commands[3] not offered`,
+		`commands[4].name: "a\nb" does not match ^[A-Za-z0-9_-]+$; commands[4] not offered`,
+		`commands[5].name: "a\x1b[31m" does not match ^[A-Za-z0-9_-]+$; commands[5] not offered`,
+		`commands[6].name: 5000 characters long; at most 64; commands[6] not offered`,
+		`unknown key commands[7].hnit ignored`,
+		`contributors: want an array of objects, got an object; ignored`,
+		`hooks[1].decide[0]: "tool/after" is not a decision point; the host offers "tool/before", "prompt/before"; hooks[1] not offered`,
+		`hooks[2].observe[0]: "turn/ended" is not an observation point; the host offers "tool/after", "turn/end"; hooks[2] not offered`,
+		`services[0].key: "bingo.host" is reserved for the host; services[0] not offered`,
+		`services[2].key: "mine" is declared twice; services[2] not offered`,
+		`unknown keys "hook", "tool" ignored; a declaration holds protocol, name, version, tools, commands, contributors, compactors, providers, hooks, services`,
+	}
+	if got := messages(e.notices.All()); !slices.Equal(got, want) {
+		t.Fatalf("notices:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	c := e.plugin.Contributions()
+	var kept []string
+	for _, x := range c.Tools {
+		kept = append(kept, x.Spec().Name)
+	}
+	for _, x := range c.Commands {
+		kept = append(kept, "/"+x.Spec().Name)
+	}
+	for _, x := range c.Hooks {
+		kept = append(kept, "hook "+x.ID())
+	}
+	for _, x := range c.Services {
+		kept = append(kept, "service "+x.Key())
+	}
+	if want := []string{"plugin__t__echo", "/ok", "/typo", "hook good", "service mine"}; !slices.Equal(kept, want) || len(c.Contributors) != 0 {
+		t.Fatalf("kept %q and %d contributors, want %q", kept, len(c.Contributors), want)
+	}
+	if len(e.notices.All()) != len(want) {
+		t.Fatal("building the contributions again raised notices again")
+	}
+}
+
+// What the plugin says it is must hold: the handshake fails, saying why.
+func TestDeclarationIdentityMustHold(t *testing.T) {
+	for decl, want := range map[string]string{
+		`[]`:                        "answered initialize with an array, not a declaration",
+		`{"protocol":5,"name":"t"}`: `answered initialize with a broken declaration: version: required, but missing`,
+		`{"protocol":"5","name":"t","version":"1"}`: `answered initialize with a broken declaration: protocol: want an integer, got a string`,
+		`{"protocol":5,"name":7,"version":"1"}`:     `answered initialize with a broken declaration: name: want a string, got 7`,
+		`{"protocol":4,"name":"t"}`:                 "speaks protocol 4; this host speaks protocol 5 only",
+	} {
+		if _, err := start(t, declaring(decl), nil); err == nil || err.Error() != want {
+			t.Errorf("%s: err = %v, want %s", decl, err, want)
+		}
+	}
+}
+
+// A declaration of many bad entries is not as many notices.
+func TestDeclarationNoticesAreBounded(t *testing.T) {
+	var cmds []string
+	for range 30 {
+		cmds = append(cmds, `{"name":"x y","args":{"kind":"none"}}`)
+	}
+	e := mustStart(t, declaring(`{"protocol":5,"name":"t","version":"1","commands":[`+strings.Join(cmds, ",")+`]}`), nil)
+	got := messages(e.notices.All())
+	if len(got) != 21 || got[20] != "and 10 more parts of the declaration refused" {
+		t.Fatalf("%d notices, the last %q", len(got), got[len(got)-1])
+	}
+}
+
+// Every part of a good declaration is kept as declared: readDeclaration
+// reads every key InitializeResult has, and takes none for unknown.
+func TestDeclarationKeepsAGoodOneWhole(t *testing.T) {
+	want := protocol.InitializeResult{
+		Protocol: protocol.Version, Name: "t", Version: "1.2.3",
+		Tools: []sdk.ToolSpec{{Name: "count", Description: "counts", InputSchema: json.RawMessage(`{"type":"object"}`),
+			Traits: &sdk.ToolTraits{ReadOnly: true, Interrupt: sdk.InterruptCancel}}},
+		Commands:     []sdk.CommandSpec{{Name: "wordcount", Hint: "h", Args: sdk.CommandArgs{Kind: sdk.ArgsFree, Hint: "<path>"}, Instant: true, Family: "plugin"}},
+		Contributors: []protocol.ContributorDecl{{ID: "c", Description: "d"}},
+		Compactors:   []protocol.CompactorDecl{{ID: "k", Description: "d"}},
+		Providers:    []protocol.ProviderDecl{{ID: "p", Description: "d", Models: []string{"m"}}},
+		Hooks:        []protocol.HookDecl{{ID: "h", Decide: []string{"tool/before", "prompt/before"}, Observe: []string{"tool/after", "turn/end"}}},
+		Services:     []protocol.ServiceDecl{{Key: "s", Methods: []string{"m"}}},
+	}
+	// Every field set: a field added to InitializeResult and not read by
+	// readDeclaration fails here.
+	v := reflect.ValueOf(want)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Fatalf("set %s in this test", v.Type().Field(i).Name)
+		}
+	}
+	raw, _ := json.Marshal(want)
+	got, refused, err := readDeclaration("t", raw)
+	if err != nil || len(refused) != 0 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v\nrefused %q, err %v", got, refused, err)
+	}
+}
