@@ -197,7 +197,11 @@ func (h *Host) decide(ctx context.Context, at sdk.HookPoint, payload any) decisi
 			defer wg.Done()
 			d, err := e.Hook.Decide(ctx, ev)
 			if err != nil {
-				h.cfg.Notify(bridge.Notice{Plugin: e.Owner, Level: "warn", Message: fmt.Sprintf("hook %s decided nothing: %v", e.Hook.ID(), err)})
+				// A plugin that died already said so in its one death
+				// notice; its hook answering nothing is part of that.
+				if !errors.Is(err, sdk.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+					h.cfg.Notify(bridge.Notice{Plugin: e.Owner, Level: "warn", Message: fmt.Sprintf("hook %s decided nothing: %v", e.Hook.ID(), err)})
+				}
 				d = sdk.HookDecision{Outcome: sdk.HookContinue}
 			}
 			// What a redirect goes on with is a tool's input or a model

@@ -20,6 +20,9 @@ var (
 	// testpluginWasm is a plugin layer holding the Go test plugin built
 	// for wasm, as testplugin/.
 	testpluginWasm string
+	// testpluginExec is the same plugin built for this machine, run as a
+	// process.
+	testpluginExec string
 )
 
 func TestMain(m *testing.M) {
@@ -69,6 +72,19 @@ func run(m *testing.M) int {
 		}
 	}
 	testpluginWasm = filepath.Dir(testpluginDir)
+
+	execDir := filepath.Join(tmp, "testplugin-exec", "testplugin")
+	native := []string{"go", "build", "-o", filepath.Join(execDir, "testplugin"), "./internal/testplugin/cmd/testplugin"}
+	if err := runCmd(native, func(c *exec.Cmd) { c.Dir = root }); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	execManifest := `{"name": "testplugin", "version": "1.0.0", "entry": {"command": "${PLUGIN_ROOT}/testplugin"}}`
+	if err := os.WriteFile(filepath.Join(execDir, "plugin.json"), []byte(execManifest), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	testpluginExec = filepath.Dir(execDir)
 	return m.Run()
 }
 
