@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"sync"
-
-	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
@@ -21,10 +18,11 @@ import (
 // value, an empty or duplicate name, a service under the host's key) is
 // refused before anything is read.
 //
-// Each request runs on its own goroutine, so a slow tool never holds up a
-// cancel; notifications are handled in order on the reader. When the
-// instance ends, every handler's ctx is cancelled, nothing more is written,
-// and Serve waits for every handler before it returns.
+// Each request runs on a goroutine of its own (a kept worker when one is
+// idle), so a slow tool never holds up another request or a cancel;
+// notifications are handled in order on the reader. When the instance
+// ends, every handler's ctx is cancelled, nothing more is written, and
+// Serve waits for every handler before it returns.
 //
 // To end a read of stdin blocked when ctx is cancelled, Serve closes stdin
 // if it is an io.Closer, and waits for that read; an *os.File is neither
@@ -39,14 +37,13 @@ func (p *Plugin) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) e
 	defer cancel(nil)
 
 	w := newWire(stdin, stdout)
-	s := &server{p: p, x: x, w: w, calls: map[string]*running{}, lastObs: closed}
-	s.host = &Host{done: ctx.Done(), exit: func(err error) {
+	s := &server{p: p, x: x, w: w, pool: newWorkers(), calls: map[string]*running{}, lastObs: closed}
+	s.host = &Host{s: s, done: ctx.Done(), exit: func(err error) {
 		w.shut.Store(true) // before cancel: the caller's own answer must not go out
 		cancel(err)
 	}}
 	s.ctx = context.WithValue(ctx, hostKey{}, s.host)
-	s.host.conn = jsonrpc2.NewConn(s.ctx, w, s, jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
-	close(w.start)
+	go s.read()
 
 	var result error
 	select {
@@ -54,6 +51,7 @@ func (p *Plugin) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) e
 		if !errors.Is(w.readErr, io.EOF) {
 			result = fmt.Errorf("pluginkit: reading stdin: %w", w.readErr)
 		}
+		w.shut.Store(true) // before cancel: a handler ending with its ctx must not answer
 		cancel(result)
 	case <-ctx.Done():
 		result = context.Cause(ctx)
@@ -62,8 +60,10 @@ func (p *Plugin) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) e
 	s.mu.Lock()
 	s.ending = true // no handler starts after this
 	s.mu.Unlock()
-	s.host.conn.Close()
+	s.host.close()
+	w.closeStdin()
 	s.wg.Wait()
+	s.pool.stop()
 	if w.canUnblock() {
 		<-w.readDone
 	}
@@ -73,11 +73,12 @@ func (p *Plugin) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) e
 // closed is an already-closed channel: the observation before the first.
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// server is one instance being served: the jsonrpc2 Handler.
+// server is one instance being served.
 type server struct {
 	p    *Plugin
 	x    *index
 	w    *wire
+	pool *workers
 	host *Host
 	ctx  context.Context // the instance's: cancelled when it ends, carries host
 
@@ -91,28 +92,72 @@ type server struct {
 	lastObs chan struct{} // closed when the latest observation is delivered; guarded by mu
 }
 
-// Handle implements jsonrpc2.Handler. It runs on jsonrpc2's reader
-// goroutine, so it only decides and starts: requests run on their own
-// goroutines, and the only inline work is a cancel.
-func (s *server) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	if req.Notif {
-		s.notified(req)
+// read is the reader: it decodes each line once and routes it, until stdin
+// ends. It only decides and starts: requests run on workers, and the only
+// inline work is a cancel and the answer to one of the plugin's own calls.
+func (s *server) read() {
+	defer close(s.w.readDone)
+	for {
+		var m envelope
+		if err := s.w.read(&m); err != nil {
+			s.w.readErr = err
+			return
+		}
+		s.route(&m)
+	}
+}
+
+// route hands one message on. Like sourcegraph/jsonrpc2, which the host
+// speaks, it takes a message with a method as a request (a notification
+// when its id is missing or null) and one with a result or an error as an
+// answer; a message that is both, or neither, or whose id is not a string
+// or an integer, is skipped.
+func (s *server) route(m *envelope) {
+	isRequest := m.Method != nil
+	isAnswer := len(m.Result) > 0 || !isNull(m.Error)
+	if isRequest == isAnswer {
 		return
 	}
-	var ids struct {
-		CallID   string `json:"callId"`
-		StreamID string `json:"streamId"`
+	if isAnswer {
+		s.host.answered(m)
+		return
 	}
+	id, notif, ok := requestID(m.ID)
+	if !ok {
+		return
+	}
+	params := m.Params
+	if len(params) == 0 {
+		params = json.RawMessage("null")
+	}
+	if notif {
+		s.notified(*m.Method, params)
+		return
+	}
+	s.request(id, *m.Method, params)
+}
+
+// start runs f on a worker, counted in wg. Callers hold mu and have seen
+// that the instance is not ending.
+func (s *server) start(f func()) {
+	s.wg.Add(1)
+	s.pool.run(func() {
+		defer s.wg.Done()
+		f()
+	})
+}
+
+// request starts one request. The params of a tool call or a stream are
+// decoded here, on the reader, since the call must be registered under its
+// id before the next line (perhaps its cancel) is read; the others' are
+// decoded by the worker that runs them. Either way, once.
+func (s *server) request(id json.RawMessage, method string, params json.RawMessage) {
+	h := handlers[method]
+	var run prepared
+	var perr error
 	key := ""
-	switch req.Method {
-	case protocol.MethodToolCall, protocol.MethodProviderStream:
-		if req.Params != nil {
-			json.Unmarshal(*req.Params, &ids) // a bad params is reported by the handler itself
-		}
-		key = "tool/" + ids.CallID
-		if req.Method == protocol.MethodProviderStream {
-			key = "stream/" + ids.StreamID
-		}
+	if h.keyed {
+		run, key, perr = h.prepare(s, params)
 	}
 
 	s.mu.Lock()
@@ -120,17 +165,17 @@ func (s *server) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Re
 	if s.ending {
 		return
 	}
-	if req.Method == protocol.MethodInitialize {
+	if method == protocol.MethodInitialize {
 		if s.initDone != nil {
-			s.wg.Go(func() {
-				s.reply(conn, req, nil, rpcError(jsonrpc2.CodeInvalidRequest, "%s: already initialized", s.p.Name))
+			s.start(func() {
+				s.reply(id, nil, rpcError(codeInvalidRequest, "%s: already initialized", s.p.Name))
 			})
 			return
 		}
 		s.initDone = make(chan struct{})
 	} else if s.initDone == nil {
-		s.wg.Go(func() {
-			s.reply(conn, req, nil, rpcError(jsonrpc2.CodeInvalidRequest, "%s: %s before initialize", s.p.Name, req.Method))
+		s.start(func() {
+			s.reply(id, nil, rpcError(codeInvalidRequest, "%s: %s before initialize", s.p.Name, method))
 		})
 		return
 	}
@@ -142,12 +187,12 @@ func (s *server) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Re
 		// request always finds it.
 		s.calls[key] = r
 	}
-	s.wg.Go(func() {
+	s.start(func() {
 		defer cancel()
 		var res any
 		var err error
-		if req.Method == protocol.MethodInitialize {
-			res, err = s.dispatch(ctx, req)
+		if method == protocol.MethodInitialize {
+			res, err = s.dispatch(ctx, h, run, perr, method, params)
 			s.initErr = err
 			close(initDone)
 		} else {
@@ -162,9 +207,9 @@ func (s *server) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Re
 			case s.ctx.Err() != nil:
 				err = s.ctx.Err() // never written: the instance is ending
 			case s.initErr != nil:
-				err = rpcError(jsonrpc2.CodeInvalidRequest, "the handshake failed: %v", s.initErr)
+				err = rpcError(codeInvalidRequest, "the handshake failed: %v", s.initErr)
 			default:
-				res, err = s.dispatch(ctx, req)
+				res, err = s.dispatch(ctx, h, run, perr, method, params)
 			}
 		}
 		if key != "" {
@@ -174,7 +219,7 @@ func (s *server) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Re
 			}
 			s.mu.Unlock()
 		}
-		s.reply(conn, req, res, err)
+		s.reply(id, res, err)
 	})
 }
 
@@ -182,12 +227,8 @@ func (s *server) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Re
 type running struct{ cancel context.CancelFunc }
 
 // notified handles a notification, in the order they arrived.
-func (s *server) notified(req *jsonrpc2.Request) {
-	raw := json.RawMessage("null")
-	if req.Params != nil {
-		raw = *req.Params
-	}
-	switch req.Method {
+func (s *server) notified(method string, raw json.RawMessage) {
+	switch method {
 	case protocol.NotifyToolCancel:
 		var c protocol.ToolCancel
 		if json.Unmarshal(raw, &c) == nil {
@@ -213,7 +254,7 @@ func (s *server) notified(req *jsonrpc2.Request) {
 		}
 		prev, done := s.lastObs, make(chan struct{})
 		s.lastObs = done
-		s.wg.Go(func() {
+		s.start(func() {
 			defer close(done)
 			<-prev
 			s.x.hooks[o.ID].Observe(s.ctx, sdk.HookEvent{Site: o.Site, Point: o.Point, Payload: o.Payload})
@@ -231,46 +272,79 @@ func (s *server) cancel(key string) {
 	}
 }
 
-func (s *server) reply(conn *jsonrpc2.Conn, req *jsonrpc2.Request, res any, err error) {
+// reply answers request id with res, or with err as a JSON-RPC error: a
+// *wireError as it is, any other error as InternalError with its message.
+// A result that cannot be encoded is answered with that error instead.
+func (s *server) reply(id json.RawMessage, res any, err error) {
 	if err == nil {
-		conn.Reply(s.ctx, req.ID, res)
-		return
-	}
-	var rerr *jsonrpc2.Error
-	if !errors.As(err, &rerr) {
-		rerr = &jsonrpc2.Error{Code: jsonrpc2.CodeInternalError, Message: err.Error()}
-	}
-	conn.ReplyWithError(s.ctx, req.ID, rerr)
-}
-
-func rpcError(code int64, format string, args ...any) *jsonrpc2.Error {
-	return &jsonrpc2.Error{Code: code, Message: fmt.Sprintf(format, args...)}
-}
-
-// dispatch runs one request to its result.
-func (s *server) dispatch(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-	raw := json.RawMessage("null")
-	if req.Params != nil {
-		raw = *req.Params
-	}
-	h := handlers[req.Method]
-	if h == nil {
-		return nil, rpcError(jsonrpc2.CodeMethodNotFound, "%s: no method %q", s.p.Name, req.Method)
-	}
-	return h(s, ctx, raw)
-}
-
-type handler func(s *server, ctx context.Context, params json.RawMessage) (any, error)
-
-// handle adapts a typed method to a handler, decoding its params.
-func handle[P any](f func(s *server, ctx context.Context, p P) (any, error)) handler {
-	return func(s *server, ctx context.Context, raw json.RawMessage) (any, error) {
-		var p P
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, rpcError(jsonrpc2.CodeInvalidParams, "%s: bad params: %v", s.p.Name, err)
+		err = s.w.send(resultMsg{ID: id, Result: res, JSONRPC: "2.0"})
+		if err == nil || errors.Is(err, errShut) || !isEncodeError(err) {
+			return
 		}
-		return f(s, ctx, p)
+		err = fmt.Errorf("%s: the answer cannot be encoded: %w", s.p.Name, err)
 	}
+	var werr *wireError
+	if !errors.As(err, &werr) {
+		werr = &wireError{Code: codeInternalError, Message: err.Error()}
+	}
+	s.w.send(errorMsg{ID: id, Error: werr, JSONRPC: "2.0"})
+}
+
+// isEncodeError reports whether err is encoding/json refusing a value
+// rather than stdout failing.
+func isEncodeError(err error) bool {
+	var ue *json.UnsupportedValueError
+	var ut *json.UnsupportedTypeError
+	var me *json.MarshalerError
+	return errors.As(err, &ue) || errors.As(err, &ut) || errors.As(err, &me)
+}
+
+func rpcError(code int64, format string, args ...any) *wireError {
+	return &wireError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// dispatch runs one request to its result: run, if the reader prepared it
+// (perr if that failed), or h prepares it now.
+func (s *server) dispatch(ctx context.Context, h handler, run prepared, perr error, method string, raw json.RawMessage) (any, error) {
+	if h.prepare == nil {
+		return nil, rpcError(codeMethodNotFound, "%s: no method %q", s.p.Name, method)
+	}
+	if run == nil && perr == nil {
+		run, _, perr = h.prepare(s, raw)
+	}
+	if perr != nil {
+		return nil, perr
+	}
+	return run(ctx)
+}
+
+// prepared is a request with its params decoded, ready to run.
+type prepared func(ctx context.Context) (any, error)
+
+// handler is one method: prepare decodes its params, and says which key a
+// cancel names it by. keyed methods are prepared on the reader.
+type handler struct {
+	prepare func(s *server, params json.RawMessage) (run prepared, key string, err error)
+	keyed   bool
+}
+
+// handle adapts a typed method to a handler, decoding its params once.
+// key, if set, names the running request for its cancel notification.
+func handle[P any](f func(s *server, ctx context.Context, p P) (any, error), key func(*P) string) handler {
+	return handler{keyed: key != nil, prepare: func(s *server, raw json.RawMessage) (prepared, string, error) {
+		var p P
+		err := json.Unmarshal(raw, &p)
+		k := ""
+		if key != nil {
+			// Even from params that failed to decode, as far as they
+			// went: a cancel of that id still finds the call.
+			k = key(&p)
+		}
+		if err != nil {
+			return nil, k, rpcError(codeInvalidParams, "%s: bad params: %v", s.p.Name, err)
+		}
+		return func(ctx context.Context) (any, error) { return f(s, ctx, p) }, k, nil
+	}}
 }
 
 // lookup finds name among the plugin's values of one kind, or says it is
@@ -278,7 +352,7 @@ func handle[P any](f func(s *server, ctx context.Context, p P) (any, error)) han
 func lookup[T any](s *server, m map[string]T, kind, name string) (T, error) {
 	v, ok := m[name]
 	if !ok {
-		return v, rpcError(jsonrpc2.CodeInvalidParams, "%s: no %s %q", s.p.Name, kind, name)
+		return v, rpcError(codeInvalidParams, "%s: no %s %q", s.p.Name, kind, name)
 	}
 	return v, nil
 }
@@ -294,15 +368,15 @@ func nonNil[T any](v []T) []T {
 
 // handlers are the requests a plugin answers, by method.
 var handlers = map[string]handler{
-	protocol.MethodInitialize:        handle((*server).initialize),
-	protocol.MethodToolCall:          handle((*server).toolCall),
-	protocol.MethodCommandRun:        handle((*server).commandRun),
-	protocol.MethodCommandComplete:   handle((*server).commandComplete),
-	protocol.MethodContextContribute: handle((*server).contextContribute),
-	protocol.MethodCompactorCompact:  handle((*server).compactorCompact),
-	protocol.MethodProviderStream:    handle((*server).providerStream),
-	protocol.MethodHookDecide:        handle((*server).hookDecide),
-	protocol.MethodServiceCall:       handle((*server).serviceCall),
+	protocol.MethodInitialize:        handle((*server).initialize, nil),
+	protocol.MethodToolCall:          handle((*server).toolCall, func(p *protocol.ToolCallParams) string { return "tool/" + p.CallID }),
+	protocol.MethodCommandRun:        handle((*server).commandRun, nil),
+	protocol.MethodCommandComplete:   handle((*server).commandComplete, nil),
+	protocol.MethodContextContribute: handle((*server).contextContribute, nil),
+	protocol.MethodCompactorCompact:  handle((*server).compactorCompact, nil),
+	protocol.MethodProviderStream:    handle((*server).providerStream, func(p *protocol.ProviderStreamParams) string { return "stream/" + p.StreamID }),
+	protocol.MethodHookDecide:        handle((*server).hookDecide, nil),
+	protocol.MethodServiceCall:       handle((*server).serviceCall, nil),
 }
 
 func (s *server) initialize(ctx context.Context, p protocol.InitializeParams) (any, error) {
@@ -438,7 +512,7 @@ func (u *callUI) Progress(tail string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if !u.over {
-		u.s.host.conn.Notify(u.s.ctx, protocol.NotifyToolProgress, protocol.ToolProgress{CallID: u.callID, Tail: tail})
+		u.s.w.send(notifyMsg{JSONRPC: "2.0", Method: protocol.NotifyToolProgress, Params: protocol.ToolProgress{CallID: u.callID, Tail: tail}})
 	}
 }
 
@@ -467,7 +541,7 @@ func (e *emitter) emit(ev sdk.StreamEvent) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.over {
-		e.s.host.conn.Notify(e.s.ctx, protocol.NotifyProviderDelta, protocol.ProviderDelta{StreamID: e.streamID, Event: ev})
+		e.s.w.send(notifyMsg{JSONRPC: "2.0", Method: protocol.NotifyProviderDelta, Params: protocol.ProviderDelta{StreamID: e.streamID, Event: ev}})
 	}
 }
 
