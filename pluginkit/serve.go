@@ -99,11 +99,12 @@ func (s *server) read() {
 	defer close(s.w.readDone)
 	for {
 		var m envelope
-		if err := s.w.read(&m); err != nil {
+		var tc protocol.ToolCallParams
+		if err := s.w.read(&m, &tc); err != nil {
 			s.w.readErr = err
 			return
 		}
-		s.route(&m)
+		s.route(&m, &tc)
 	}
 }
 
@@ -112,7 +113,7 @@ func (s *server) read() {
 // when its id is missing or null) and one with a result or an error as an
 // answer; a message that is both, or neither, or whose id is not a string
 // or an integer, is skipped.
-func (s *server) route(m *envelope) {
+func (s *server) route(m *envelope, tc *protocol.ToolCallParams) {
 	isRequest := m.Method != nil
 	isAnswer := len(m.Result) > 0 || !isNull(m.Error)
 	if isRequest == isAnswer {
@@ -134,7 +135,10 @@ func (s *server) route(m *envelope) {
 		s.notified(*m.Method, params)
 		return
 	}
-	s.request(id, *m.Method, params)
+	if !m.toolCall {
+		tc = nil
+	}
+	s.request(id, *m.Method, params, tc)
 }
 
 // start runs f on a worker, counted in wg. Callers hold mu and have seen
@@ -149,14 +153,19 @@ func (s *server) start(f func()) {
 
 // request starts one request. The params of a tool call or a stream are
 // decoded here, on the reader, since the call must be registered under its
-// id before the next line (perhaps its cancel) is read; the others' are
-// decoded by the worker that runs them. Either way, once.
-func (s *server) request(id json.RawMessage, method string, params json.RawMessage) {
+// id before the next line (perhaps its cancel) is read; a tool call's
+// usually were, with the line (tc). The others' are decoded by the worker
+// that runs them. Either way, once.
+func (s *server) request(id json.RawMessage, method string, params json.RawMessage, tc *protocol.ToolCallParams) {
 	h := handlers[method]
 	var run prepared
 	var perr error
 	key := ""
-	if h.keyed {
+	switch {
+	case tc != nil:
+		p := *tc
+		run, key = func(ctx context.Context) (any, error) { return s.toolCall(ctx, p) }, "tool/"+p.CallID
+	case h.keyed:
 		run, key, perr = h.prepare(s, params)
 	}
 
@@ -277,7 +286,7 @@ func (s *server) cancel(key string) {
 // A result that cannot be encoded is answered with that error instead.
 func (s *server) reply(id json.RawMessage, res any, err error) {
 	if err == nil {
-		err = s.w.send(resultMsg{ID: id, Result: res, JSONRPC: "2.0"})
+		err = s.w.sendResult(id, res)
 		if err == nil || errors.Is(err, errShut) || !isEncodeError(err) {
 			return
 		}
@@ -287,7 +296,7 @@ func (s *server) reply(id json.RawMessage, res any, err error) {
 	if !errors.As(err, &werr) {
 		werr = &wireError{Code: codeInternalError, Message: err.Error()}
 	}
-	s.w.send(errorMsg{ID: id, Error: werr, JSONRPC: "2.0"})
+	s.w.sendError(id, werr)
 }
 
 // isEncodeError reports whether err is encoding/json refusing a value
@@ -366,10 +375,22 @@ func nonNil[T any](v []T) []T {
 	return v
 }
 
+// toolCallHandler is handle's for tool/call, with its params decoded
+// without reflection when they are plain (scan.go): the hot path.
+var toolCallHandler = handler{keyed: true, prepare: func(s *server, raw json.RawMessage) (prepared, string, error) {
+	var p protocol.ToolCallParams
+	err := toolCallParams(raw, &p)
+	k := "tool/" + p.CallID
+	if err != nil {
+		return nil, k, rpcError(codeInvalidParams, "%s: bad params: %v", s.p.Name, err)
+	}
+	return func(ctx context.Context) (any, error) { return s.toolCall(ctx, p) }, k, nil
+}}
+
 // handlers are the requests a plugin answers, by method.
 var handlers = map[string]handler{
 	protocol.MethodInitialize:        handle((*server).initialize, nil),
-	protocol.MethodToolCall:          handle((*server).toolCall, func(p *protocol.ToolCallParams) string { return "tool/" + p.CallID }),
+	protocol.MethodToolCall:          toolCallHandler,
 	protocol.MethodCommandRun:        handle((*server).commandRun, nil),
 	protocol.MethodCommandComplete:   handle((*server).commandComplete, nil),
 	protocol.MethodContextContribute: handle((*server).contextContribute, nil),
@@ -512,7 +533,7 @@ func (u *callUI) Progress(tail string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if !u.over {
-		u.s.w.send(notifyMsg{JSONRPC: "2.0", Method: protocol.NotifyToolProgress, Params: protocol.ToolProgress{CallID: u.callID, Tail: tail}})
+		u.s.w.sendProgress(protocol.ToolProgress{CallID: u.callID, Tail: tail})
 	}
 }
 

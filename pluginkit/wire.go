@@ -58,20 +58,33 @@ func newWire(stdin io.Reader, stdout io.Writer) *wire {
 	return w
 }
 
-// envelope is any incoming message, decoded once: the params stay raw
-// until the handler that knows their type decodes them, once.
+// envelope is any incoming message, decoded once (parseEnvelope): the
+// params stay raw until the handler that knows their type decodes them,
+// once; a tool call's may have been decoded on the way (toolCall).
 type envelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method *string         `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  json.RawMessage `json:"error"`
+	ID     json.RawMessage // absent: nil
+	Method *string         // absent or null: nil
+	Params json.RawMessage
+	Result json.RawMessage
+	Error  json.RawMessage
+
+	toolCall bool // the tool call's params were decoded, plain, with the line
 }
 
-// read returns the next message. Lines that are not JSON are skipped by
-// the LineStream; only the end of stdin (or a read error) ends it.
-func (w *wire) read(m *envelope) error {
-	return w.ls.ReadObject(m)
+// read reads the next message into m, and a tool call's params into tc
+// when it can do that in the same pass (m.toolCall). A line that is not a
+// JSON object, or whose method is not a string, is skipped; only the end
+// of stdin (or a read error) ends it.
+func (w *wire) read(m *envelope, tc *protocol.ToolCallParams) error {
+	for {
+		line, err := w.ls.ReadLine()
+		if err != nil {
+			return err
+		}
+		if parseEnvelope(line, m, tc) {
+			return nil
+		}
+	}
 }
 
 // The outgoing messages, with their members in the order
@@ -109,13 +122,14 @@ type wireError struct {
 
 func (e *wireError) Error() string { return e.Message }
 
-// send encodes msg as one line and writes it in one Write. The encoding
-// happens outside the lock, so writers only queue for the Write itself.
+// send encodes msg with encoding/json as one line and writes it in one
+// Write. The encoding happens outside the lock, so writers only queue for
+// the Write itself. The hot messages are built by hand (encode.go).
 func (w *wire) send(msg any) error {
 	return json.NewEncoder(lineOut{w}).Encode(msg) // Encode writes once, newline included
 }
 
-// lineOut is the wire's stdout for one encoded line.
+// lineOut is the wire's stdout for one whole line.
 type lineOut struct{ w *wire }
 
 func (l lineOut) Write(line []byte) (int, error) {
@@ -125,6 +139,11 @@ func (l lineOut) Write(line []byte) (int, error) {
 		return 0, errShut
 	}
 	return l.w.out.Write(line)
+}
+
+func (l lineOut) write(line []byte) error {
+	_, err := l.Write(line)
+	return err
 }
 
 // requestID turns a request's id into the bytes its answer echoes, as
