@@ -105,7 +105,9 @@ func TestMessagesAreTheBytesJsonrpc2Wrote(t *testing.T) {
 		{"error", line(func(w *wire) error {
 			return w.sendError(json.RawMessage("9"), &wireError{Code: codeInvalidParams, Message: stringSeeds[6]})
 		}), jsonrpc2Line(&jsonrpc2.Response{ID: jsonrpc2.ID{Num: 9}, Error: &jsonrpc2.Error{Code: codeInvalidParams, Message: stringSeeds[6]}})},
-		{"progress", line(func(w *wire) error { return w.sendProgress(protocol.ToolProgress{CallID: "c<1>", Tail: stringSeeds[8]}) }),
+		{"progress", line(func(w *wire) error {
+			return w.sendProgress(protocol.ToolProgress{CallID: "c<1>", Tail: stringSeeds[8]})
+		}),
 			notify(protocol.NotifyToolProgress, protocol.ToolProgress{CallID: "c<1>", Tail: stringSeeds[8]})},
 		{"delta", line(func(w *wire) error {
 			return w.send(notifyMsg{JSONRPC: "2.0", Method: protocol.NotifyProviderDelta, Params: protocol.ProviderDelta{StreamID: "s", Event: sdk.StreamEvent{Kind: sdk.EventText, Text: "<"}}})

@@ -54,7 +54,7 @@ func (s *scanner) value(depth int) bool {
 	}
 	switch s.b[s.i] {
 	case '{':
-		return s.object(depth+1, nil)
+		return s.object(depth + 1)
 	case '[':
 		return s.array(depth + 1)
 	case '"':
@@ -218,60 +218,17 @@ func (s *scanner) array(depth int) bool {
 	}
 }
 
-// member is told of each member of an object, by its name as written
-// (without its quotes; plain as str says), with the scanner at the
-// member's value. It must move the scanner past that value (s.value does,
-// validating it) and report whether the value is valid.
-type member func(name []byte, plain bool, depth int) bool
-
-// object walks an object, handing each member to m, or skipping it if m
-// is nil.
-func (s *scanner) object(depth int, m member) bool {
-	if depth > maxDepth {
+// object skips an object, validating it.
+func (s *scanner) object(depth int) bool {
+	if !s.enter(depth) {
 		return false
 	}
-	s.i++ // {
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
-		return true
-	}
-	for {
-		s.space()
-		if s.i >= len(s.b) || s.b[s.i] != '"' {
-			return false
+	for first := true; ; first = false {
+		_, _, more, ok := s.next(first)
+		if !ok || !more {
+			return ok
 		}
-		start := s.i
-		plain, ok := s.str()
-		if !ok {
-			return false
-		}
-		name := s.b[start+1 : s.i-1]
-		s.space()
-		if s.i >= len(s.b) || s.b[s.i] != ':' {
-			return false
-		}
-		s.i++
-		s.space()
-		if m == nil {
-			ok = s.value(depth)
-		} else {
-			ok = m(name, plain, depth)
-		}
-		if !ok {
-			return false
-		}
-		s.space()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return true
-		default:
+		if !s.value(depth) {
 			return false
 		}
 	}
@@ -326,23 +283,97 @@ func (s *scanner) stringMember() (string, bool) {
 	return unquote(s.b[start:s.i], plain)
 }
 
+// enter moves past the { the scanner is at, into an object at depth.
+func (s *scanner) enter(depth int) bool {
+	s.i++
+	return depth <= maxDepth
+}
+
+// next moves to the next member of the object the scanner is in, from
+// just inside its { (first) or just after a member's value. It returns the
+// member's name as written, without its quotes (plain as str says), and
+// leaves the scanner at its value; more is false at the object's end,
+// which it moves past.
+func (s *scanner) next(first bool) (name []byte, plain, more, ok bool) {
+	s.space()
+	if s.i >= len(s.b) {
+		return nil, false, false, false
+	}
+	switch c := s.b[s.i]; {
+	case c == '}' && first:
+		s.i++
+		return nil, false, false, true
+	case first:
+	case c == '}':
+		s.i++
+		return nil, false, false, true
+	case c == ',':
+		s.i++
+		s.space()
+	default:
+		return nil, false, false, false
+	}
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false, false, false
+	}
+	start := s.i
+	if plain, ok = s.str(); !ok {
+		return nil, false, false, false
+	}
+	name = s.b[start+1 : s.i-1]
+	s.space()
+	if s.i >= len(s.b) || s.b[s.i] != ':' {
+		return nil, false, false, false
+	}
+	s.i++
+	s.space()
+	return name, plain, true, true
+}
+
+// methodName is the method the scanner is at, a JSON string: the
+// protocol's own constant when it is one of the kit's, so the hot path
+// allocates no copy of it.
+func (s *scanner) methodName() (string, bool) {
+	start := s.i
+	plain, ok := s.str()
+	if !ok {
+		return "", false
+	}
+	raw := s.b[start:s.i]
+	if plain {
+		switch string(raw[1 : len(raw)-1]) {
+		case protocol.MethodToolCall:
+			return protocol.MethodToolCall, true
+		case protocol.NotifyToolCancel:
+			return protocol.NotifyToolCancel, true
+		}
+	}
+	return unquote(raw, plain)
+}
+
 // parseEnvelope splits line into the envelope encoding/json decodes from
 // it, naming members exactly, as JSON-RPC does. It reports false for a
 // line that is not valid JSON, not an object, or whose method is neither a
 // string nor null: encoding/json refuses those too.
 //
 // A tool call's params are decoded in the same pass when the method comes
-// before them, as the host's jsonrpc2 writes it (members sorted): into tc,
-// with m.toolCall set if they were plain (see toolCallMember).
-func parseEnvelope(line []byte, m *envelope, tc *protocol.ToolCallParams) bool {
+// before them, as the host's jsonrpc2 writes it (members sorted): into
+// m.tool, with m.toolCall set if they were plain (see toolCallParamsAt).
+func parseEnvelope(line []byte, m *envelope) bool {
 	*m = envelope{}
 	s := &scanner{b: line}
-	if !s.at('{') {
+	if !s.at('{') || !s.enter(1) {
 		return false
 	}
-	ok := s.object(1, func(name []byte, plain bool, depth int) bool {
-		name, ok := memberName(name, plain)
+	for first := true; ; first = false {
+		name, plain, more, ok := s.next(first)
 		if !ok {
+			return false
+		}
+		if !more {
+			return s.whole()
+		}
+		if name, ok = memberName(name, plain); !ok {
 			return false
 		}
 		switch string(name) {
@@ -350,51 +381,49 @@ func parseEnvelope(line []byte, m *envelope, tc *protocol.ToolCallParams) bool {
 			m.toolCall = false
 			if m.Method != nil && *m.Method == protocol.MethodToolCall && s.at('{') {
 				start := s.i
-				*tc = protocol.ToolCallParams{}
-				plain := true
-				if !s.object(depth+1, toolCallMember(s, tc, &plain)) {
+				plain, ok := s.toolCallParamsAt(&m.tool, 2)
+				m.Params, m.toolCall = line[start:s.i], plain
+				if !ok {
 					return false
 				}
-				m.Params, m.toolCall = line[start:s.i], plain
-				return true
+				continue
 			}
-			m.Params, ok = s.span(depth)
+			m.Params, ok = s.span(1)
 		case "method":
 			m.toolCall = false // params read before it were not read as a tool call's
 			switch {
 			case s.at('"'):
-				str, ok := s.stringMember()
+				var str string
+				str, ok = s.methodName()
 				m.Method = &str
-				return ok
 			case s.at('n'):
 				m.Method = nil
-				return s.literal("null")
+				ok = s.literal("null")
 			default:
 				return false // a method of another type: encoding/json refuses it
 			}
 		case "id":
-			m.ID, ok = s.span(depth)
+			m.ID, ok = s.span(1)
 		case "result":
-			m.Result, ok = s.span(depth)
+			m.Result, ok = s.span(1)
 		case "error":
-			m.Error, ok = s.span(depth)
+			m.Error, ok = s.span(1)
 		default:
-			ok = s.value(depth)
+			ok = s.value(1)
 		}
-		return ok
-	})
-	return ok && s.whole()
+		if !ok {
+			return false
+		}
+	}
 }
 
 // toolCallParams decodes a tool call's params into p as encoding/json
-// does: without reflection when they are plain (see toolCallMember), with
-// encoding/json otherwise.
+// does: without reflection when they are plain (see toolCallParamsAt),
+// with encoding/json otherwise.
 func toolCallParams(raw []byte, p *protocol.ToolCallParams) error {
 	s := &scanner{b: raw}
 	if s.at('{') {
-		*p = protocol.ToolCallParams{}
-		plain := true
-		if s.object(1, toolCallMember(s, p, &plain)) && s.whole() && plain {
+		if plain, ok := s.toolCallParamsAt(p, 1); plain && ok && s.whole() {
 			return nil
 		}
 	}
@@ -402,67 +431,90 @@ func toolCallParams(raw []byte, p *protocol.ToolCallParams) error {
 	return json.Unmarshal(raw, p)
 }
 
-// toolCallMember reads the members of a tool call's params into p as
-// encoding/json does when they are plain: named exactly as the fields,
-// strings in ASCII without escapes, an integer turn. Anything else sets
-// *plain to false, and encoding/json must decode them instead.
-func toolCallMember(s *scanner, p *protocol.ToolCallParams, plain *bool) member {
-	return func(name []byte, plainName bool, depth int) bool {
-		if !plainName || !*plain {
-			*plain = false
-			return s.value(depth)
+// toolCallParamsAt reads the object the scanner is at, at depth, into p
+// as encoding/json does when it is plain: members named exactly as the
+// fields, strings in ASCII without escapes, an integer turn. ok says the
+// object is valid JSON; plain false says encoding/json must decode it
+// instead.
+func (s *scanner) toolCallParamsAt(p *protocol.ToolCallParams, depth int) (plain, ok bool) {
+	*p = protocol.ToolCallParams{}
+	if !s.enter(depth) {
+		return false, false
+	}
+	plain = true
+	for first := true; ; first = false {
+		name, plainName, more, ok := s.next(first)
+		if !ok || !more {
+			return plain, ok
 		}
-		str := func(dst *string) bool {
-			switch {
-			case s.at('"'):
-				start := s.i
-				ok, valid := s.str()
-				if !valid {
-					return false
-				}
-				*dst = string(s.b[start+1 : s.i-1])
-				*plain = *plain && ok
-				return true
-			case s.at('n'): // null leaves a field as it is
-				return s.literal("null")
-			default:
-				*plain = false
-				return s.value(depth)
+		if !plainName || !plain {
+			plain = false
+			if !s.value(depth) {
+				return false, false
 			}
+			continue
 		}
+		var dst *string
 		switch string(name) {
 		case "callId":
-			return str(&p.CallID)
+			dst = &p.CallID
 		case "name":
-			return str(&p.Name)
+			dst = &p.Name
 		case "cwd":
-			return str(&p.Cwd)
+			dst = &p.Cwd
 		case "session":
-			return str(&p.Session)
+			dst = &p.Session
 		case "input":
 			v, ok := s.span(depth)
-			p.Input = append(json.RawMessage(nil), v...)
-			return ok
+			if !ok {
+				return false, false
+			}
+			p.Input = json.RawMessage(v[:len(v):len(v)]) // the line is this call's alone
+			continue
 		case "turn":
 			v, ok := s.span(depth)
 			switch {
 			case !ok:
+				return false, false
 			case v[0] == 'n':
 			case v[0] == '-' || v[0] >= '0' && v[0] <= '9':
 				n, err := strconv.ParseInt(string(v), 10, 64)
 				p.Turn = int(n)
-				*plain = *plain && err == nil
+				plain = plain && err == nil
 			default:
-				*plain = false
+				plain = false
 			}
-			return ok
+			continue
+		default:
+			// encoding/json matches a name to a field ignoring case (and
+			// folding a few non-ASCII letters): leave those to it.
+			if foldsToField(name) {
+				plain = false
+			}
+			if !s.value(depth) {
+				return false, false
+			}
+			continue
 		}
-		// encoding/json matches a name to a field ignoring case (and
-		// folding a few non-ASCII letters): leave those to it.
-		if foldsToField(name) {
-			*plain = false
+		switch {
+		case s.at('"'):
+			start := s.i
+			plainStr, ok := s.str()
+			if !ok {
+				return false, false
+			}
+			*dst = string(s.b[start+1 : s.i-1])
+			plain = plain && plainStr
+		case s.at('n'): // null leaves a field as it is
+			if !s.literal("null") {
+				return false, false
+			}
+		default:
+			plain = false
+			if !s.value(depth) {
+				return false, false
+			}
 		}
-		return s.value(depth)
 	}
 }
 

@@ -100,8 +100,8 @@ func refEnvelope(line []byte) (m envelope, ok bool) {
 
 func checkEnvelope(t *testing.T, line []byte) {
 	var got envelope
-	var tc protocol.ToolCallParams
-	ok := parseEnvelope(line, &got, &tc)
+	ok := parseEnvelope(line, &got)
+	tc := got.tool
 	want, wantOK := refEnvelope(line)
 	if ok != wantOK {
 		t.Fatalf("%q: parsed %v, encoding/json %v", line, ok, wantOK)
@@ -110,7 +110,7 @@ func checkEnvelope(t *testing.T, line []byte) {
 		return
 	}
 	toolCall := got.toolCall
-	got.toolCall = false
+	got.toolCall, got.tool = false, protocol.ToolCallParams{}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%q:\n got %+v\nwant %+v", line, got, want)
 	}
@@ -152,7 +152,7 @@ func FuzzEnvelope(f *testing.F) {
 func FuzzToolCallParams(f *testing.F) {
 	for _, line := range envelopeSeeds {
 		var m envelope
-		if parseEnvelope([]byte(line), &m, &protocol.ToolCallParams{}) && m.Params != nil {
+		if parseEnvelope([]byte(line), &m) && m.Params != nil {
 			f.Add([]byte(m.Params))
 		}
 	}

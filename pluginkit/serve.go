@@ -37,13 +37,22 @@ func (p *Plugin) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) e
 	defer cancel(nil)
 
 	w := newWire(stdin, stdout)
-	s := &server{p: p, x: x, w: w, pool: newWorkers(), calls: map[string]*running{}, lastObs: closed}
+	s := &server{p: p, x: x, w: w, lastObs: closed}
+	s.crew = newCrew(s.nextJob)
 	s.host = &Host{s: s, done: ctx.Done(), exit: func(err error) {
 		w.shut.Store(true) // before cancel: the caller's own answer must not go out
 		cancel(err)
+		s.end()
 	}}
 	s.ctx = context.WithValue(ctx, hostKey{}, s.host)
-	go s.read()
+	s.base = s.ctx
+	if _, ok := ctx.Deadline(); !ok {
+		// A request's ctx hangs off a parent that is never cancelled, so
+		// making one takes no lock and no entry in the instance's ctx:
+		// the instance cancels the requests it runs itself (end).
+		s.base = context.WithoutCancel(s.ctx)
+	}
+	s.crew.start()
 
 	var result error
 	select {
@@ -57,16 +66,10 @@ func (p *Plugin) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) e
 		result = context.Cause(ctx)
 	}
 	w.shut.Store(true)
-	s.mu.Lock()
-	s.ending = true // no handler starts after this
-	s.mu.Unlock()
+	s.end()
 	s.host.close()
 	w.closeStdin()
-	s.wg.Wait()
-	s.pool.stop()
-	if w.canUnblock() {
-		<-w.readDone
-	}
+	s.crew.stop(w.canUnblock())
 	return result
 }
 
@@ -78,33 +81,48 @@ type server struct {
 	p    *Plugin
 	x    *index
 	w    *wire
-	pool *workers
+	crew *crew // reads, and runs every handler and observation
 	host *Host
 	ctx  context.Context // the instance's: cancelled when it ends, carries host
+	base context.Context // the parent of every request's ctx: ctx, or ctx never cancelled
 
 	mu       sync.Mutex
-	ending   bool                // the instance is ending: start nothing more
-	calls    map[string]*running // running tool calls and streams, by "tool/"+callId or "stream/"+streamId
-	initDone chan struct{}       // closed once initialize has run; nil before it arrives
-	initErr  error               // why the handshake failed; written before initDone closes
-	wg       sync.WaitGroup      // every handler and observation
+	ending   bool          // the instance is ending: start nothing more
+	live     calls         // the requests being run, oldest first
+	initDone chan struct{} // closed once initialize has run; nil before it arrives
+	initErr  error         // why the handshake failed; written before initDone closes
 
 	lastObs chan struct{} // closed when the latest observation is delivered; guarded by mu
 }
 
-// read is the reader: it decodes each line once and routes it, until stdin
-// ends. It only decides and starts: requests run on workers, and the only
-// inline work is a cancel and the answer to one of the plugin's own calls.
-func (s *server) read() {
-	defer close(s.w.readDone)
+// end begins the instance's end: nothing more starts, and every request
+// running is cancelled with the instance's cause. Called once the
+// instance's ctx is done (by Serve, and by Exit before it returns).
+func (s *server) end() {
+	cause := context.Cause(s.ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ending = true
+	for c := s.live.first; c != nil; c = c.next {
+		c.cancel(cause)
+	}
+}
+
+// nextJob is the reader's work: it decodes each line once and routes it,
+// until a line makes a job (a request, an observation) or stdin ends
+// (nil). The only work done on the reader is deciding, a cancel, and
+// handing the plugin's own calls their answers.
+func (s *server) nextJob() job {
 	for {
-		var m envelope
-		var tc protocol.ToolCallParams
-		if err := s.w.read(&m, &tc); err != nil {
+		m := &envelope{}
+		if err := s.w.read(m); err != nil {
 			s.w.readErr = err
-			return
+			close(s.w.readDone)
+			return nil
 		}
-		s.route(&m, &tc)
+		if j := s.route(m); j != nil {
+			return j
+		}
 	}
 }
 
@@ -113,145 +131,48 @@ func (s *server) read() {
 // when its id is missing or null) and one with a result or an error as an
 // answer; a message that is both, or neither, or whose id is not a string
 // or an integer, is skipped.
-func (s *server) route(m *envelope, tc *protocol.ToolCallParams) {
+// It returns the job the message makes, if it makes one.
+func (s *server) route(m *envelope) job {
 	isRequest := m.Method != nil
 	isAnswer := len(m.Result) > 0 || !isNull(m.Error)
 	if isRequest == isAnswer {
-		return
+		return nil
 	}
 	if isAnswer {
 		s.host.answered(m)
-		return
+		return nil
 	}
 	id, notif, ok := requestID(m.ID)
 	if !ok {
-		return
+		return nil
 	}
-	params := m.Params
-	if len(params) == 0 {
-		params = json.RawMessage("null")
+	if len(m.Params) == 0 {
+		m.Params = json.RawMessage("null")
 	}
 	if notif {
-		s.notified(*m.Method, params)
-		return
+		return s.notified(*m.Method, m.Params)
 	}
-	if !m.toolCall {
-		tc = nil
-	}
-	s.request(id, *m.Method, params, tc)
+	return s.request(id, m)
 }
 
-// start runs f on a worker, counted in wg. Callers hold mu and have seen
-// that the instance is not ending.
-func (s *server) start(f func()) {
-	s.wg.Add(1)
-	s.pool.run(func() {
-		defer s.wg.Done()
-		f()
-	})
-}
-
-// request starts one request. The params of a tool call or a stream are
-// decoded here, on the reader, since the call must be registered under its
-// id before the next line (perhaps its cancel) is read; a tool call's
-// usually were, with the line (tc). The others' are decoded by the worker
-// that runs them. Either way, once.
-func (s *server) request(id json.RawMessage, method string, params json.RawMessage, tc *protocol.ToolCallParams) {
-	h := handlers[method]
-	var run prepared
-	var perr error
-	key := ""
-	switch {
-	case tc != nil:
-		p := *tc
-		run, key = func(ctx context.Context) (any, error) { return s.toolCall(ctx, p) }, "tool/"+p.CallID
-	case h.keyed:
-		run, key, perr = h.prepare(s, params)
-	}
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ending {
-		return
-	}
-	if method == protocol.MethodInitialize {
-		if s.initDone != nil {
-			s.start(func() {
-				s.reply(id, nil, rpcError(codeInvalidRequest, "%s: already initialized", s.p.Name))
-			})
-			return
-		}
-		s.initDone = make(chan struct{})
-	} else if s.initDone == nil {
-		s.start(func() {
-			s.reply(id, nil, rpcError(codeInvalidRequest, "%s: %s before initialize", s.p.Name, method))
-		})
-		return
-	}
-	initDone := s.initDone
-	ctx, cancel := context.WithCancel(s.ctx)
-	r := &running{cancel: cancel}
-	if key != "" {
-		// Registered here, on the reader, so a cancel read after this
-		// request always finds it.
-		s.calls[key] = r
-	}
-	s.start(func() {
-		defer cancel()
-		var res any
-		var err error
-		if method == protocol.MethodInitialize {
-			res, err = s.dispatch(ctx, h, run, perr, method, params)
-			s.initErr = err
-			close(initDone)
-		} else {
-			// A request pipelined behind the handshake waits for it, or
-			// for the instance's end (not its own cancel: a cancelled
-			// tool still runs, and answers as it sees fit).
-			select {
-			case <-initDone:
-			case <-s.ctx.Done():
-			}
-			switch {
-			case s.ctx.Err() != nil:
-				err = s.ctx.Err() // never written: the instance is ending
-			case s.initErr != nil:
-				err = rpcError(codeInvalidRequest, "the handshake failed: %v", s.initErr)
-			default:
-				res, err = s.dispatch(ctx, h, run, perr, method, params)
-			}
-		}
-		if key != "" {
-			s.mu.Lock()
-			if s.calls[key] == r {
-				delete(s.calls, key)
-			}
-			s.mu.Unlock()
-		}
-		s.reply(id, res, err)
-	})
-}
-
-// running is one cancellable request in server.calls.
-type running struct{ cancel context.CancelFunc }
-
-// notified handles a notification, in the order they arrived.
-func (s *server) notified(method string, raw json.RawMessage) {
+// notified handles a notification, in the order they arrived, returning
+// the job it makes if it makes one.
+func (s *server) notified(method string, raw json.RawMessage) job {
 	switch method {
 	case protocol.NotifyToolCancel:
 		var c protocol.ToolCancel
 		if json.Unmarshal(raw, &c) == nil {
-			s.cancel("tool/" + c.CallID)
+			s.cancel(false, c.CallID)
 		}
 	case protocol.NotifyProviderCancel:
 		var c protocol.ProviderCancel
 		if json.Unmarshal(raw, &c) == nil {
-			s.cancel("stream/" + c.StreamID)
+			s.cancel(true, c.StreamID)
 		}
 	case protocol.NotifyHookObserve:
 		var o protocol.HookObserve
 		if json.Unmarshal(raw, &o) != nil || s.x.hooks[o.ID] == nil {
-			return
+			return nil
 		}
 		// Observe is the plugin's code and may be slow, so it runs off
 		// the reader; each waits for the one before, so a hook hears
@@ -259,26 +180,29 @@ func (s *server) notified(method string, raw json.RawMessage) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.ending {
-			return
+			return nil
 		}
-		prev, done := s.lastObs, make(chan struct{})
-		s.lastObs = done
-		s.start(func() {
-			defer close(done)
-			<-prev
-			s.x.hooks[o.ID].Observe(s.ctx, sdk.HookEvent{Site: o.Site, Point: o.Point, Payload: o.Payload})
-		})
+		ob := &observation{s: s, prev: s.lastObs, done: make(chan struct{}), o: o}
+		s.lastObs = ob.done
+		s.crew.jobs.Add(1)
+		return ob
 	}
 	// Any other notification is one this kit does not know: nothing waits
 	// on a notification, so it is dropped.
+	return nil
 }
 
-func (s *server) cancel(key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r := s.calls[key]; r != nil {
-		r.cancel()
-	}
+// observation is one hook/observe being delivered.
+type observation struct {
+	s          *server
+	prev, done chan struct{}
+	o          protocol.HookObserve
+}
+
+func (ob *observation) work() {
+	defer close(ob.done)
+	<-ob.prev
+	ob.s.x.hooks[ob.o.ID].Observe(ob.s.ctx, sdk.HookEvent{Site: ob.o.Site, Point: ob.o.Point, Payload: ob.o.Payload})
 }
 
 // reply answers request id with res, or with err as a JSON-RPC error: a
@@ -310,21 +234,6 @@ func isEncodeError(err error) bool {
 
 func rpcError(code int64, format string, args ...any) *wireError {
 	return &wireError{Code: code, Message: fmt.Sprintf(format, args...)}
-}
-
-// dispatch runs one request to its result: run, if the reader prepared it
-// (perr if that failed), or h prepares it now.
-func (s *server) dispatch(ctx context.Context, h handler, run prepared, perr error, method string, raw json.RawMessage) (any, error) {
-	if h.prepare == nil {
-		return nil, rpcError(codeMethodNotFound, "%s: no method %q", s.p.Name, method)
-	}
-	if run == nil && perr == nil {
-		run, _, perr = h.prepare(s, raw)
-	}
-	if perr != nil {
-		return nil, perr
-	}
-	return run(ctx)
 }
 
 // prepared is a request with its params decoded, ready to run.
@@ -375,30 +284,56 @@ func nonNil[T any](v []T) []T {
 	return v
 }
 
+// handlerOf returns the handler of a method, if the kit answers it.
+func handlerOf(method string) (handler, bool) {
+	switch method {
+	case protocol.MethodInitialize:
+		return handlers.initialize, true
+	case protocol.MethodToolCall:
+		return toolCallHandler, true
+	case protocol.MethodCommandRun:
+		return handlers.commandRun, true
+	case protocol.MethodCommandComplete:
+		return handlers.commandComplete, true
+	case protocol.MethodContextContribute:
+		return handlers.contextContribute, true
+	case protocol.MethodCompactorCompact:
+		return handlers.compactorCompact, true
+	case protocol.MethodProviderStream:
+		return handlers.providerStream, true
+	case protocol.MethodHookDecide:
+		return handlers.hookDecide, true
+	case protocol.MethodServiceCall:
+		return handlers.serviceCall, true
+	}
+	return handler{}, false
+}
+
+// handlers are the requests a plugin answers but tool/call.
+var handlers = struct {
+	initialize, commandRun, commandComplete, contextContribute, compactorCompact, providerStream, hookDecide, serviceCall handler
+}{
+	initialize:        handle((*server).initialize, nil),
+	commandRun:        handle((*server).commandRun, nil),
+	commandComplete:   handle((*server).commandComplete, nil),
+	contextContribute: handle((*server).contextContribute, nil),
+	compactorCompact:  handle((*server).compactorCompact, nil),
+	providerStream:    handle((*server).providerStream, func(p *protocol.ProviderStreamParams) string { return p.StreamID }),
+	hookDecide:        handle((*server).hookDecide, nil),
+	serviceCall:       handle((*server).serviceCall, nil),
+}
+
 // toolCallHandler is handle's for tool/call, with its params decoded
-// without reflection when they are plain (scan.go): the hot path.
+// without reflection when they are plain (scan.go). The reader usually
+// decodes them with the line already (envelope.toolCall).
 var toolCallHandler = handler{keyed: true, prepare: func(s *server, raw json.RawMessage) (prepared, string, error) {
 	var p protocol.ToolCallParams
 	err := toolCallParams(raw, &p)
-	k := "tool/" + p.CallID
 	if err != nil {
-		return nil, k, rpcError(codeInvalidParams, "%s: bad params: %v", s.p.Name, err)
+		return nil, p.CallID, rpcError(codeInvalidParams, "%s: bad params: %v", s.p.Name, err)
 	}
-	return func(ctx context.Context) (any, error) { return s.toolCall(ctx, p) }, k, nil
+	return func(ctx context.Context) (any, error) { return s.toolCall(ctx, p) }, p.CallID, nil
 }}
-
-// handlers are the requests a plugin answers, by method.
-var handlers = map[string]handler{
-	protocol.MethodInitialize:        handle((*server).initialize, nil),
-	protocol.MethodToolCall:          toolCallHandler,
-	protocol.MethodCommandRun:        handle((*server).commandRun, nil),
-	protocol.MethodCommandComplete:   handle((*server).commandComplete, nil),
-	protocol.MethodContextContribute: handle((*server).contextContribute, nil),
-	protocol.MethodCompactorCompact:  handle((*server).compactorCompact, nil),
-	protocol.MethodProviderStream:    handle((*server).providerStream, func(p *protocol.ProviderStreamParams) string { return "stream/" + p.StreamID }),
-	protocol.MethodHookDecide:        handle((*server).hookDecide, nil),
-	protocol.MethodServiceCall:       handle((*server).serviceCall, nil),
-}
 
 func (s *server) initialize(ctx context.Context, p protocol.InitializeParams) (any, error) {
 	var err error

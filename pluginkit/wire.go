@@ -68,20 +68,21 @@ type envelope struct {
 	Result json.RawMessage
 	Error  json.RawMessage
 
-	toolCall bool // the tool call's params were decoded, plain, with the line
+	toolCall bool                    // tool holds the params, decoded with the line
+	tool     protocol.ToolCallParams // a tool call's params, when toolCall
 }
 
-// read reads the next message into m, and a tool call's params into tc
-// when it can do that in the same pass (m.toolCall). A line that is not a
-// JSON object, or whose method is not a string, is skipped; only the end
-// of stdin (or a read error) ends it.
-func (w *wire) read(m *envelope, tc *protocol.ToolCallParams) error {
+// read reads the next message into m (a tool call's params too, when it
+// can do that in the same pass). A line that is not a JSON object, or
+// whose method is not a string, is skipped; only the end of stdin (or a
+// read error) ends it.
+func (w *wire) read(m *envelope) error {
 	for {
 		line, err := w.ls.ReadLine()
 		if err != nil {
 			return err
 		}
-		if parseEnvelope(line, m, tc) {
+		if parseEnvelope(line, m) {
 			return nil
 		}
 	}

@@ -5,62 +5,85 @@ import (
 	"sync/atomic"
 )
 
-// keptWorkers is how many workers stay when idle. A request on a fresh
-// goroutine grows its stack, copying it, on its way into encoding/json;
-// a kept worker has grown it already. Past this many at once, requests
-// still each get a goroutine, which ends with its request.
+// keptWorkers is how many idle goroutines a crew keeps. A request on a
+// fresh goroutine grows its stack, copying it, on its way into the
+// plugin's code; a kept one has grown it already.
 const keptWorkers = 4
 
-// workers runs each piece of work on a goroutine of its own, so a slow
-// tool never holds up another request, without starting a goroutine per
-// request: up to keptWorkers long-lived workers wait for work. Work goes
-// to an idle worker if there is one; otherwise to a new goroutine, which
-// stays on as a worker if fewer than keptWorkers are live and ends
-// otherwise. Nothing ever waits for a worker to come free.
-type workers struct {
-	work chan func() // unbuffered: a send succeeds only into an idle worker
+// job is work the reader found: a request (call), an observation.
+type job interface{ work() }
+
+// crew serves an instance on a few long-lived goroutines, taking turns as
+// the reader (leader and followers). The reader reads lines until one
+// makes a job; then it hands the reader's role to an idle member (or a
+// new goroutine, when none is idle) and runs the job itself. So the job
+// starts at once, on the goroutine that read it, with no switch before its
+// answer, while another goroutine reads on: a slow tool never holds up a
+// cancel or another request, and every request has a goroutine of its
+// own. A member done with its job waits to read again; past keptWorkers
+// idle members, it ends.
+type crew struct {
+	next func() job // the reader's work: the next job, or nil once reading has ended
+
+	turn chan struct{} // unbuffered: a send succeeds only into an idle member
 	quit chan struct{}
-	live atomic.Int32
-	wg   sync.WaitGroup
+	idle atomic.Int32
+	jobs sync.WaitGroup // every job found and not yet done: Add under the server's lock
+	wg   sync.WaitGroup // every member
 }
 
-func newWorkers() *workers {
-	return &workers{work: make(chan func()), quit: make(chan struct{})}
+func newCrew(next func() job) *crew {
+	return &crew{next: next, turn: make(chan struct{}), quit: make(chan struct{})}
 }
 
-// run runs f on a goroutine other than the caller's. It must not be called
-// once stop has been.
-func (p *workers) run(f func()) {
-	select {
-	case p.work <- f:
-		return
-	default:
-	}
-	if p.live.Add(1) <= keptWorkers {
-		p.wg.Go(func() {
-			defer p.live.Add(-1)
-			f()
-			p.loop()
-		})
-		return
-	}
-	p.live.Add(-1)
-	p.wg.Go(f)
-}
+// start makes the first member the reader.
+func (c *crew) start() { c.wg.Go(c.member) }
 
-func (p *workers) loop() {
+func (c *crew) member() {
 	for {
-		select {
-		case f := <-p.work:
-			f()
-		case <-p.quit:
+		j := c.next()
+		if j == nil {
+			return // reading has ended
+		}
+		c.pass()
+		j.work()
+		c.jobs.Done()
+		if !c.await() {
 			return
 		}
 	}
 }
 
-// stop ends the idle workers and waits for every goroutine run started.
-func (p *workers) stop() {
-	close(p.quit)
-	p.wg.Wait()
+// pass gives the reader's role to an idle member, or to a new one.
+func (c *crew) pass() {
+	select {
+	case c.turn <- struct{}{}:
+	default:
+		c.wg.Go(c.member)
+	}
+}
+
+// await waits for the reader's role, reporting false if the member
+// should end instead: the crew is stopping, or enough are idle.
+func (c *crew) await() bool {
+	defer c.idle.Add(-1)
+	if c.idle.Add(1) > keptWorkers {
+		return false
+	}
+	select {
+	case <-c.turn:
+		return true
+	case <-c.quit:
+		return false
+	}
+}
+
+// stop ends the idle members once every job is done, and waits for every
+// member to end if wait is set: the reader ends only when its read does.
+func (c *crew) stop(wait bool) {
+	c.jobs.Wait()
+	close(c.quit)
+	if wait {
+		c.wg.Wait()
+	}
 }
