@@ -273,16 +273,6 @@ func memberName(name []byte, plain bool) ([]byte, bool) {
 	return []byte(n), ok
 }
 
-// stringMember decodes a string value the scanner is at.
-func (s *scanner) stringMember() (string, bool) {
-	start := s.i
-	plain, ok := s.str()
-	if !ok {
-		return "", false
-	}
-	return unquote(s.b[start:s.i], plain)
-}
-
 // enter moves past the { the scanner is at, into an object at depth.
 func (s *scanner) enter(depth int) bool {
 	s.i++

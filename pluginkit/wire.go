@@ -97,11 +97,6 @@ type (
 		Result  any             `json:"result"`
 		JSONRPC string          `json:"jsonrpc"`
 	}
-	errorMsg struct {
-		ID      json.RawMessage `json:"id"`
-		Error   *wireError      `json:"error"`
-		JSONRPC string          `json:"jsonrpc"`
-	}
 	requestMsg struct {
 		ID      uint64 `json:"id"`
 		JSONRPC string `json:"jsonrpc"`
