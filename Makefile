@@ -36,10 +36,15 @@ schema:
 	$(GO) run ./schema/gen
 
 # The hot paths, each against a baseline measured in the same run: the
-# bridge against a raw pipe to the same plugin (interleaved), bingo's
-# start-up against bare interpreters, wasm cold against warm start.
+# bridge against a raw pipe to the same plugin (interleaved), a Go plugin
+# (pluginkit) over exec and wasm against a raw pipe to a bare Go child,
+# bingo's start-up against bare interpreters, wasm cold against warm start.
+# BEFORE=<git ref> also times the testplugin built from that ref beside
+# this tree's, in the same runs (make bench BEFORE=main).
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 3000x ./internal/conformance
+	@before=$$(if [ -n "$(BEFORE)" ]; then bash scripts/bench-before.sh "$(BEFORE)"; fi) && \
+	BINGO_BENCH_BEFORE=$$before $(GO) test -run '^$$' -bench 'ToolCall|BridgeOverhead|GoPluginCall' -benchtime 3000x ./internal/conformance && \
+	BINGO_BENCH_BEFORE=$$before $(GO) test -run '^$$' -bench 'GoPluginInFlight' -benchtime 30x ./internal/conformance
 	$(GO) test -run '^$$' -bench . -benchtime 10x ./cmd/bingo
 	$(GO) test -run '^$$' -bench 'Start|RoundTrip' -benchtime 10x ./transport/wasm
 

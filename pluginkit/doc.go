@@ -33,7 +33,9 @@
 //   - Each request runs on its own goroutine; notifications (tool/cancel,
 //     provider/cancel) are handled on the reader, in order, so a cancel is
 //     never stuck behind a slow tool. hook/observe runs off the reader but
-//     in order, one observation after the other.
+//     in order, one observation after the other. The goroutines are a few
+//     long-lived ones taking turns as the reader: the one that read a
+//     request runs it, while another reads on.
 //   - A request before initialize is refused; requests pipelined behind
 //     initialize wait for it. A failed Initialize fails every later request.
 //   - tool/progress and provider/delta are written before the request's
@@ -44,4 +46,14 @@
 //     its message.
 //   - When stdin ends the host has gone: every handler's ctx is cancelled,
 //     nothing more is written, and Serve returns once every handler has.
+//
+// The kit speaks the wire itself, without a JSON-RPC library (the host
+// uses sourcegraph/jsonrpc2, and the kit writes exactly the bytes that
+// library would): each line is decoded once, a tool call's params with
+// it, and each message encoded once, in one Write. Inside a wasm guest,
+// where wazero's termination checks multiply every loop the guest runs,
+// the hot messages (a tool call, its progress, its answer) are read and
+// written without reflection; everything else goes through encoding/json.
+// A raw input (a tool's input, a hook's payload) reaches the plugin as the
+// host sent it: the kit does not re-encode it.
 package pluginkit

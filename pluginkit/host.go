@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/sourcegraph/jsonrpc2"
+	"strconv"
+	"sync"
 
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 )
@@ -15,9 +15,20 @@ import (
 // served. Every handler's ctx carries it (HostFrom). Its methods are safe
 // for concurrent use.
 type Host struct {
-	conn *jsonrpc2.Conn
+	s    *server
 	done <-chan struct{}
 	exit func(error)
+
+	mu      sync.Mutex
+	closed  bool                   // the instance is ending: no call waits
+	seq     uint64                 // the next call's id
+	pending map[uint64]chan answer // calls waiting for the host, by id
+}
+
+// answer is the host's answer to one of the plugin's calls.
+type answer struct {
+	result json.RawMessage
+	err    *wireError
 }
 
 type hostKey struct{}
@@ -59,13 +70,34 @@ func (h *Host) Call(ctx context.Context, key, method string, params, result any)
 	if err != nil {
 		return fmt.Errorf("pluginkit: %s %s: params: %w", key, method, err)
 	}
-	var res protocol.ServiceCallResult
-	err = h.conn.Call(ctx, protocol.MethodServiceCall, protocol.ServiceCallParams{Key: key, Method: method, Params: raw}, &res)
-	if rerr := (*jsonrpc2.Error)(nil); errors.As(err, &rerr) {
-		return &HostError{Code: rerr.Code, Message: rerr.Message}
-	}
+	fail := func(err error) error { return fmt.Errorf("pluginkit: %s %s: %w", key, method, err) }
+	id, wait, err := h.begin()
 	if err != nil {
-		return fmt.Errorf("pluginkit: %s %s: %w", key, method, err)
+		return fail(err)
+	}
+	err = h.s.w.send(requestMsg{ID: id, JSONRPC: "2.0", Method: protocol.MethodServiceCall,
+		Params: protocol.ServiceCallParams{Key: key, Method: method, Params: raw}})
+	if err != nil {
+		h.forget(id)
+		return fail(err)
+	}
+	var a answer
+	select {
+	case <-ctx.Done():
+		h.forget(id)
+		return fail(ctx.Err())
+	case got, ok := <-wait:
+		if !ok {
+			return fail(errShut)
+		}
+		a = got
+	}
+	if a.err != nil {
+		return &HostError{Code: a.err.Code, Message: a.err.Message}
+	}
+	var res protocol.ServiceCallResult
+	if err := json.Unmarshal(a.result, &res); err != nil {
+		return fail(err)
 	}
 	if result != nil && len(res.Result) > 0 {
 		if err := json.Unmarshal(res.Result, result); err != nil {
@@ -73,6 +105,69 @@ func (h *Host) Call(ctx context.Context, key, method string, params, result any)
 		}
 	}
 	return nil
+}
+
+// begin registers a call and returns its id and where its answer arrives.
+func (h *Host) begin() (uint64, chan answer, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return 0, nil, errShut
+	}
+	if h.pending == nil {
+		h.pending = map[uint64]chan answer{}
+	}
+	id, wait := h.seq, make(chan answer, 1)
+	h.seq++
+	h.pending[id] = wait
+	return id, wait, nil
+}
+
+// forget drops a call nobody waits for any more; a late answer to it is
+// ignored.
+func (h *Host) forget(id uint64) {
+	h.mu.Lock()
+	delete(h.pending, id)
+	h.mu.Unlock()
+}
+
+// answered delivers the host's answer m to the call it names, on the
+// reader. An answer to no call is dropped, as is one whose error is not a
+// JSON-RPC error object.
+func (h *Host) answered(m *envelope) {
+	var a answer
+	if !isNull(m.Error) {
+		if json.Unmarshal(m.Error, &a.err) != nil || a.err == nil {
+			return
+		}
+	}
+	a.result = m.Result
+	if isNull(a.result) {
+		a.result = json.RawMessage("null")
+	}
+	id, err := strconv.ParseUint(string(m.ID), 10, 64)
+	if err != nil {
+		return
+	}
+	h.mu.Lock()
+	wait := h.pending[id]
+	delete(h.pending, id)
+	h.mu.Unlock()
+	if wait != nil {
+		wait <- a
+	}
+}
+
+// close fails every call still waiting, and every later one: the instance
+// is ending.
+func (h *Host) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for id, wait := range h.pending {
+		close(wait)
+		delete(h.pending, id)
+	}
 }
 
 // Done is closed when the instance begins to end: stdin ended, Serve's ctx

@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"sync"
-
-	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
@@ -21,10 +18,11 @@ import (
 // value, an empty or duplicate name, a service under the host's key) is
 // refused before anything is read.
 //
-// Each request runs on its own goroutine, so a slow tool never holds up a
-// cancel; notifications are handled in order on the reader. When the
-// instance ends, every handler's ctx is cancelled, nothing more is written,
-// and Serve waits for every handler before it returns.
+// Each request runs on a goroutine of its own (a kept worker when one is
+// idle), so a slow tool never holds up another request or a cancel;
+// notifications are handled in order on the reader. When the instance
+// ends, every handler's ctx is cancelled, nothing more is written, and
+// Serve waits for every handler before it returns.
 //
 // To end a read of stdin blocked when ctx is cancelled, Serve closes stdin
 // if it is an io.Closer, and waits for that read; an *os.File is neither
@@ -39,14 +37,22 @@ func (p *Plugin) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) e
 	defer cancel(nil)
 
 	w := newWire(stdin, stdout)
-	s := &server{p: p, x: x, w: w, calls: map[string]*running{}, lastObs: closed}
-	s.host = &Host{done: ctx.Done(), exit: func(err error) {
+	s := &server{p: p, x: x, w: w, lastObs: closed}
+	s.crew = newCrew(s.nextJob)
+	s.host = &Host{s: s, done: ctx.Done(), exit: func(err error) {
 		w.shut.Store(true) // before cancel: the caller's own answer must not go out
 		cancel(err)
+		s.end()
 	}}
 	s.ctx = context.WithValue(ctx, hostKey{}, s.host)
-	s.host.conn = jsonrpc2.NewConn(s.ctx, w, s, jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
-	close(w.start)
+	s.base = s.ctx
+	if _, ok := ctx.Deadline(); !ok {
+		// A request's ctx hangs off a parent that is never cancelled, so
+		// making one takes no lock and no entry in the instance's ctx:
+		// the instance cancels the requests it runs itself (end).
+		s.base = context.WithoutCancel(s.ctx)
+	}
+	s.crew.start()
 
 	var result error
 	select {
@@ -54,154 +60,119 @@ func (p *Plugin) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) e
 		if !errors.Is(w.readErr, io.EOF) {
 			result = fmt.Errorf("pluginkit: reading stdin: %w", w.readErr)
 		}
+		w.shut.Store(true) // before cancel: a handler ending with its ctx must not answer
 		cancel(result)
 	case <-ctx.Done():
 		result = context.Cause(ctx)
 	}
 	w.shut.Store(true)
-	s.mu.Lock()
-	s.ending = true // no handler starts after this
-	s.mu.Unlock()
-	s.host.conn.Close()
-	s.wg.Wait()
-	if w.canUnblock() {
-		<-w.readDone
-	}
+	s.end()
+	s.host.close()
+	w.closeStdin()
+	s.crew.stop(w.canUnblock())
 	return result
 }
 
 // closed is an already-closed channel: the observation before the first.
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// server is one instance being served: the jsonrpc2 Handler.
+// server is one instance being served.
 type server struct {
 	p    *Plugin
 	x    *index
 	w    *wire
+	crew *crew // reads, and runs every handler and observation
 	host *Host
 	ctx  context.Context // the instance's: cancelled when it ends, carries host
+	base context.Context // the parent of every request's ctx: ctx, or ctx never cancelled
 
 	mu       sync.Mutex
-	ending   bool                // the instance is ending: start nothing more
-	calls    map[string]*running // running tool calls and streams, by "tool/"+callId or "stream/"+streamId
-	initDone chan struct{}       // closed once initialize has run; nil before it arrives
-	initErr  error               // why the handshake failed; written before initDone closes
-	wg       sync.WaitGroup      // every handler and observation
+	ending   bool          // the instance is ending: start nothing more
+	live     calls         // the requests being run, oldest first
+	initDone chan struct{} // closed once initialize has run; nil before it arrives
+	initErr  error         // why the handshake failed; written before initDone closes
 
 	lastObs chan struct{} // closed when the latest observation is delivered; guarded by mu
 }
 
-// Handle implements jsonrpc2.Handler. It runs on jsonrpc2's reader
-// goroutine, so it only decides and starts: requests run on their own
-// goroutines, and the only inline work is a cancel.
-func (s *server) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	if req.Notif {
-		s.notified(req)
-		return
-	}
-	var ids struct {
-		CallID   string `json:"callId"`
-		StreamID string `json:"streamId"`
-	}
-	key := ""
-	switch req.Method {
-	case protocol.MethodToolCall, protocol.MethodProviderStream:
-		if req.Params != nil {
-			json.Unmarshal(*req.Params, &ids) // a bad params is reported by the handler itself
-		}
-		key = "tool/" + ids.CallID
-		if req.Method == protocol.MethodProviderStream {
-			key = "stream/" + ids.StreamID
-		}
-	}
-
+// end begins the instance's end: nothing more starts, and every request
+// running is cancelled with the instance's cause. Called once the
+// instance's ctx is done (by Serve, and by Exit before it returns).
+func (s *server) end() {
+	cause := context.Cause(s.ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ending {
-		return
+	s.ending = true
+	for c := s.live.first; c != nil; c = c.next {
+		c.cancel(cause)
 	}
-	if req.Method == protocol.MethodInitialize {
-		if s.initDone != nil {
-			s.wg.Go(func() {
-				s.reply(conn, req, nil, rpcError(jsonrpc2.CodeInvalidRequest, "%s: already initialized", s.p.Name))
-			})
-			return
-		}
-		s.initDone = make(chan struct{})
-	} else if s.initDone == nil {
-		s.wg.Go(func() {
-			s.reply(conn, req, nil, rpcError(jsonrpc2.CodeInvalidRequest, "%s: %s before initialize", s.p.Name, req.Method))
-		})
-		return
-	}
-	initDone := s.initDone
-	ctx, cancel := context.WithCancel(s.ctx)
-	r := &running{cancel: cancel}
-	if key != "" {
-		// Registered here, on the reader, so a cancel read after this
-		// request always finds it.
-		s.calls[key] = r
-	}
-	s.wg.Go(func() {
-		defer cancel()
-		var res any
-		var err error
-		if req.Method == protocol.MethodInitialize {
-			res, err = s.dispatch(ctx, req)
-			s.initErr = err
-			close(initDone)
-		} else {
-			// A request pipelined behind the handshake waits for it, or
-			// for the instance's end (not its own cancel: a cancelled
-			// tool still runs, and answers as it sees fit).
-			select {
-			case <-initDone:
-			case <-s.ctx.Done():
-			}
-			switch {
-			case s.ctx.Err() != nil:
-				err = s.ctx.Err() // never written: the instance is ending
-			case s.initErr != nil:
-				err = rpcError(jsonrpc2.CodeInvalidRequest, "the handshake failed: %v", s.initErr)
-			default:
-				res, err = s.dispatch(ctx, req)
-			}
-		}
-		if key != "" {
-			s.mu.Lock()
-			if s.calls[key] == r {
-				delete(s.calls, key)
-			}
-			s.mu.Unlock()
-		}
-		s.reply(conn, req, res, err)
-	})
 }
 
-// running is one cancellable request in server.calls.
-type running struct{ cancel context.CancelFunc }
-
-// notified handles a notification, in the order they arrived.
-func (s *server) notified(req *jsonrpc2.Request) {
-	raw := json.RawMessage("null")
-	if req.Params != nil {
-		raw = *req.Params
+// nextJob is the reader's work: it decodes each line once and routes it,
+// until a line makes a job (a request, an observation) or stdin ends
+// (nil). The only work done on the reader is deciding, a cancel, and
+// handing the plugin's own calls their answers.
+func (s *server) nextJob() job {
+	for {
+		m := &envelope{}
+		if err := s.w.read(m); err != nil {
+			s.w.readErr = err
+			close(s.w.readDone)
+			return nil
+		}
+		if j := s.route(m); j != nil {
+			return j
+		}
 	}
-	switch req.Method {
+}
+
+// route hands one message on. Like sourcegraph/jsonrpc2, which the host
+// speaks, it takes a message with a method as a request (a notification
+// when its id is missing or null) and one with a result or an error as an
+// answer; a message that is both, or neither, or whose id is not a string
+// or an integer, is skipped.
+// It returns the job the message makes, if it makes one.
+func (s *server) route(m *envelope) job {
+	isRequest := m.Method != nil
+	isAnswer := len(m.Result) > 0 || !isNull(m.Error)
+	if isRequest == isAnswer {
+		return nil
+	}
+	if isAnswer {
+		s.host.answered(m)
+		return nil
+	}
+	id, notif, ok := requestID(m.ID)
+	if !ok {
+		return nil
+	}
+	if len(m.Params) == 0 {
+		m.Params = json.RawMessage("null")
+	}
+	if notif {
+		return s.notified(*m.Method, m.Params)
+	}
+	return s.request(id, m)
+}
+
+// notified handles a notification, in the order they arrived, returning
+// the job it makes if it makes one.
+func (s *server) notified(method string, raw json.RawMessage) job {
+	switch method {
 	case protocol.NotifyToolCancel:
 		var c protocol.ToolCancel
 		if json.Unmarshal(raw, &c) == nil {
-			s.cancel("tool/" + c.CallID)
+			s.cancel(false, c.CallID)
 		}
 	case protocol.NotifyProviderCancel:
 		var c protocol.ProviderCancel
 		if json.Unmarshal(raw, &c) == nil {
-			s.cancel("stream/" + c.StreamID)
+			s.cancel(true, c.StreamID)
 		}
 	case protocol.NotifyHookObserve:
 		var o protocol.HookObserve
 		if json.Unmarshal(raw, &o) != nil || s.x.hooks[o.ID] == nil {
-			return
+			return nil
 		}
 		// Observe is the plugin's code and may be slow, so it runs off
 		// the reader; each waits for the one before, so a hook hears
@@ -209,68 +180,89 @@ func (s *server) notified(req *jsonrpc2.Request) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.ending {
-			return
+			return nil
 		}
-		prev, done := s.lastObs, make(chan struct{})
-		s.lastObs = done
-		s.wg.Go(func() {
-			defer close(done)
-			<-prev
-			s.x.hooks[o.ID].Observe(s.ctx, sdk.HookEvent{Site: o.Site, Point: o.Point, Payload: o.Payload})
-		})
+		ob := &observation{s: s, prev: s.lastObs, done: make(chan struct{}), o: o}
+		s.lastObs = ob.done
+		s.crew.jobs.Add(1)
+		return ob
 	}
 	// Any other notification is one this kit does not know: nothing waits
 	// on a notification, so it is dropped.
+	return nil
 }
 
-func (s *server) cancel(key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r := s.calls[key]; r != nil {
-		r.cancel()
-	}
+// observation is one hook/observe being delivered.
+type observation struct {
+	s          *server
+	prev, done chan struct{}
+	o          protocol.HookObserve
 }
 
-func (s *server) reply(conn *jsonrpc2.Conn, req *jsonrpc2.Request, res any, err error) {
+func (ob *observation) work() {
+	defer close(ob.done)
+	<-ob.prev
+	ob.s.x.hooks[ob.o.ID].Observe(ob.s.ctx, sdk.HookEvent{Site: ob.o.Site, Point: ob.o.Point, Payload: ob.o.Payload})
+}
+
+// reply answers request id with res, or with err as a JSON-RPC error: a
+// *wireError as it is, any other error as InternalError with its message.
+// A result that cannot be encoded is answered with that error instead.
+func (s *server) reply(id json.RawMessage, res any, err error) {
 	if err == nil {
-		conn.Reply(s.ctx, req.ID, res)
-		return
-	}
-	var rerr *jsonrpc2.Error
-	if !errors.As(err, &rerr) {
-		rerr = &jsonrpc2.Error{Code: jsonrpc2.CodeInternalError, Message: err.Error()}
-	}
-	conn.ReplyWithError(s.ctx, req.ID, rerr)
-}
-
-func rpcError(code int64, format string, args ...any) *jsonrpc2.Error {
-	return &jsonrpc2.Error{Code: code, Message: fmt.Sprintf(format, args...)}
-}
-
-// dispatch runs one request to its result.
-func (s *server) dispatch(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-	raw := json.RawMessage("null")
-	if req.Params != nil {
-		raw = *req.Params
-	}
-	h := handlers[req.Method]
-	if h == nil {
-		return nil, rpcError(jsonrpc2.CodeMethodNotFound, "%s: no method %q", s.p.Name, req.Method)
-	}
-	return h(s, ctx, raw)
-}
-
-type handler func(s *server, ctx context.Context, params json.RawMessage) (any, error)
-
-// handle adapts a typed method to a handler, decoding its params.
-func handle[P any](f func(s *server, ctx context.Context, p P) (any, error)) handler {
-	return func(s *server, ctx context.Context, raw json.RawMessage) (any, error) {
-		var p P
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, rpcError(jsonrpc2.CodeInvalidParams, "%s: bad params: %v", s.p.Name, err)
+		err = s.w.sendResult(id, res)
+		if err == nil || errors.Is(err, errShut) || !isEncodeError(err) {
+			return
 		}
-		return f(s, ctx, p)
+		err = fmt.Errorf("%s: the answer cannot be encoded: %w", s.p.Name, err)
 	}
+	var werr *wireError
+	if !errors.As(err, &werr) {
+		werr = &wireError{Code: codeInternalError, Message: err.Error()}
+	}
+	s.w.sendError(id, werr)
+}
+
+// isEncodeError reports whether err is encoding/json refusing a value
+// rather than stdout failing.
+func isEncodeError(err error) bool {
+	var ue *json.UnsupportedValueError
+	var ut *json.UnsupportedTypeError
+	var me *json.MarshalerError
+	return errors.As(err, &ue) || errors.As(err, &ut) || errors.As(err, &me)
+}
+
+func rpcError(code int64, format string, args ...any) *wireError {
+	return &wireError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// prepared is a request with its params decoded, ready to run.
+type prepared func(ctx context.Context) (any, error)
+
+// handler is one method: prepare decodes its params, and says which key a
+// cancel names it by. keyed methods are prepared on the reader.
+type handler struct {
+	prepare func(s *server, params json.RawMessage) (run prepared, key string, err error)
+	keyed   bool
+}
+
+// handle adapts a typed method to a handler, decoding its params once.
+// key, if set, names the running request for its cancel notification.
+func handle[P any](f func(s *server, ctx context.Context, p P) (any, error), key func(*P) string) handler {
+	return handler{keyed: key != nil, prepare: func(s *server, raw json.RawMessage) (prepared, string, error) {
+		var p P
+		err := json.Unmarshal(raw, &p)
+		k := ""
+		if key != nil {
+			// Even from params that failed to decode, as far as they
+			// went: a cancel of that id still finds the call.
+			k = key(&p)
+		}
+		if err != nil {
+			return nil, k, rpcError(codeInvalidParams, "%s: bad params: %v", s.p.Name, err)
+		}
+		return func(ctx context.Context) (any, error) { return f(s, ctx, p) }, k, nil
+	}}
 }
 
 // lookup finds name among the plugin's values of one kind, or says it is
@@ -278,7 +270,7 @@ func handle[P any](f func(s *server, ctx context.Context, p P) (any, error)) han
 func lookup[T any](s *server, m map[string]T, kind, name string) (T, error) {
 	v, ok := m[name]
 	if !ok {
-		return v, rpcError(jsonrpc2.CodeInvalidParams, "%s: no %s %q", s.p.Name, kind, name)
+		return v, rpcError(codeInvalidParams, "%s: no %s %q", s.p.Name, kind, name)
 	}
 	return v, nil
 }
@@ -292,18 +284,56 @@ func nonNil[T any](v []T) []T {
 	return v
 }
 
-// handlers are the requests a plugin answers, by method.
-var handlers = map[string]handler{
-	protocol.MethodInitialize:        handle((*server).initialize),
-	protocol.MethodToolCall:          handle((*server).toolCall),
-	protocol.MethodCommandRun:        handle((*server).commandRun),
-	protocol.MethodCommandComplete:   handle((*server).commandComplete),
-	protocol.MethodContextContribute: handle((*server).contextContribute),
-	protocol.MethodCompactorCompact:  handle((*server).compactorCompact),
-	protocol.MethodProviderStream:    handle((*server).providerStream),
-	protocol.MethodHookDecide:        handle((*server).hookDecide),
-	protocol.MethodServiceCall:       handle((*server).serviceCall),
+// handlerOf returns the handler of a method, if the kit answers it.
+func handlerOf(method string) (handler, bool) {
+	switch method {
+	case protocol.MethodInitialize:
+		return handlers.initialize, true
+	case protocol.MethodToolCall:
+		return toolCallHandler, true
+	case protocol.MethodCommandRun:
+		return handlers.commandRun, true
+	case protocol.MethodCommandComplete:
+		return handlers.commandComplete, true
+	case protocol.MethodContextContribute:
+		return handlers.contextContribute, true
+	case protocol.MethodCompactorCompact:
+		return handlers.compactorCompact, true
+	case protocol.MethodProviderStream:
+		return handlers.providerStream, true
+	case protocol.MethodHookDecide:
+		return handlers.hookDecide, true
+	case protocol.MethodServiceCall:
+		return handlers.serviceCall, true
+	}
+	return handler{}, false
 }
+
+// handlers are the requests a plugin answers but tool/call.
+var handlers = struct {
+	initialize, commandRun, commandComplete, contextContribute, compactorCompact, providerStream, hookDecide, serviceCall handler
+}{
+	initialize:        handle((*server).initialize, nil),
+	commandRun:        handle((*server).commandRun, nil),
+	commandComplete:   handle((*server).commandComplete, nil),
+	contextContribute: handle((*server).contextContribute, nil),
+	compactorCompact:  handle((*server).compactorCompact, nil),
+	providerStream:    handle((*server).providerStream, func(p *protocol.ProviderStreamParams) string { return p.StreamID }),
+	hookDecide:        handle((*server).hookDecide, nil),
+	serviceCall:       handle((*server).serviceCall, nil),
+}
+
+// toolCallHandler is handle's for tool/call, with its params decoded
+// without reflection when they are plain (scan.go). The reader usually
+// decodes them with the line already (envelope.toolCall).
+var toolCallHandler = handler{keyed: true, prepare: func(s *server, raw json.RawMessage) (prepared, string, error) {
+	var p protocol.ToolCallParams
+	err := toolCallParams(raw, &p)
+	if err != nil {
+		return nil, p.CallID, rpcError(codeInvalidParams, "%s: bad params: %v", s.p.Name, err)
+	}
+	return func(ctx context.Context) (any, error) { return s.toolCall(ctx, p) }, p.CallID, nil
+}}
 
 func (s *server) initialize(ctx context.Context, p protocol.InitializeParams) (any, error) {
 	var err error
@@ -438,7 +468,7 @@ func (u *callUI) Progress(tail string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if !u.over {
-		u.s.host.conn.Notify(u.s.ctx, protocol.NotifyToolProgress, protocol.ToolProgress{CallID: u.callID, Tail: tail})
+		u.s.w.sendProgress(protocol.ToolProgress{CallID: u.callID, Tail: tail})
 	}
 }
 
@@ -467,7 +497,7 @@ func (e *emitter) emit(ev sdk.StreamEvent) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.over {
-		e.s.host.conn.Notify(e.s.ctx, protocol.NotifyProviderDelta, protocol.ProviderDelta{StreamID: e.streamID, Event: ev})
+		e.s.w.send(notifyMsg{JSONRPC: "2.0", Method: protocol.NotifyProviderDelta, Params: protocol.ProviderDelta{StreamID: e.streamID, Event: ev}})
 	}
 }
 

@@ -1,9 +1,12 @@
 package pluginkit
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -15,55 +18,180 @@ import (
 // never answered.
 var errShut = errors.New("pluginkit: the instance is ending")
 
-// wire is the jsonrpc2 ObjectStream the kit serves on: protocol's
-// LineStream (one message per line, one Write per message) plus what Serve
-// needs to end cleanly. It knows when reading has stopped, it refuses
-// writes once shut, and its Close unblocks a pending read of stdin when it
-// can.
+// The JSON-RPC error codes the kit answers with.
+const (
+	codeInvalidRequest = -32600
+	codeMethodNotFound = -32601
+	codeInvalidParams  = -32602
+	codeInternalError  = -32603
+)
+
+// wire is the plugin's end of the line-delimited JSON-RPC 2.0 wire, without
+// a JSON-RPC library: the host speaks sourcegraph/jsonrpc2, and this end
+// reads and writes exactly the messages that library would, but decodes
+// each line once into an envelope and encodes each message once, straight
+// into a single Write. Inside a wasm guest every decode and encode is
+// multiplied by the runtime's termination checks, so the work per message
+// is the cost of a call.
+//
+// It reads with protocol's LineStream (one message per line, a line over
+// the cap or not JSON skipped), knows when reading has stopped, refuses
+// writes once shut, and can unblock a pending read of stdin when that is
+// possible.
 type wire struct {
 	ls    *protocol.LineStream
 	stdin io.Reader
+	out   io.Writer
 
-	// start holds reading back until Serve has wired everything a handler
-	// might touch.
-	start chan struct{}
-
+	wmu  sync.Mutex // one message per Write, never interleaved
 	shut atomic.Bool
 
-	readDone chan struct{} // closed once ReadObject has failed for good
+	readDone chan struct{} // closed once reading has failed for good
 	readErr  error         // why; written before readDone is closed
 
 	closeOnce sync.Once
 }
 
 func newWire(stdin io.Reader, stdout io.Writer) *wire {
-	w := &wire{stdin: stdin, start: make(chan struct{}), readDone: make(chan struct{})}
+	w := &wire{stdin: stdin, out: stdout, readDone: make(chan struct{})}
 	w.ls = protocol.NewLineStream(stdio{stdin, stdout, w}, protocol.LineStreamOptions{})
 	return w
 }
 
-// ReadObject implements jsonrpc2.ObjectStream. jsonrpc2 calls it from its
-// one reader goroutine and stops at the first error.
-func (w *wire) ReadObject(v any) error {
-	<-w.start
-	err := w.ls.ReadObject(v)
-	if err != nil {
-		w.readErr = err
-		close(w.readDone)
+// envelope is any incoming message, decoded once (parseEnvelope): the
+// params stay raw until the handler that knows their type decodes them,
+// once; a tool call's may have been decoded on the way (toolCall).
+type envelope struct {
+	ID     json.RawMessage // absent: nil
+	Method *string         // absent or null: nil
+	Params json.RawMessage
+	Result json.RawMessage
+	Error  json.RawMessage
+
+	toolCall bool                    // tool holds the params, decoded with the line
+	tool     protocol.ToolCallParams // a tool call's params, when toolCall
+}
+
+// read reads the next message into m (a tool call's params too, when it
+// can do that in the same pass). A line that is not a JSON object, or
+// whose method is not a string, is skipped; only the end of stdin (or a
+// read error) ends it.
+func (w *wire) read(m *envelope) error {
+	for {
+		line, err := w.ls.ReadLine()
+		if err != nil {
+			return err
+		}
+		if parseEnvelope(line, m) {
+			return nil
+		}
 	}
+}
+
+// The outgoing messages, with their members in the order
+// sourcegraph/jsonrpc2 writes them, so the bytes on the wire are the ones
+// the kit wrote when it used that library.
+type (
+	resultMsg struct {
+		ID      json.RawMessage `json:"id"`
+		Result  any             `json:"result"`
+		JSONRPC string          `json:"jsonrpc"`
+	}
+	requestMsg struct {
+		ID      uint64 `json:"id"`
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}
+	notifyMsg struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}
+)
+
+// wireError is a JSON-RPC error object.
+type wireError struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *wireError) Error() string { return e.Message }
+
+// send encodes msg with encoding/json as one line and writes it in one
+// Write. The encoding happens outside the lock, so writers only queue for
+// the Write itself. The hot messages are built by hand (encode.go).
+func (w *wire) send(msg any) error {
+	return json.NewEncoder(lineOut{w}).Encode(msg) // Encode writes once, newline included
+}
+
+// lineOut is the wire's stdout for one whole line.
+type lineOut struct{ w *wire }
+
+func (l lineOut) Write(line []byte) (int, error) {
+	l.w.wmu.Lock()
+	defer l.w.wmu.Unlock()
+	if l.w.shut.Load() {
+		return 0, errShut
+	}
+	return l.w.out.Write(line)
+}
+
+func (l lineOut) write(line []byte) error {
+	_, err := l.Write(line)
 	return err
 }
 
-// WriteObject implements jsonrpc2.ObjectStream.
-func (w *wire) WriteObject(v any) error {
-	if w.shut.Load() {
-		return errShut
+// requestID turns a request's id into the bytes its answer echoes, as
+// sourcegraph/jsonrpc2 does: a missing or null id makes a notification; a
+// string is echoed re-encoded; an integer as an unsigned 64-bit number; any
+// other id (a fraction, an exponent, a bool, an object) makes the line one
+// that library refuses, so it is skipped.
+func requestID(raw json.RawMessage) (id json.RawMessage, notif, ok bool) {
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return nil, true, true
+	case raw[0] == '"':
+		if plainString(raw) {
+			return raw, false, true
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil, false, false
+		}
+		b, err := json.Marshal(s)
+		return b, false, err == nil
+	case raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9':
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil {
+			return nil, false, false
+		}
+		if raw[0] != '-' {
+			return raw, false, true // digits only, as JSON writes them
+		}
+		return strconv.AppendUint(nil, uint64(n), 10), false, true
 	}
-	return w.ls.WriteObject(v)
+	return nil, false, false
 }
 
-// Close implements jsonrpc2.ObjectStream.
-func (w *wire) Close() error { return w.ls.Close() }
+// plainString reports whether a JSON string encodes to itself: printable
+// ASCII with nothing to escape, not even for HTML.
+func plainString(raw []byte) bool {
+	if len(raw) < 2 || raw[len(raw)-1] != '"' {
+		return false
+	}
+	for _, c := range raw[1 : len(raw)-1] {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// isNull reports whether raw is absent or JSON null.
+func isNull(raw json.RawMessage) bool {
+	return len(raw) == 0 || bytes.Equal(raw, []byte("null"))
+}
 
 // canUnblock reports whether closing stdin ends a Read blocked on it. A
 // pipe's does; an *os.File's does not (a blocking read holds the

@@ -114,6 +114,27 @@ func (s *LineStream) ReadObject(v any) error {
 	}
 }
 
+// ReadLine returns the next line that is not blank, without its newline,
+// for a reader that decodes messages itself: a line over the cap is
+// reported to Skipped and skipped, and the Notification option is not
+// consulted. The line is the caller's to keep. Only the end of the stream
+// (or a read error) ends it.
+func (s *LineStream) ReadLine() ([]byte, error) {
+	for {
+		line, err := s.readLine()
+		if errors.Is(err, ErrLineTooLong) {
+			s.skip(line, err)
+			continue
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			return line, nil // an error with it comes again on the next read
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
 // notification hands line to the Notification callback if it is a
 // notification, and reports whether it did.
 func (s *LineStream) notification(line []byte) bool {

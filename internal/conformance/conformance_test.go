@@ -36,6 +36,7 @@ var (
 	nativeTestplugin string     // go build ./internal/testplugin/cmd/testplugin
 	testpluginWasm   string     // the same, GOOS=wasip1 GOARCH=wasm
 	wordcountWasm    string     // GOOS=wasip1 GOARCH=wasm go build ./examples/plugins/wordcount-wasm
+	floorPlugin      string     // go build ./internal/conformance/testdata/floor: the raw pipe's far end
 	wordcountPy      string     // examples/plugins/wordcount/main.py
 	python3          string     // the interpreter itself, not a pyenv shim that costs a second a start
 	sessionDir       string     // the session's working directory: the fixture files
@@ -115,6 +116,7 @@ func setup(tmp string) error {
 	nativeTestplugin = filepath.Join(tmp, "testplugin")
 	testpluginWasm = filepath.Join(tmp, "testplugin.wasm")
 	wordcountWasm = filepath.Join(tmp, "wordcount.wasm")
+	floorPlugin = filepath.Join(tmp, "floor")
 	wordcountPy = filepath.Join(root, "examples", "plugins", "wordcount", "main.py")
 	wasip1 := []string{"GOOS=wasip1", "GOARCH=wasm"}
 	for _, b := range []struct {
@@ -124,6 +126,7 @@ func setup(tmp string) error {
 		{nativeTestplugin, "./internal/testplugin/cmd/testplugin", nil},
 		{testpluginWasm, "./internal/testplugin/cmd/testplugin", wasip1},
 		{wordcountWasm, "./examples/plugins/wordcount-wasm", wasip1},
+		{floorPlugin, "./internal/conformance/testdata/floor", nil},
 	} {
 		cmd := osexec.Command("go", "build", "-o", b.out, b.pkg)
 		cmd.Dir = root

@@ -1,0 +1,195 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/internal/testplugin"
+	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/proxy"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+	"github.com/bingo/bingo-plugin-rpc/transport"
+	"github.com/bingo/bingo-plugin-rpc/transport/exec"
+	"github.com/bingo/bingo-plugin-rpc/transport/wasm"
+)
+
+// beforeEnv names a directory holding another build of the testplugin
+// (testplugin and testplugin.wasm, as scripts/bench-before.sh makes them
+// from a git ref). When it is set, BenchmarkGoPlugin times those builds
+// too, in the same run and interleaved, as exec-before and wasm-before:
+// the way to compare a change to pluginkit with what it replaces.
+const beforeEnv = "BINGO_BENCH_BEFORE"
+
+// goPath is one way to reach a Go plugin: a name, and a bridge tool ready
+// to call.
+type goPath struct {
+	name string
+	tool *proxy.Tool
+	call sdk.ToolCall
+}
+
+// goPaths starts the Go plugin paths BenchmarkGoPlugin compares: the
+// testplugin through the bridge over exec and over wasm, and the before
+// builds if beforeEnv names them. Each is closed when b ends.
+func goPaths(b *testing.B) []goPath {
+	type spec struct {
+		name string
+		tr   transport.Transport
+	}
+	execTr := func(bin string) transport.Transport {
+		return exec.New(exec.Config{Command: bin, Dir: sessionDir, Stderr: io.Discard, StopGrace: stopGrace})
+	}
+	wasmTr := func(module string) transport.Transport {
+		return wasmHost.Transport(wasm.Config{Path: module, Name: testplugin.Name, Dir: sessionDir, Stderr: io.Discard})
+	}
+	specs := []spec{{"exec", execTr(nativeTestplugin)}, {"wasm", wasmTr(testpluginWasm)}}
+	if dir := os.Getenv(beforeEnv); dir != "" {
+		specs = append(specs,
+			spec{"exec-before", execTr(filepath.Join(dir, "testplugin"))},
+			spec{"wasm-before", wasmTr(filepath.Join(dir, "testplugin.wasm"))})
+	}
+	var paths []goPath
+	for _, s := range specs {
+		p := bridge.New(bridge.Options{Name: testplugin.Name, Root: "/plugins/" + testplugin.Name, Transport: s.tr})
+		b.Cleanup(func() { p.Close() })
+		if _, err := p.Start(context.Background()); err != nil {
+			b.Fatalf("%s: %v", s.name, err)
+		}
+		for _, tl := range p.Contributions().Tools {
+			if tl.Spec().Name == proxy.ToolName(testplugin.Name, "echo") {
+				paths = append(paths, goPath{s.name, tl, sdk.ToolCall{ID: "bench", Name: tl.Spec().Name, Input: json.RawMessage(`{"text":"hi"}`), Cwd: sessionDir}})
+			}
+		}
+	}
+	return paths
+}
+
+// mustCall makes one call; from a goroutine of its own, a failure is an
+// Error, since only the benchmark's goroutine may end it.
+func (g goPath) mustCall(b *testing.B) bool {
+	out, err := g.tool.Call(context.Background(), g.call, nopUI{})
+	if err != nil || out.IsError || out.Text() != "hi" {
+		b.Errorf("%s: %s, %v", g.name, jsonOf(out), err)
+		return false
+	}
+	return true
+}
+
+// BenchmarkGoPluginCall holds a Go plugin built with pluginkit to its
+// budgets, each a ratio to the raw pipe measured in the same run: a round
+// trip of the same request over OS pipes to testdata/floor, a Go child
+// that answers with bufio and encoding/json and nothing else.
+//
+// Each iteration makes one echo call on every path in turn — raw pipe,
+// bridge → testplugin over exec, over wasm (and the before builds) — so
+// all of them run under the same load; reported are the raw pipe's median
+// and each path's median over it. Budgets: exec ≤ 1.5×, wasm ≤ 2×.
+func BenchmarkGoPluginCall(b *testing.B) {
+	warming.Wait()
+	paths := goPaths(b)
+	raw := startRaw(b, exec.New(exec.Config{Command: floorPlugin, Dir: sessionDir, Stderr: io.Discard, StopGrace: stopGrace}))
+	defer raw.close()
+	params := protocol.ToolCallParams{CallID: "bench", Name: "echo", Input: json.RawMessage(`{"text":"hi"}`), Cwd: sessionDir}
+	rawCall := func() {
+		var res protocol.ToolCallResult
+		if err := raw.roundTrip(protocol.MethodToolCall, params, &res); err != nil || res.Output.Text() != "hi" {
+			b.Fatalf("raw: %s, %v", jsonOf(res), err)
+		}
+	}
+	// The raw pipe is path -1. Each iteration starts one path further on,
+	// so no path is always the one that runs right after another.
+	times := make([][]time.Duration, len(paths)+1)
+	turn := 0
+	for b.Loop() {
+		for k := range len(paths) + 1 {
+			i := (turn+k)%(len(paths)+1) - 1
+			t0 := time.Now()
+			if i < 0 {
+				rawCall()
+			} else if !paths[i].mustCall(b) {
+				b.FailNow()
+			}
+			times[i+1] = append(times[i+1], time.Since(t0))
+		}
+		turn++
+	}
+	mr := median(times[0])
+	b.ReportMetric(float64(mr.Nanoseconds())/1e3, "raw-µs")
+	budget := map[string]float64{"exec": 1.5, "wasm": 2}
+	for i, p := range paths {
+		r := float64(median(times[i+1])) / float64(mr)
+		b.ReportMetric(r, p.name+"/raw")
+		if max, ok := budget[p.name]; ok {
+			b.Logf("Go plugin over %s: %.2f× the raw pipe (budget ≤ %.1f×: %s)", p.name, r, max, verdict(r <= max))
+		} else {
+			b.Logf("Go plugin over %s: %.2f× the raw pipe", p.name, r)
+		}
+	}
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "within"
+	}
+	return "OVER"
+}
+
+// BenchmarkGoPluginInFlight is the throughput of the same paths with 16
+// calls in flight: each iteration is a round of 64 calls on every path in
+// turn; reported are each path's median calls per second and, with the
+// before builds, after ÷ before (issue 9 asks ≥ 10× over wasm).
+func BenchmarkGoPluginInFlight(b *testing.B) {
+	warming.Wait()
+	const round, inFlight = 64, 16
+	paths := goPaths(b)
+	rates := make([][]float64, len(paths))
+	for b.Loop() {
+		for i, p := range paths {
+			t0 := time.Now()
+			var wg sync.WaitGroup
+			for range inFlight {
+				wg.Go(func() {
+					for range round / inFlight {
+						if !p.mustCall(b) {
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if b.Failed() {
+				b.FailNow()
+			}
+			rates[i] = append(rates[i], round/time.Since(t0).Seconds())
+		}
+	}
+	med := map[string]float64{}
+	for i, p := range paths {
+		med[p.name] = medianOf(rates[i])
+		b.ReportMetric(med[p.name], p.name+"-calls/s")
+	}
+	for _, t := range []string{"exec", "wasm"} {
+		if med[t+"-before"] > 0 {
+			r := med[t] / med[t+"-before"]
+			b.ReportMetric(r, t+"/before")
+			if t == "wasm" {
+				b.Logf("16 in flight over wasm: %.1f× the before build's calls/s (budget ≥ 10×: %s)", r, verdict(r >= 10))
+			} else {
+				b.Logf("16 in flight over %s: %.1f× the before build's calls/s", t, r)
+			}
+		}
+	}
+}
+
+func medianOf(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	return s[len(s)/2]
+}
