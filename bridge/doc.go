@@ -22,7 +22,19 @@
 //   - A process is allowed to die. There are no health checks and no
 //     supervisor: when an instance ends, calls answer sdk.ErrUnavailable,
 //     one notice is raised, and the next call respawns it, spaced by
-//     Backoff; concurrent calls share one respawn.
+//     Backoff (defaults: the first respawn at once, then 500ms doubling up
+//     to 30s; an instance that lived a minute starts the count again);
+//     concurrent calls share one respawn.
+//   - A failed restart is part of the death it follows: no notice of its
+//     own, but a line in the plugin's log, the error of the read that
+//     tried, and a backoff step like a death. An instance that ends during
+//     or right after its handshake, before it was used, is such a failed
+//     start, not a death. Coming back after failed restarts is the death's
+//     second and last notice ("running again"). There is no give-up: a
+//     crash-looping plugin costs at most one start per Backoff.Max, and
+//     only when something reads it; reads in between answer
+//     sdk.ErrUnavailable at once. Giving up would leave no way back, once
+//     the person has fixed the plugin, short of restarting the host.
 //   - The wire is line-delimited JSON-RPC (protocol.LineStream): a line that
 //     is not a message, or is over the cap, goes to the plugin's log and is
 //     skipped; an answer with an unknown id is logged and dropped.

@@ -26,6 +26,10 @@ type instance struct {
 	started time.Time
 	quiet   atomic.Bool // its death needs no notice (handshake failure, Close, already told)
 
+	// Guarded by p.mu: whether it was made the live instance, and whether
+	// its end has been recorded (died).
+	live, ended bool
+
 	exited   chan struct{} // closed once conn.Wait has returned
 	exitErr  error
 	recorded chan struct{} // closed once its death is recorded and noticed

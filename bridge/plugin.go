@@ -37,6 +37,7 @@ type Plugin struct {
 	decl    *protocol.InitializeResult
 	closed  bool
 	deaths  int               // in a row
+	failed  int               // restarts failed since the last death
 	retryAt time.Time         // no respawn before this
 	routes  map[string]*route // running calls and streams, by callId / streamId
 	byReq   map[jsonrpc2.ID]*route
@@ -68,18 +69,40 @@ func (p *Plugin) Kind() string { return p.opts.Transport.Kind() }
 // the plugin contributes nothing; the error says why in one line.
 func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
 	inst, decl, err := p.spawn(ctx)
+	if err == nil {
+		_, err = p.install(inst, &decl)
+	}
 	if err != nil {
 		return protocol.InitializeResult{}, err
 	}
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		inst.stop()
-		return protocol.InitializeResult{}, ErrClosed
-	}
-	p.inst, p.decl = inst, &decl
-	p.mu.Unlock()
 	return decl, nil
+}
+
+// install makes inst, just through its handshake, the live instance (and
+// decl, unless nil, the plugin's declaration). It returns how many
+// restarts had failed before it, and counts them off. It refuses, and
+// stops inst, when the plugin was closed meanwhile (ErrClosed) or inst has
+// already ended: it died before anyone could use it, which is a failed
+// start — its death is no death of a live instance, and says nothing.
+func (p *Plugin) install(inst *instance, decl *protocol.InitializeResult) (failed int, err error) {
+	p.mu.Lock()
+	switch {
+	case p.closed:
+		err = ErrClosed
+	case inst.ended:
+		err = fmt.Errorf("exited right after the handshake (%v); see its log", inst.waitReason())
+	default:
+		p.inst, failed, p.failed = inst, p.failed, 0
+		inst.live = true
+		if decl != nil {
+			p.decl = decl
+		}
+	}
+	p.mu.Unlock()
+	if err != nil {
+		inst.stop()
+	}
+	return failed, err
 }
 
 // Declaration is what the plugin declared at its first handshake.
@@ -151,7 +174,7 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		err = fmt.Errorf("no answer to initialize within %s", p.opts.Deadlines.Initialize)
-	case errors.Is(err, jsonrpc2.ErrClosed):
+	case gone(err):
 		inst.quiet.Store(true)
 		inst.stop() // so the reason is the exit's, not just "closed its stdout"
 		err = fmt.Errorf("exited during the handshake (%v); see its log", inst.waitReason())
@@ -210,7 +233,10 @@ func (p *Plugin) acquire(ctx context.Context, bound time.Duration) (*instance, e
 }
 
 // respawn starts a new instance for acquire; it runs once for every reader
-// waiting at the time.
+// waiting at the time. A failed restart is part of the death it follows,
+// which has had its notice: it says why in the plugin's log and in the
+// error of the read that tried, and backs off like a death. Coming back
+// after failed restarts is the death's second and last notice.
 func (p *Plugin) respawn() (any, error) {
 	p.mu.Lock()
 	if inst, closed := p.inst, p.closed; inst != nil || closed {
@@ -222,27 +248,34 @@ func (p *Plugin) respawn() (any, error) {
 	}
 	p.mu.Unlock()
 	inst, _, err := p.spawn(context.Background())
-	p.mu.Lock()
-	if err != nil {
+	var failed int
+	if err == nil {
+		failed, err = p.install(inst, nil)
+	}
+	switch {
+	case errors.Is(err, ErrClosed):
+		return nil, err
+	case err != nil:
+		p.mu.Lock()
 		p.deaths++
+		p.failed++
 		p.retryAt = p.opts.Now().Add(p.opts.Backoff.delay(p.deaths))
 		p.mu.Unlock()
-		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "error", Message: "restart failed: " + err.Error()})
+		fmt.Fprintf(p.opts.Log, "bridge: restart failed: %v\n", err)
 		return nil, err
 	}
-	if p.closed {
-		p.mu.Unlock()
-		inst.stop()
-		return nil, ErrClosed
+	if failed > 0 {
+		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "info", Message: fmt.Sprintf("running again; failed restarts before this one: %d", failed)})
 	}
-	p.inst = inst
-	p.mu.Unlock()
 	return inst, nil
 }
 
-// died records an instance's end and raises its one notice.
+// died records an instance's end and raises its one notice. An instance
+// that never went live raises none: its failed start says why.
 func (p *Plugin) died(inst *instance, why error) {
 	p.mu.Lock()
+	inst.ended = true
+	live := inst.live
 	current := p.inst == inst
 	if current {
 		p.inst = nil
@@ -253,7 +286,7 @@ func (p *Plugin) died(inst *instance, why error) {
 		p.retryAt = p.opts.Now().Add(p.opts.Backoff.delay(p.deaths))
 	}
 	p.mu.Unlock()
-	if !inst.quiet.Load() {
+	if live && !inst.quiet.Load() {
 		msg := "stopped"
 		if why != nil {
 			msg += " (" + why.Error() + ")"
@@ -403,7 +436,7 @@ func (p *Plugin) callError(inst *instance, req proxy.Request, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, jsonrpc2.ErrClosed) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed):
+	case gone(err):
 		// The instance died under the call. Its death is recorded (and its
 		// one notice raised) before the caller hears of it, so a caller
 		// that ends the run at once cannot race the notice away. (Not
@@ -415,6 +448,12 @@ func (p *Plugin) callError(inst *instance, req proxy.Request, err error) error {
 		return &RemoteError{Plugin: p.opts.Name, Method: req.Method, Code: rerr.Code, Message: rerr.Message}
 	}
 	return fmt.Errorf("plugin %s: %s: %w", p.opts.Name, req.Method, err)
+}
+
+// gone reports whether err is the wire's end: the instance has ended, or
+// is ending, whether the read or the write found out first.
+func gone(err error) bool {
+	return errors.Is(err, jsonrpc2.ErrClosed) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed)
 }
 
 // DeadlineError is the error of a request past its deadline. It matches

@@ -85,7 +85,9 @@ func TestRespawnWaitIsBoundedByTheDeadline(t *testing.T) {
 	}
 }
 
-// A respawn whose handshake fails is a notice and backs off like a death.
+// A respawn whose handshake fails backs off like a death. It is part of
+// the death, which has had its notice: the read that tried, and the
+// plugin's log, say why.
 func TestFailedRestart(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1000, 0)}
 	var starts atomic.Int32
@@ -113,14 +115,11 @@ func TestFailedRestart(t *testing.T) {
 	if _, err := call(t, tl, context.Background(), "c3", nil); err == nil || !strings.Contains(err.Error(), "next restart in 1s") {
 		t.Fatalf("after a failed restart the backoff is Initial: %v", err)
 	}
-	var restarts int
-	for _, n := range e.notices.All() {
-		if strings.Contains(n.Message, "restart failed: speaks protocol 4") {
-			restarts++
-		}
+	if n := strings.Count(e.log.String(), "restart failed: speaks protocol 4"); n != 1 || starts.Load() != 2 {
+		t.Fatalf("failed restarts in the log = %d, starts = %d", n, starts.Load())
 	}
-	if restarts != 1 || starts.Load() != 2 {
-		t.Fatalf("restart notices = %d, starts = %d", restarts, starts.Load())
+	if n := e.notices.All(); len(n) != 1 || !strings.HasPrefix(n[0].Message, "stopped") {
+		t.Fatalf("notices = %v, want the death's one", n)
 	}
 }
 
@@ -181,5 +180,50 @@ func TestDeathNoticeBeforeTheFailedCallReturns(t *testing.T) {
 		if n := e.notices.All(); len(n) != 1 {
 			t.Fatalf("notices after Close: %v", n)
 		}
+	}
+}
+
+// A plugin that crashes on every restart is one death: one notice when it
+// goes down, one when it comes back. Each failed restart says why in the
+// plugin's log and in the error of the read that tried, and backs off.
+func TestCrashLoopIsOneDeath(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	var crashing atomic.Bool
+	s := dieOnRequest()
+	e := mustStart(t, s, func(o *Options) {
+		o.Transport = mem.New(func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+			if crashing.Load() {
+				return errors.New("crashed on start")
+			}
+			return s.main(ctx, stdin, stdout, stderr)
+		}, nil)
+		o.Now = clock.Now
+		o.Backoff = Backoff{Initial: time.Millisecond, Max: time.Millisecond, Reset: time.Hour}
+	})
+	tl := e.tool("plugin__t__echo")
+	crashing.Store(true)
+	tl.Call(context.Background(), sdk.ToolCall{ID: "d", Input: json.RawMessage(`"die"`)}, &ui{})
+	waitStatus(t, e.plugin, "dead")
+	const failures = 5
+	for range failures {
+		clock.Advance(time.Millisecond)
+		if _, err := call(t, tl, context.Background(), "c", nil); !errors.Is(err, sdk.ErrUnavailable) || !strings.Contains(err.Error(), "crashed on start") {
+			t.Fatalf("a read during the crash loop = %v", err)
+		}
+	}
+	crashing.Store(false)
+	clock.Advance(time.Millisecond)
+	if out, err := call(t, tl, context.Background(), "c", nil); err != nil || out.Text() != "echo {}" {
+		t.Fatalf("after the crash loop: %v %v", out, err)
+	}
+	var msgs []string
+	for _, n := range e.notices.All() {
+		msgs = append(msgs, n.Message)
+	}
+	if len(msgs) != 2 || !strings.HasPrefix(msgs[0], "stopped") || msgs[1] != "running again; failed restarts before this one: 5" {
+		t.Fatalf("notices = %q, want one for the death and one for the return", msgs)
+	}
+	if n := strings.Count(e.log.String(), "restart failed"); n != failures {
+		t.Fatalf("%d failed restarts in the log, want %d:\n%s", n, failures, e.log.String())
 	}
 }
