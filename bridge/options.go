@@ -25,8 +25,9 @@ type Deadlines struct {
 	ProviderIdle time.Duration
 	Hook         time.Duration
 	Service      time.Duration
-	// Grace is how long past its deadline a call may stay unanswered
-	// before the instance is declared wedged and killed.
+	// Grace is how long an instance may answer nothing, once everything
+	// it owes is past its deadline, before it is declared wedged and
+	// killed (see the package doc).
 	Grace time.Duration
 }
 

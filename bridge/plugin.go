@@ -30,7 +30,7 @@ type Plugin struct {
 	nextStream atomic.Uint64
 	nextReq    atomic.Uint64 // names the host's requests, so an answer finds its route
 	spawning   singleflight.Group
-	watchers   sync.WaitGroup // wedge watchers
+	watchers   sync.WaitGroup // wedge verdicts being delivered; Close waits for them
 
 	mu      sync.Mutex
 	inst    *instance // nil while dead
@@ -175,7 +175,6 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 	case errors.Is(err, context.DeadlineExceeded):
 		err = fmt.Errorf("no answer to initialize within %s", p.opts.Deadlines.Initialize)
 	case gone(err):
-		inst.quiet.Store(true)
 		inst.stop() // so the reason is the exit's, not just "closed its stdout"
 		err = fmt.Errorf("exited during the handshake (%v); see its log", inst.waitReason())
 	case err != nil:
@@ -186,7 +185,6 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 		err = fmt.Errorf("answered the handshake as %q, but its manifest names it %q", decl.Name, p.opts.Name)
 	}
 	if err != nil {
-		inst.quiet.Store(true)
 		inst.stop()
 		return nil, decl, err
 	}
@@ -286,13 +284,14 @@ func (p *Plugin) died(inst *instance, why error) {
 		p.retryAt = p.opts.Now().Add(p.opts.Backoff.delay(p.deaths))
 	}
 	p.mu.Unlock()
-	if live && !inst.quiet.Load() {
-		msg := "stopped"
-		if why != nil {
-			msg += " (" + why.Error() + ")"
-		}
-		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: msg + "; its contributions answer nothing until the next use restarts it"})
+	if !live {
+		return
 	}
+	msg := "stopped"
+	if why != nil {
+		msg += " (" + why.Error() + ")"
+	}
+	inst.tell(&Notice{Plugin: p.opts.Name, Level: "warn", Message: msg + "; its contributions answer nothing until the next use restarts it"})
 }
 
 // Call implements proxy.Caller.
@@ -308,6 +307,7 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	id := jsonrpc2.ID{Str: "h" + strconv.FormatUint(p.nextReq.Add(1), 10), IsString: true}
 	rt := p.addRoute(inst, id, req)
 	defer p.endRoute(id)
+	inst.owed.request(id, req.Method, start.Add(deadline))
 
 	var w jsonrpc2.Waiter
 	err = inst.guardWrite(deadline, req.Method, func() (err error) {
@@ -315,10 +315,11 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 		return err
 	})
 	if err != nil {
+		inst.owed.forget(id)
 		return p.callError(inst, req, err)
 	}
 	if req.Deltas != nil {
-		return p.waitStream(ctx, inst, req, rt, w, result)
+		return p.waitStream(ctx, inst, id, req, rt, w, result)
 	}
 
 	// The wait ends at the deadline; a cancellable request (a tool call)
@@ -342,7 +343,8 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	case err == nil:
 		return nil
 	case context.Cause(waitCtx) == errPastDeadline && errors.Is(err, context.DeadlineExceeded):
-		p.watchWedge(inst, req.Method, w)
+		// Still owed: the wedge rule (owed) decides whether the instance
+		// is stuck.
 		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return fmt.Errorf("plugin %s: %s: %w", p.opts.Name, req.Method, ctx.Err())
@@ -356,7 +358,7 @@ var errPastDeadline = errors.New("past the request's deadline")
 // waitStream waits for a provider stream's answer. Its deadline is for the
 // first delta, then for the silence between two: every delta resets it.
 // Cancelling ctx sends the cancel notification and keeps waiting.
-func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Request, rt *route, w jsonrpc2.Waiter, result any) error {
+func (p *Plugin) waitStream(ctx context.Context, inst *instance, id jsonrpc2.ID, req proxy.Request, rt *route, w jsonrpc2.Waiter, result any) error {
 	deadline := p.opts.Deadlines.For(req.Kind)
 	timer := time.NewTimer(deadline)
 	defer timer.Stop()
@@ -387,36 +389,13 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Reque
 			}
 			deadline = p.opts.Deadlines.ProviderIdle
 			timer.Reset(deadline)
+			inst.owed.extend(id, time.Now().Add(deadline))
 		case <-timer.C:
 			stopWait()
 			<-answered
-			p.watchWedge(inst, req.Method, w)
 			return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
 		}
 	}
-}
-
-// watchWedge kills the instance if the call is still unanswered a grace
-// period after its deadline: a plugin that never answers is wedged, and the
-// death rules (notice, respawn on next read) take over.
-func (p *Plugin) watchWedge(inst *instance, method string, w jsonrpc2.Waiter) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return // Close is stopping the instance anyway
-	}
-	p.watchers.Add(1)
-	go func() {
-		defer p.watchers.Done()
-		ctx, cancel := context.WithTimeout(inst.ctx, p.opts.Deadlines.Grace)
-		defer cancel()
-		if err := w.Wait(ctx, nil); errors.Is(err, context.DeadlineExceeded) {
-			p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "error",
-				Message: fmt.Sprintf("%s still unanswered %s past its deadline; stopping the wedged instance", method, p.opts.Deadlines.Grace)})
-			inst.quiet.Store(true) // this notice is the death's notice
-			inst.kill()
-		}
-	}()
 }
 
 // Notify implements proxy.Caller. A dead plugin is not respawned for a
