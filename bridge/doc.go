@@ -28,9 +28,12 @@
 //     dropped from its round) never takes down a call on the same instance
 //     that is still within its own, and a lone hung call is killed Grace
 //     after its deadline.
-//   - Every write to a plugin is guarded: one still blocked past the
-//     request's deadline (Grace for a notification) means the plugin is not
-//     reading its input, and it is wedged whatever else is in flight.
+//   - Every write to a plugin is guarded: one still blocked after the
+//     request's deadline, but never less than Grace (Grace for a
+//     notification), means the plugin is not reading its input, and it is
+//     wedged whatever else is in flight. The floor is there because a short
+//     deadline (1ms for a tool) bounds how long the answer may take, not
+//     how soon a healthy plugin gets round to reading.
 //   - A wedged instance is killed and the death rules apply. However many
 //     requests and writes find it wedged, its one notice says why and is
 //     its death's notice.

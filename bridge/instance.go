@@ -125,9 +125,14 @@ func (inst *instance) tell(n *Notice) bool {
 
 // guardWrite runs write, which sends one message to the plugin. A plugin
 // that does not read its stdin blocks that write forever, so a write still
-// blocked after bound marks the instance wedged: it is killed (which ends
-// the write), with one notice, and the death rules apply.
-func (inst *instance) guardWrite(bound time.Duration, what string, write func() error) error {
+// blocked after its bound marks the instance wedged: it is killed (which
+// ends the write), with one notice, and the death rules apply. The bound
+// is the request's deadline but never less than Grace: a deadline bounds
+// how long an answer may take, not how soon a healthy plugin, busy with
+// something else, gets round to reading. A notification (deadline 0) has
+// Grace.
+func (inst *instance) guardWrite(deadline time.Duration, what string, write func() error) error {
+	bound := max(deadline, inst.p.opts.Deadlines.Grace)
 	t := time.AfterFunc(bound, func() {
 		inst.wedged(fmt.Sprintf("not reading its input: sending %s blocked for %s", what, bound))
 	})
@@ -137,7 +142,7 @@ func (inst *instance) guardWrite(bound time.Duration, what string, write func() 
 
 // notify sends a notification, guarded like any write.
 func (inst *instance) notify(method string, params any) error {
-	return inst.guardWrite(inst.p.opts.Deadlines.Grace, method, func() error {
+	return inst.guardWrite(0, method, func() error {
 		return inst.rpc.Notify(context.Background(), method, params)
 	})
 }

@@ -27,7 +27,8 @@ type Deadlines struct {
 	Service      time.Duration
 	// Grace is how long an instance may answer nothing, once everything
 	// it owes is past its deadline, before it is declared wedged and
-	// killed (see the package doc).
+	// killed; and the least time a write to it may block before it counts
+	// as not reading its input (see the package doc).
 	Grace time.Duration
 }
 

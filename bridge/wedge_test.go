@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -348,6 +349,62 @@ func (s *startOnce) Start(ctx context.Context) (transport.Conn, error) {
 		return nil, errors.New("no second start")
 	}
 	return s.Transport.Start(ctx)
+}
+
+// A short deadline bounds how long an answer may take, not how soon a
+// healthy plugin reads: a write may block Grace before the plugin counts
+// as not reading its input.
+func TestShortDeadlineIsNoReadingBound(t *testing.T) {
+	writing := make(chan struct{}, 1)
+	s := echoScript()
+	s.init = func(p *peer, m msg) {
+		p.reply(m, basicDecl())
+		<-writing                           // the host is sending the tool call ...
+		<-time.After(50 * time.Millisecond) // ... and the plugin is busy for a while, past the deadline
+	}
+	ct := &countingTransport{Transport: mem.New(s.main, nil)}
+	e := mustStart(t, s, func(o *Options) {
+		o.Transport = writeTap{ct, writing}
+		o.Deadlines.Tool = time.Millisecond // Grace stays its default
+	})
+	_, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c", nil)
+	var de *DeadlineError
+	if !errors.As(err, &de) {
+		t.Fatalf("err = %v, want the call's deadline error and nothing worse", err)
+	}
+	if n := e.notices.All(); len(n) != 0 || e.plugin.Status() != "running" || ct.count() != 1 {
+		t.Fatalf("a plugin that reads its input is not wedged: %s, notices %v", e.plugin.Status(), n)
+	}
+}
+
+// writeTap signals writing as the host starts writing a tool call.
+type writeTap struct {
+	transport.Transport
+	writing chan<- struct{}
+}
+
+func (w writeTap) Start(ctx context.Context) (transport.Conn, error) {
+	c, err := w.Transport.Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return tapConn{c, w.writing}, nil
+}
+
+type tapConn struct {
+	transport.Conn
+	writing chan<- struct{}
+}
+
+// Write sees one whole message: the line stream writes each in one Write.
+func (c tapConn) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(`"method":"`+protocol.MethodToolCall+`"`)) {
+		select {
+		case c.writing <- struct{}{}:
+		default:
+		}
+	}
+	return c.Conn.Write(p)
 }
 
 // A plugin that crashes on every restart is one death: one notice when it
