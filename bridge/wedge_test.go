@@ -263,7 +263,8 @@ func TestSlowContributorDoesNotWedgeAHealthyCall(t *testing.T) {
 // A provider stream that keeps talking is within its deadline: each delta
 // gives it ProviderIdle more, for the wedge rule too.
 func TestTalkingStreamIsNotWedged(t *testing.T) {
-	const provider, grace = 100 * time.Millisecond, 100 * time.Millisecond
+	// The first delta has to beat the provider deadline on a loaded machine.
+	const provider, grace = 500 * time.Millisecond, 100 * time.Millisecond
 	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
 		if m.Method == protocol.MethodProviderStream {
 			var ps protocol.ProviderStreamParams
