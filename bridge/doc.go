@@ -18,16 +18,47 @@
 //     plugin__<plugin>__<tool> (refused, not shortened, past 64
 //     characters), bridge tools wear the untrusted default traits, and
 //     capabilities come only from the declaration.
-//   - Every request has a deadline (Deadlines, by kind). Past it the call
-//     fails with a DeadlineError (errors.Is context.DeadlineExceeded). A
-//     tool call whose context is cancelled sends tool/cancel and keeps
-//     waiting until the deadline; a provider stream sends provider/cancel.
-//     A call still unanswered Grace after its deadline marks the instance
-//     wedged: it is killed and the death rules apply.
+//   - Every request has a deadline (Deadlines, by kind; DefaultDeadlines).
+//     Past it the call fails with a DeadlineError (errors.Is
+//     context.DeadlineExceeded). A tool call whose context is cancelled
+//     sends tool/cancel and keeps waiting until the deadline; a provider
+//     stream sends provider/cancel. A provider stream's deadline is for its
+//     first delta, then ProviderIdle from each delta.
+//   - Wedged: an instance is wedged when it owes at least one answer, every
+//     request it owes is past its deadline, and it has answered nothing for
+//     Grace (default 5s) since the later of its last answer and the latest
+//     of those deadlines. An answer to any request counts; notifications do
+//     not. A request stays owed until answered, even once its caller has
+//     stopped waiting. So a request past its deadline (a contributor
+//     dropped from its round) never takes down a call on the same instance
+//     that is still within its own, and a lone hung call is killed Grace
+//     after its deadline.
+//   - Every write to a plugin is guarded: one still blocked after the
+//     request's deadline, but never less than Grace (Grace for a
+//     notification, and for an answer to the plugin's own request), means
+//     the plugin is not reading its input, and it is wedged whatever else
+//     is in flight. The floor is there because a short
+//     deadline (1ms for a tool) bounds how long the answer may take, not
+//     how soon a healthy plugin gets round to reading.
+//   - A wedged instance is killed and the death rules apply. However many
+//     requests and writes find it wedged, its one notice says why and is
+//     its death's notice.
 //   - A process is allowed to die. There are no health checks and no
 //     supervisor: when an instance ends, calls answer sdk.ErrUnavailable,
 //     one notice is raised, and the next call respawns it, spaced by
-//     Backoff; concurrent calls share one respawn.
+//     Backoff (defaults: the first respawn at once, then 500ms doubling up
+//     to 30s; an instance that lived a minute starts the count again);
+//     concurrent calls share one respawn.
+//   - A failed restart is part of the death it follows: no notice of its
+//     own, but a line in the plugin's log, the error of the read that
+//     tried, and a backoff step like a death. An instance that ends during
+//     or right after its handshake, before it was used, is such a failed
+//     start, not a death. Coming back after failed restarts is the death's
+//     second and last notice ("running again"). There is no give-up: a
+//     crash-looping plugin costs at most one start per Backoff.Max, and
+//     only when something reads it; reads in between answer
+//     sdk.ErrUnavailable at once. Giving up would leave no way back, once
+//     the person has fixed the plugin, short of restarting the host.
 //   - The wire is line-delimited JSON-RPC (protocol.LineStream): a line that
 //     is not a message, or is over the cap, goes to the plugin's log and is
 //     skipped; an answer with an unknown id is logged and dropped.
@@ -36,10 +67,6 @@
 //     question is withdrawn when its call ends or is cancelled. The
 //     person's time to answer counts against the tool call's deadline:
 //     a tool that asks should have a deadline that allows for a person.
-//   - Every write to a plugin is guarded: one still blocked past the
-//     request's deadline (Grace for a notification, and for an answer to
-//     the plugin's own request) means the plugin is not reading its input,
-//     and it is killed as wedged.
 //
 // Exec and wasm plugins follow the same rules because this package sees
 // only transport.Conn.

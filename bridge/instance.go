@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -24,7 +23,16 @@ type instance struct {
 	ctx     context.Context // ends when the instance does
 	cancel  context.CancelFunc
 	started time.Time
-	quiet   atomic.Bool // its death needs no notice (handshake failure, Close, already told)
+	owed    *owed // what it has yet to answer: the wedge rule
+
+	// Guarded by p.mu: whether it was made the live instance, and whether
+	// its end has been recorded (died).
+	live, ended bool
+
+	// The instance's one notice: the first to claim it (its death, a wedge
+	// verdict, or a stop that needs none) decides what it says.
+	toldMu sync.Mutex
+	told   bool
 
 	exited   chan struct{} // closed once conn.Wait has returned
 	exitErr  error
@@ -45,6 +53,7 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 		exited: make(chan struct{}), recorded: make(chan struct{}), dead: make(chan struct{}),
 		inflight: make(chan struct{}, MaxPluginRequests),
 	}
+	inst.owed = newOwed(p.opts.Deadlines.Grace, inst.wedged)
 	stream := protocol.NewLineStream(conn, protocol.LineStreamOptions{
 		MaxLine: p.opts.MaxLine,
 		Skipped: func(line []byte, why error) {
@@ -56,6 +65,7 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 		jsonrpc2.OnRecv(func(_ *jsonrpc2.Request, resp *jsonrpc2.Response) {
 			if resp != nil {
 				p.endRoute(resp.ID)
+				inst.owed.answered(resp.ID)
 			}
 		}))
 	go func() {
@@ -71,6 +81,7 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 // instance has ended, waits for its handlers, and reports the death.
 func (inst *instance) monitor() {
 	<-inst.rpc.DisconnectNotify()
+	inst.owed.stop()
 	inst.starting.Lock()
 	inst.cancel() // no handler starts after this
 	inst.starting.Unlock()
@@ -96,22 +107,42 @@ func (inst *instance) waitReason() error {
 }
 
 // stop ends the instance gracefully (stdin closed first) and waits for it.
+// Its end is no death: it raises no notice.
 func (inst *instance) stop() {
-	inst.quiet.Store(true)
+	inst.tell(nil)
 	inst.rpc.Close()
 	<-inst.dead
 }
 
+// tell raises n as the instance's one notice, unless one has been raised
+// or waived already (a nil n waives it). It reports whether n was the one.
+// The notice is raised under the claim, so whoever loses the claim (a
+// death racing a wedge verdict) returns only once it is out.
+func (inst *instance) tell(n *Notice) bool {
+	inst.toldMu.Lock()
+	defer inst.toldMu.Unlock()
+	if inst.told {
+		return false
+	}
+	inst.told = true
+	if n != nil {
+		inst.p.opts.Notify(*n)
+	}
+	return true
+}
+
 // guardWrite runs write, which sends one message to the plugin. A plugin
 // that does not read its stdin blocks that write forever, so a write still
-// blocked after bound marks the instance wedged: it is killed (which ends
-// the write), with one notice, and the death rules apply.
-func (inst *instance) guardWrite(bound time.Duration, what string, write func() error) error {
+// blocked after its bound marks the instance wedged: it is killed (which
+// ends the write), with one notice, and the death rules apply. The bound
+// is the request's deadline but never less than Grace: a deadline bounds
+// how long an answer may take, not how soon a healthy plugin, busy with
+// something else, gets round to reading. A notification (deadline 0) has
+// Grace.
+func (inst *instance) guardWrite(deadline time.Duration, what string, write func() error) error {
+	bound := max(deadline, inst.p.opts.Deadlines.Grace)
 	t := time.AfterFunc(bound, func() {
-		inst.p.opts.Notify(Notice{Plugin: inst.p.opts.Name, Level: "error",
-			Message: fmt.Sprintf("not reading its input: sending %s blocked for %s; stopping the wedged instance", what, bound)})
-		inst.quiet.Store(true) // this notice is the death's notice
-		inst.kill()
+		inst.wedged(fmt.Sprintf("not reading its input: sending %s blocked for %s", what, bound))
 	})
 	defer t.Stop()
 	return write()
@@ -119,7 +150,7 @@ func (inst *instance) guardWrite(bound time.Duration, what string, write func() 
 
 // notify sends a notification, guarded like any write.
 func (inst *instance) notify(method string, params any) error {
-	return inst.guardWrite(inst.p.opts.Deadlines.Grace, method, func() error {
+	return inst.guardWrite(0, method, func() error {
 		return inst.rpc.Notify(context.Background(), method, params)
 	})
 }

@@ -27,8 +27,10 @@ type Deadlines struct {
 	ProviderTotal time.Duration
 	Hook          time.Duration
 	Service       time.Duration
-	// Grace is how long past its deadline a call may stay unanswered
-	// before the instance is declared wedged and killed.
+	// Grace is how long an instance may answer nothing, once everything
+	// it owes is past its deadline, before it is declared wedged and
+	// killed; and the least time a write to it may block before it counts
+	// as not reading its input (see the package doc).
 	Grace time.Duration
 }
 

@@ -30,7 +30,7 @@ type Plugin struct {
 	nextStream atomic.Uint64
 	nextReq    atomic.Uint64 // names the host's requests, so an answer finds its route
 	spawning   singleflight.Group
-	watchers   sync.WaitGroup // wedge watchers
+	watchers   sync.WaitGroup // wedge verdicts being delivered; Close waits for them
 	notices    noticeLimiter  // the plugin's own notices
 
 	mu      sync.Mutex
@@ -38,6 +38,7 @@ type Plugin struct {
 	decl    *protocol.InitializeResult
 	closed  bool
 	deaths  int               // in a row
+	failed  int               // restarts failed since the last death
 	retryAt time.Time         // no respawn before this
 	routes  map[string]*route // running calls and streams, by callId / streamId
 	byReq   map[jsonrpc2.ID]*route
@@ -74,17 +75,12 @@ func (p *Plugin) Kind() string { return p.opts.Transport.Kind() }
 // readDeclaration); the declaration returned is what was kept.
 func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
 	inst, decl, refused, err := p.spawn(ctx)
+	if err == nil {
+		_, err = p.install(inst, &decl)
+	}
 	if err != nil {
 		return protocol.InitializeResult{}, err
 	}
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		inst.stop()
-		return protocol.InitializeResult{}, ErrClosed
-	}
-	p.inst, p.decl = inst, &decl
-	p.mu.Unlock()
 	const most = 20 // a declaration of a thousand bad entries needs no thousand notices
 	if len(refused) > most {
 		refused = append(refused[:most:most], fmt.Sprintf("and %d more parts of the declaration refused", len(refused)-most))
@@ -93,6 +89,33 @@ func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
 		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: msg})
 	}
 	return decl, nil
+}
+
+// install makes inst, just through its handshake, the live instance (and
+// decl, unless nil, the plugin's declaration). It returns how many
+// restarts had failed before it, and counts them off. It refuses, and
+// stops inst, when the plugin was closed meanwhile (ErrClosed) or inst has
+// already ended: it died before anyone could use it, which is a failed
+// start — its death is no death of a live instance, and says nothing.
+func (p *Plugin) install(inst *instance, decl *protocol.InitializeResult) (failed int, err error) {
+	p.mu.Lock()
+	switch {
+	case p.closed:
+		err = ErrClosed
+	case inst.ended:
+		err = fmt.Errorf("exited right after the handshake (%v); see its log", inst.waitReason())
+	default:
+		p.inst, failed, p.failed = inst, p.failed, 0
+		inst.live = true
+		if decl != nil {
+			p.decl = decl
+		}
+	}
+	p.mu.Unlock()
+	if err != nil {
+		inst.stop()
+	}
+	return failed, err
 }
 
 // Declaration is what the host kept of what the plugin declared at its
@@ -169,8 +192,7 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		err = fmt.Errorf("no answer to initialize within %s", p.opts.Deadlines.Initialize)
-	case errors.Is(err, jsonrpc2.ErrClosed):
-		inst.quiet.Store(true)
+	case gone(err):
 		inst.stop() // so the reason is the exit's, not just "closed its stdout"
 		log := "its log"
 		if p.opts.LogPath != "" {
@@ -183,7 +205,6 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 		decl, refused, err = readDeclaration(p.opts.Name, answer)
 	}
 	if err != nil {
-		inst.quiet.Store(true)
 		inst.stop()
 		return nil, decl, nil, err
 	}
@@ -230,7 +251,10 @@ func (p *Plugin) acquire(ctx context.Context, bound time.Duration) (*instance, e
 }
 
 // respawn starts a new instance for acquire; it runs once for every reader
-// waiting at the time.
+// waiting at the time. A failed restart is part of the death it follows,
+// which has had its notice: it says why in the plugin's log and in the
+// error of the read that tried, and backs off like a death. Coming back
+// after failed restarts is the death's second and last notice.
 func (p *Plugin) respawn() (any, error) {
 	p.mu.Lock()
 	if inst, closed := p.inst, p.closed; inst != nil || closed {
@@ -242,27 +266,34 @@ func (p *Plugin) respawn() (any, error) {
 	}
 	p.mu.Unlock()
 	inst, _, _, err := p.spawn(context.Background())
-	p.mu.Lock()
-	if err != nil {
+	var failed int
+	if err == nil {
+		failed, err = p.install(inst, nil)
+	}
+	switch {
+	case errors.Is(err, ErrClosed):
+		return nil, err
+	case err != nil:
+		p.mu.Lock()
 		p.deaths++
+		p.failed++
 		p.retryAt = p.opts.Now().Add(p.opts.Backoff.delay(p.deaths))
 		p.mu.Unlock()
-		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "error", Message: "restart failed: " + err.Error()})
+		fmt.Fprintf(p.opts.Log, "bridge: restart failed: %v\n", err)
 		return nil, err
 	}
-	if p.closed {
-		p.mu.Unlock()
-		inst.stop()
-		return nil, ErrClosed
+	if failed > 0 {
+		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "info", Message: fmt.Sprintf("running again; failed restarts before this one: %d", failed)})
 	}
-	p.inst = inst
-	p.mu.Unlock()
 	return inst, nil
 }
 
-// died records an instance's end and raises its one notice.
+// died records an instance's end and raises its one notice. An instance
+// that never went live raises none: its failed start says why.
 func (p *Plugin) died(inst *instance, why error) {
 	p.mu.Lock()
+	inst.ended = true
+	live := inst.live
 	current := p.inst == inst
 	if current {
 		p.inst = nil
@@ -273,13 +304,14 @@ func (p *Plugin) died(inst *instance, why error) {
 		p.retryAt = p.opts.Now().Add(p.opts.Backoff.delay(p.deaths))
 	}
 	p.mu.Unlock()
-	if !inst.quiet.Load() {
-		msg := "stopped"
-		if why != nil {
-			msg += " (" + why.Error() + ")"
-		}
-		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: msg + "; its contributions answer nothing until the next use restarts it"})
+	if !live {
+		return
 	}
+	msg := "stopped"
+	if why != nil {
+		msg += " (" + why.Error() + ")"
+	}
+	inst.tell(&Notice{Plugin: p.opts.Name, Level: "warn", Message: msg + "; its contributions answer nothing until the next use restarts it"})
 }
 
 // Call implements proxy.Caller.
@@ -295,6 +327,7 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	id := jsonrpc2.ID{Str: "h" + strconv.FormatUint(p.nextReq.Add(1), 10), IsString: true}
 	rt := p.addRoute(inst, id, req)
 	defer p.endRoute(id)
+	inst.owed.request(id, req.Method, start.Add(deadline))
 
 	var w jsonrpc2.Waiter
 	err = inst.guardWrite(deadline, req.Method, func() (err error) {
@@ -302,10 +335,11 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 		return err
 	})
 	if err != nil {
+		inst.owed.forget(id)
 		return p.callError(inst, req, err)
 	}
 	if req.Deltas != nil {
-		return p.waitStream(ctx, inst, req, rt, w, result)
+		return p.waitStream(ctx, inst, id, req, rt, w, result)
 	}
 
 	// The wait ends at the deadline; a cancellable request (a tool call)
@@ -329,7 +363,8 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	case err == nil:
 		return nil
 	case context.Cause(waitCtx) == errPastDeadline && errors.Is(err, context.DeadlineExceeded):
-		p.watchWedge(inst, req.Method, w)
+		// Still owed: the wedge rule (owed) decides whether the instance
+		// is stuck.
 		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return fmt.Errorf("plugin %s: %s: %w", p.opts.Name, req.Method, ctx.Err())
@@ -340,11 +375,23 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 // errPastDeadline marks the end of a wait as the request's own deadline.
 var errPastDeadline = errors.New("past the request's deadline")
 
+// cutOff ends a stream past one of its bounds, with err: nothing more
+// reaches the caller, the plugin is told to stop, the person hears why in
+// one notice, and the stream is due now, so a plugin that does not end it
+// is wedged like any other (see owed).
+func (p *Plugin) cutOff(inst *instance, id jsonrpc2.ID, req proxy.Request, rt *route, why string, err error) error {
+	rt.mute()
+	inst.owed.extend(id, time.Now())
+	_ = inst.notify(req.CancelMethod, req.CancelParams)
+	p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: req.Method + " " + why + "; cancelled it"})
+	return err
+}
+
 // waitStream waits for a provider stream's answer. Its deadline is for the
 // first delta, then for the silence between two: every delta resets it.
 // Cancelling ctx sends the cancel notification and keeps waiting. However
 // lively, a stream past its total deadline or its cap is cut off.
-func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Request, rt *route, w jsonrpc2.Waiter, result any) error {
+func (p *Plugin) waitStream(ctx context.Context, inst *instance, id jsonrpc2.ID, req proxy.Request, rt *route, w jsonrpc2.Waiter, result any) error {
 	deadline := p.opts.Deadlines.For(req.Kind)
 	timer := time.NewTimer(deadline)
 	defer timer.Stop()
@@ -377,58 +424,23 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Reque
 			}
 			deadline = p.opts.Deadlines.ProviderIdle
 			timer.Reset(deadline)
+			inst.owed.extend(id, time.Now().Add(deadline))
 		case <-timer.C:
 			stopWait()
 			<-answered
-			p.watchWedge(inst, req.Method, w)
 			return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
 		case <-total.C:
 			stopWait()
 			<-answered
-			return p.cutOff(inst, req, rt, w, "went on past its total deadline of "+p.opts.Deadlines.ProviderTotal.String(),
+			return p.cutOff(inst, id, req, rt, "went on past its total deadline of "+p.opts.Deadlines.ProviderTotal.String(),
 				&DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: p.opts.Deadlines.ProviderTotal})
 		case <-rt.over:
 			stopWait()
 			<-answered
-			return p.cutOff(inst, req, rt, w, fmt.Sprintf("sent more than %d MiB", p.opts.Limits.ProviderResponseMiB),
+			return p.cutOff(inst, id, req, rt, fmt.Sprintf("sent more than %d MiB", p.opts.Limits.ProviderResponseMiB),
 				&TooLargeError{Plugin: p.opts.Name, Method: req.Method, MiB: p.opts.Limits.ProviderResponseMiB})
 		}
 	}
-}
-
-// cutOff ends a stream past one of its bounds, with err: nothing more
-// reaches the caller, the plugin is told to stop, the person hears why in
-// one notice, and a plugin that does not end the stream within Grace is
-// wedged like any other.
-func (p *Plugin) cutOff(inst *instance, req proxy.Request, rt *route, w jsonrpc2.Waiter, why string, err error) error {
-	rt.mute()
-	_ = inst.notify(req.CancelMethod, req.CancelParams)
-	p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: req.Method + " " + why + "; cancelled it"})
-	p.watchWedge(inst, req.Method, w)
-	return err
-}
-
-// watchWedge kills the instance if the call is still unanswered a grace
-// period after its deadline: a plugin that never answers is wedged, and the
-// death rules (notice, respawn on next read) take over.
-func (p *Plugin) watchWedge(inst *instance, method string, w jsonrpc2.Waiter) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return // Close is stopping the instance anyway
-	}
-	p.watchers.Add(1)
-	go func() {
-		defer p.watchers.Done()
-		ctx, cancel := context.WithTimeout(inst.ctx, p.opts.Deadlines.Grace)
-		defer cancel()
-		if err := w.Wait(ctx, nil); errors.Is(err, context.DeadlineExceeded) {
-			p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "error",
-				Message: fmt.Sprintf("%s still unanswered %s past its deadline; stopping the wedged instance", method, p.opts.Deadlines.Grace)})
-			inst.quiet.Store(true) // this notice is the death's notice
-			inst.kill()
-		}
-	}()
 }
 
 // Notify implements proxy.Caller. A dead plugin is not respawned for a
@@ -448,7 +460,7 @@ func (p *Plugin) callError(inst *instance, req proxy.Request, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, jsonrpc2.ErrClosed) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed):
+	case gone(err):
 		// The instance died under the call. Its death is recorded (and its
 		// one notice raised) before the caller hears of it, so a caller
 		// that ends the run at once cannot race the notice away. (Not
@@ -460,6 +472,12 @@ func (p *Plugin) callError(inst *instance, req proxy.Request, err error) error {
 		return &RemoteError{Plugin: p.opts.Name, Method: req.Method, Code: rerr.Code, Message: rerr.Message}
 	}
 	return fmt.Errorf("plugin %s: %s: %w", p.opts.Name, req.Method, err)
+}
+
+// gone reports whether err is the wire's end: the instance has ended, or
+// is ending, whether the read or the write found out first.
+func gone(err error) bool {
+	return errors.Is(err, jsonrpc2.ErrClosed) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed)
 }
 
 // DeadlineError is the error of a request past its deadline. It matches

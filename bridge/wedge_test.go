@@ -2,17 +2,22 @@ package bridge
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
+	"github.com/bingo/bingo-plugin-rpc/transport"
 	"github.com/bingo/bingo-plugin-rpc/transport/mem"
 )
 
@@ -34,8 +39,11 @@ func deaf(ctx context.Context, stdin io.Reader, stdout, _ io.Writer) error {
 func TestPluginNotReadingItsInput(t *testing.T) {
 	e := mustStart(t, script{}, func(o *Options) {
 		o.Transport = mem.New(deaf, nil)
-		o.Deadlines.Tool = 100 * time.Millisecond
-		o.Deadlines.Grace = 100 * time.Millisecond
+		// The call is also owed past its deadline, which wedges the
+		// instance Grace later; the blocked write speaks first, by Grace
+		// even when this test's goroutines are slow to run.
+		o.Deadlines.Tool = 400 * time.Millisecond
+		o.Deadlines.Grace = 400 * time.Millisecond
 	})
 	big := json.RawMessage(`"` + strings.Repeat("x", 1<<20) + `"`) // past any pipe buffer
 	start := time.Now()
@@ -43,7 +51,7 @@ func TestPluginNotReadingItsInput(t *testing.T) {
 	if !errors.Is(err, sdk.ErrUnavailable) || time.Since(start) > 5*time.Second {
 		t.Fatalf("err = %v after %v", err, time.Since(start))
 	}
-	if n := e.notices.Next(t); !strings.Contains(n.Message, "not reading its input: sending tool/call blocked for 100ms") {
+	if n := e.notices.Next(t); !strings.Contains(n.Message, "not reading its input: sending tool/call blocked for 400ms") {
 		t.Fatalf("notice = %v", n)
 	}
 	waitStatus(t, e.plugin, "dead")
@@ -85,7 +93,9 @@ func TestRespawnWaitIsBoundedByTheDeadline(t *testing.T) {
 	}
 }
 
-// A respawn whose handshake fails is a notice and backs off like a death.
+// A respawn whose handshake fails backs off like a death. It is part of
+// the death, which has had its notice: the read that tried, and the
+// plugin's log, say why.
 func TestFailedRestart(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1000, 0)}
 	var starts atomic.Int32
@@ -113,14 +123,11 @@ func TestFailedRestart(t *testing.T) {
 	if _, err := call(t, tl, context.Background(), "c3", nil); err == nil || !strings.Contains(err.Error(), "next restart in 1s") {
 		t.Fatalf("after a failed restart the backoff is Initial: %v", err)
 	}
-	var restarts int
-	for _, n := range e.notices.All() {
-		if strings.Contains(n.Message, "restart failed: speaks protocol 4") {
-			restarts++
-		}
+	if n := strings.Count(e.log.String(), "restart failed: speaks protocol 4"); n != 1 || starts.Load() != 2 {
+		t.Fatalf("failed restarts in the log = %d, starts = %d", n, starts.Load())
 	}
-	if restarts != 1 || starts.Load() != 2 {
-		t.Fatalf("restart notices = %d, starts = %d", restarts, starts.Load())
+	if n := e.notices.All(); len(n) != 1 || !strings.HasPrefix(n[0].Message, "stopped") {
+		t.Fatalf("notices = %v, want the death's one", n)
 	}
 }
 
@@ -181,5 +188,267 @@ func TestDeathNoticeBeforeTheFailedCallReturns(t *testing.T) {
 		if n := e.notices.All(); len(n) != 1 {
 			t.Fatalf("notices after Close: %v", n)
 		}
+	}
+}
+
+// A contributor past its deadline is dropped from its round, and that is
+// all: a tool call on the same instance, still within its own deadline,
+// gets its answer however long after the contributor's deadline it comes.
+// The instance is wedged only once it owes nothing still within its
+// deadline and has answered nothing for Grace — here, Grace after the
+// tool's answer, with the contributor still owed.
+func TestSlowContributorDoesNotWedgeAHealthyCall(t *testing.T) {
+	const grace = 200 * time.Millisecond
+	toolSeen, dropped := make(chan struct{}), make(chan struct{})
+	var answering atomic.Bool // the tool's answer is on its way
+	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
+		if m.Method == protocol.MethodToolCall {
+			close(toolSeen)
+			go func() {
+				<-dropped
+				<-time.After(2 * grace) // a slow tool: well past the contributor's deadline and Grace
+				answering.Store(true)
+				echoAnswer(p, m)
+			}()
+		}
+		return true // context/contribute is never answered
+	}}
+	s.decl.Contributors = []protocol.ContributorDecl{{ID: "slow"}}
+	var early atomic.Int32 // notices raised before the tool answered
+	ct := &countingTransport{Transport: mem.New(s.main, nil)}
+	e := mustStart(t, s, func(o *Options) {
+		o.Transport = ct
+		o.Deadlines.Contributor = 50 * time.Millisecond
+		o.Deadlines.Tool = testutil.WaitLimit
+		o.Deadlines.Grace = grace
+		notify := o.Notify
+		o.Notify = func(n Notice) {
+			if !answering.Load() {
+				early.Add(1)
+			}
+			notify(n)
+		}
+	})
+	type result struct {
+		out sdk.ToolOutput
+		err error
+	}
+	answered := make(chan result, 1)
+	go func() {
+		out, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c1", nil)
+		answered <- result{out, err}
+	}()
+	<-toolSeen // the tool call is in flight before the contributor is asked
+	_, err := e.plugin.Contributions().Contributors[0].Contribute(context.Background(), sdk.Query{Prompt: "hi"})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("contributor = %v, want its deadline error", err)
+	}
+	close(dropped)
+	r := <-answered
+	if r.err != nil || r.out.Text() != "echo {}" {
+		t.Fatalf("the tool call = %v, %v; a slow contributor must not kill it", r.out, r.err)
+	}
+	if n := early.Load(); n != 0 || ct.count() != 1 {
+		t.Fatalf("%d notices before the tool answered, %d starts: %v", n, ct.count(), e.notices.All())
+	}
+	// Now nothing owed is within its deadline: Grace after the tool's
+	// answer, the contributor still unanswered, the instance is wedged.
+	n := e.notices.Next(t)
+	if !strings.Contains(n.Message, "context/contribute unanswered past its deadline, and nothing answered for 200ms; stopping the wedged instance") {
+		t.Fatalf("notice = %v", n)
+	}
+	waitStatus(t, e.plugin, "dead")
+}
+
+// A provider stream that keeps talking is within its deadline: each delta
+// gives it ProviderIdle more, for the wedge rule too.
+func TestTalkingStreamIsNotWedged(t *testing.T) {
+	// The first delta has to beat the provider deadline on a loaded machine.
+	const provider, grace = 500 * time.Millisecond, 100 * time.Millisecond
+	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
+		if m.Method == protocol.MethodProviderStream {
+			var ps protocol.ProviderStreamParams
+			json.Unmarshal(m.Params, &ps)
+			go func() {
+				p.notify(protocol.NotifyProviderDelta, protocol.ProviderDelta{StreamID: ps.StreamID, Event: sdk.StreamEvent{Kind: sdk.EventText, Text: "thinking"}})
+				<-time.After(2 * (provider + grace)) // past the first deadline and Grace, within ProviderIdle
+				p.reply(m, protocol.ProviderStreamResult{End: sdk.StreamEnd{StopReason: "end_turn"}})
+			}()
+		}
+		return true
+	}}
+	s.decl.Providers = []protocol.ProviderDecl{{ID: "p"}}
+	e := mustStart(t, s, func(o *Options) {
+		o.Deadlines.Provider = provider
+		o.Deadlines.ProviderIdle = testutil.WaitLimit
+		o.Deadlines.Grace = grace
+	})
+	var text strings.Builder
+	end, err := e.plugin.Contributions().Providers[0].Stream(context.Background(), sdk.ProviderRequest{}, func(ev sdk.StreamEvent) { text.WriteString(ev.Text) })
+	if err != nil || end.StopReason != "end_turn" || text.String() != "thinking" {
+		t.Fatalf("stream = %+v %q, %v", end, text.String(), err)
+	}
+	if n := e.notices.All(); len(n) != 0 {
+		t.Fatalf("notices = %v", n)
+	}
+}
+
+// However many requests find an instance wedged, it dies once: one notice.
+func TestOneNoticePerWedgedInstance(t *testing.T) {
+	big := json.RawMessage(`"` + strings.Repeat("x", 1<<16) + `"`)
+	for _, c := range []struct {
+		name  string
+		main  mem.Main
+		input json.RawMessage
+	}{
+		{"unanswered", script{decl: basicDecl(), handle: func(*peer, msg) bool { return true }}.main, json.RawMessage(`{}`)},
+		{"not reading", deaf, big},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := mustStart(t, script{}, func(o *Options) {
+				// A call that finds the instance already dead fails at once,
+				// rather than reaching (and wedging) a new one.
+				o.Transport = &startOnce{Transport: mem.New(c.main, nil)}
+				o.Deadlines.Tool = 100 * time.Millisecond
+				o.Deadlines.Grace = 100 * time.Millisecond
+				// A slow sink (a busy terminal) holds the first notice for
+				// Grace: every other request's verdict comes due meanwhile.
+				notify, first := o.Notify, sync.Once{}
+				o.Notify = func(n Notice) {
+					first.Do(func() { <-time.After(o.Deadlines.Grace) })
+					notify(n)
+				}
+			})
+			tl := e.tool("plugin__t__echo")
+			var wg sync.WaitGroup
+			for i := range 50 {
+				wg.Go(func() {
+					tl.Call(context.Background(), sdk.ToolCall{ID: fmt.Sprint("c", i), Input: c.input}, &ui{})
+				})
+			}
+			wg.Wait()
+			if n := e.notices.Next(t); !strings.Contains(n.Message, "wedged") {
+				t.Fatalf("notice = %v", n)
+			}
+			waitStatus(t, e.plugin, "dead")
+			e.plugin.Close() // every verdict is in
+			if n := e.notices.All(); len(n) != 1 {
+				t.Fatalf("%d notices for one wedged instance: %v", len(n), n)
+			}
+		})
+	}
+}
+
+// startOnce starts one instance; every later start fails.
+type startOnce struct {
+	transport.Transport
+	started atomic.Bool
+}
+
+func (s *startOnce) Start(ctx context.Context) (transport.Conn, error) {
+	if s.started.Swap(true) {
+		return nil, errors.New("no second start")
+	}
+	return s.Transport.Start(ctx)
+}
+
+// A short deadline bounds how long an answer may take, not how soon a
+// healthy plugin reads: a write may block Grace before the plugin counts
+// as not reading its input.
+func TestShortDeadlineIsNoReadingBound(t *testing.T) {
+	writing := make(chan struct{}, 1)
+	s := echoScript()
+	s.init = func(p *peer, m msg) {
+		p.reply(m, basicDecl())
+		<-writing                           // the host is sending the tool call ...
+		<-time.After(50 * time.Millisecond) // ... and the plugin is busy for a while, past the deadline
+	}
+	ct := &countingTransport{Transport: mem.New(s.main, nil)}
+	e := mustStart(t, s, func(o *Options) {
+		o.Transport = writeTap{ct, writing}
+		o.Deadlines.Tool = time.Millisecond // Grace stays its default
+	})
+	_, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c", nil)
+	var de *DeadlineError
+	if !errors.As(err, &de) {
+		t.Fatalf("err = %v, want the call's deadline error and nothing worse", err)
+	}
+	if n := e.notices.All(); len(n) != 0 || e.plugin.Status() != "running" || ct.count() != 1 {
+		t.Fatalf("a plugin that reads its input is not wedged: %s, notices %v", e.plugin.Status(), n)
+	}
+}
+
+// writeTap signals writing as the host starts writing a tool call.
+type writeTap struct {
+	transport.Transport
+	writing chan<- struct{}
+}
+
+func (w writeTap) Start(ctx context.Context) (transport.Conn, error) {
+	c, err := w.Transport.Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return tapConn{c, w.writing}, nil
+}
+
+type tapConn struct {
+	transport.Conn
+	writing chan<- struct{}
+}
+
+// Write sees one whole message: the line stream writes each in one Write.
+func (c tapConn) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(`"method":"`+protocol.MethodToolCall+`"`)) {
+		select {
+		case c.writing <- struct{}{}:
+		default:
+		}
+	}
+	return c.Conn.Write(p)
+}
+
+// A plugin that crashes on every restart is one death: one notice when it
+// goes down, one when it comes back. Each failed restart says why in the
+// plugin's log and in the error of the read that tried, and backs off.
+func TestCrashLoopIsOneDeath(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	var crashing atomic.Bool
+	s := dieOnRequest()
+	e := mustStart(t, s, func(o *Options) {
+		o.Transport = mem.New(func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+			if crashing.Load() {
+				return errors.New("crashed on start")
+			}
+			return s.main(ctx, stdin, stdout, stderr)
+		}, nil)
+		o.Now = clock.Now
+		o.Backoff = Backoff{Initial: time.Millisecond, Max: time.Millisecond, Reset: time.Hour}
+	})
+	tl := e.tool("plugin__t__echo")
+	crashing.Store(true)
+	tl.Call(context.Background(), sdk.ToolCall{ID: "d", Input: json.RawMessage(`"die"`)}, &ui{})
+	waitStatus(t, e.plugin, "dead")
+	const failures = 5
+	for range failures {
+		clock.Advance(time.Millisecond)
+		if _, err := call(t, tl, context.Background(), "c", nil); !errors.Is(err, sdk.ErrUnavailable) || !strings.Contains(err.Error(), "crashed on start") {
+			t.Fatalf("a read during the crash loop = %v", err)
+		}
+	}
+	crashing.Store(false)
+	clock.Advance(time.Millisecond)
+	if out, err := call(t, tl, context.Background(), "c", nil); err != nil || out.Text() != "echo {}" {
+		t.Fatalf("after the crash loop: %v %v", out, err)
+	}
+	var msgs []string
+	for _, n := range e.notices.All() {
+		msgs = append(msgs, n.Message)
+	}
+	if len(msgs) != 2 || !strings.HasPrefix(msgs[0], "stopped") || msgs[1] != "running again; failed restarts before this one: 5" {
+		t.Fatalf("notices = %q, want one for the death and one for the return", msgs)
+	}
+	if n := strings.Count(e.log.String(), "restart failed"); n != failures {
+		t.Fatalf("%d failed restarts in the log, want %d:\n%s", n, failures, e.log.String())
 	}
 }

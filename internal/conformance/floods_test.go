@@ -83,7 +83,7 @@ var floodCases = []tpCase{
 			t.Errorf("%d bytes reached the caller past the 1 MiB cap", got)
 		}
 		// It does not stop when told: Grace later it is killed as wedged.
-		for _, want := range []string{"sent more than 1 MiB; cancelled it", "still unanswered"} {
+		for _, want := range []string{"sent more than 1 MiB; cancelled it", "unanswered past its deadline"} {
 			if n := r.notices.Next(t); !strings.Contains(n.Message, want) {
 				t.Errorf("notice = %+v, want one saying %q", n, want)
 			}
