@@ -43,11 +43,12 @@ for line in sys.stdin:
         send({"id": mid, "error": {"code": -32601, "message": "no " + str(method)}})
 `
 
-// faultSettings keep each row short: a tool has 3 s, a wedged instance 1
-// s more; start-up is generous, for a loaded machine.
+// faultSettings keep each row short: a tool has 3 s, a wedged instance 3
+// s more (a guest busy with a big answer on a loaded machine must not pass
+// for one not reading); start-up is generous, for a loaded machine.
 const faultSettings = `{"provider": {"plugin": "faultmodel/model"},
  "permissions": {"allow": ["plugin__*"]},
- "deadlines": {"tool": "3s", "grace": "1s", "initialize": "30s"}}`
+ "deadlines": {"tool": "3s", "grace": "3s", "initialize": "30s"}}`
 
 // hostBoundMiB is the documented bound on the host's own memory with any
 // one hostile plugin at the default caps (bridge/doc.go, "Bounds"). A wasm
@@ -76,7 +77,11 @@ func TestFaultMatrix(t *testing.T) {
 		exec, wasm bool
 	}{
 		{name: "hang", tool: "hang", input: `{}`, maxNotices: 1, says: "did not answer within 3s", exec: true, wasm: true},
-		{name: "spin", tool: "spin", input: `{}`, maxNotices: 1, says: "did not answer within 3s", exec: true, wasm: true},
+		// A spinning wasm guest answers nothing else either (its Go
+		// runtime has one thread): the hook and contributor asked while
+		// it spins each miss their deadline, with a notice, until the
+		// instance is killed as wedged.
+		{name: "spin", tool: "spin", input: `{}`, maxNotices: 3, says: "did not answer within 3s", exec: true, wasm: true},
 		{name: "dies mid-call", tool: "exit", input: `{}`, maxNotices: 1, says: "stopped during tool/call", exec: true, wasm: true},
 		{name: "garbage on stdout", tool: "garbage", input: `{}`, maxNotices: 0, exec: true, wasm: true},
 		{name: "answers twice", tool: "twice", input: `{}`, maxNotices: 0, exec: true, wasm: true},
