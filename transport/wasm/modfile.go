@@ -69,10 +69,10 @@ func statModule(path string) (fs.FileInfo, error) {
 // The open is non-blocking because opening a FIFO for reading otherwise
 // waits for a writer, in a host thread nothing can interrupt; on the
 // regular file that passes, reads block as usual.
-func openModule(path string) (*os.File, error) {
+func openModule(path string) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fi, err := f.Stat()
 	if err == nil {
@@ -80,9 +80,9 @@ func openModule(path string) (*os.File, error) {
 	}
 	if err != nil {
 		_ = f.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return f, nil
+	return f, fi, nil
 }
 
 // readModule reads a module through a LimitReader: a file that grows past
