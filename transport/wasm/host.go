@@ -221,13 +221,17 @@ func (h *Host) load(path string, f *file) {
 	h.loadFrom(path, r, fi, f)
 }
 
-// loadFrom reads a module from r (fi describes the opened file: it is the
-// version recorded), hashes it and joins the compilation of that content,
-// starting it if there is none. The read may take as long as the file
-// system does, so Close does not wait for it; the compilation uses the
-// runtime, so Close cancels it and waits.
+// loadFrom reads a module from r (fi describes the opened file: its size
+// sizes the buffer, and it is the version recorded), hashes it and joins
+// the compilation of that content, starting it if there is none. The read
+// may take as long as the file system does, so Close does not wait for
+// it; the compilation uses the runtime, so Close cancels it and waits.
 func (h *Host) loadFrom(path string, r io.Reader, fi fs.FileInfo, f *file) {
-	bin, err := readModule(path, r)
+	var size int64
+	if fi != nil {
+		size = fi.Size()
+	}
+	bin, err := readModule(path, r, size)
 	if err != nil {
 		f.err = err
 		close(f.done)
