@@ -37,7 +37,10 @@ schema:
 
 # The hot paths, each against a baseline measured in the same run: the
 # bridge against a raw pipe to the same plugin (interleaved), bingo's
-# start-up against bare interpreters, wasm cold against warm start.
+# start-up against bare interpreters, wasm cold against warm start, wasm
+# warm start (in a fresh runtime and in a new process) against wazero's own
+# minimal file-cache start (budget 1.2x), 20 identical wasm plugins
+# against one.
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3000x ./internal/conformance
 	$(GO) test -run '^$$' -bench . -benchtime 10x ./cmd/bingo

@@ -116,6 +116,12 @@ func copies(t *testing.T, bin []byte, n int) []string {
 // echoOnce starts tr, sends one line, checks it comes back and ends the
 // instance.
 func echoOnce(ctx context.Context, tr *Transport, line string) error {
+	return answerOnce(ctx, tr, line, line)
+}
+
+// answerOnce starts tr, sends one line, checks the answer and ends the
+// instance.
+func answerOnce(ctx context.Context, tr *Transport, line, want string) error {
 	c, err := tr.Start(ctx)
 	if err != nil {
 		return err
@@ -128,8 +134,8 @@ func echoOnce(ctx context.Context, tr *Transport, line string) error {
 		return err
 	}
 	got, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil || got != line+"\n" {
-		return fmt.Errorf("answered %q, %v; want %q", got, err, line)
+	if err != nil || got != want+"\n" {
+		return fmt.Errorf("answered %q, %v; want %q", got, err, want)
 	}
 	_ = c.Close()
 	return c.Wait()
