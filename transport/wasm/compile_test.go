@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -271,5 +272,27 @@ func TestCloseCancelsACompilation(t *testing.T) {
 	t.Logf("Close returned %v into the compilation (a whole cold compile took %v)", time.Since(begin), coldStart)
 	if r := awaitStart(t, h, ch, 30*time.Second); !errors.Is(r.err, ErrHostClosed) {
 		t.Fatalf("Start = %v, want ErrHostClosed", r.err)
+	}
+}
+
+// A compilation that failed is kept by the file version that failed, not
+// by content: the failure may have been the disk cache's (a full disk), so
+// another file with the same bytes compiles again.
+func TestFailedCompileIsNotKeptByContent(t *testing.T) {
+	ctx := context.Background()
+	h := freshHost(t)
+	bad := []byte("\x00asm\x01\x00\x00\x00\x99 not a section")
+	a, b := writeModule(t, "a.wasm", bad), writeModule(t, "b.wasm", bad)
+	for _, tt := range []struct {
+		path     string
+		compiles int32
+	}{{a, 1}, {a, 1}, {b, 2}} {
+		_, err := h.Transport(Config{Path: tt.path, Name: "bad"}).Start(ctx)
+		if want := "wasm plugin bad: compile " + tt.path + ": "; err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Fatalf("Start(%s) = %v, want an error starting %q", tt.path, err, want)
+		}
+		if n := h.compiles.Load(); n != tt.compiles {
+			t.Fatalf("after starting %s: %d compilations, want %d", tt.path, n, tt.compiles)
+		}
 	}
 }
