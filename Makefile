@@ -38,9 +38,11 @@ schema:
 # The hot paths, each against a baseline measured in the same run: the
 # bridge against a raw pipe to the same plugin (interleaved), a Go plugin
 # (pluginkit) over exec and wasm against a raw pipe to a bare Go child,
-# bingo's start-up against bare interpreters, wasm cold against warm start.
-# BEFORE=<git ref> also times the testplugin built from that ref beside
-# this tree's, in the same runs (make bench BEFORE=main).
+# bingo's start-up against bare interpreters, wasm cold against warm start,
+# wasm warm start (in a fresh runtime and in a new process) against
+# wazero's own minimal file-cache start (budget 1.2x), 20 identical wasm
+# plugins against one. BEFORE=<git ref> also times the testplugin built
+# from that ref beside this tree's, in the same runs (make bench BEFORE=main).
 bench:
 	@before=$$(if [ -n "$(BEFORE)" ]; then bash scripts/bench-before.sh "$(BEFORE)"; fi) && \
 	BINGO_BENCH_BEFORE=$$before $(GO) test -run '^$$' -bench 'ToolCall|BridgeOverhead|GoPluginCall' -benchtime 3000x ./internal/conformance && \

@@ -50,16 +50,31 @@
 //
 // # Compilation and the cache
 //
-// A module is compiled lazily, on the first Start, once per Host and file
-// version (path, modification time, size): concurrent Starts share one
-// compilation, and a changed file is compiled afresh. Instances are
+// A module is compiled lazily, on the first Start that needs it, once per
+// Host and module content: the key is the sha256 of the file's bytes, so
+// plugins that ship the same module at different paths share one
+// compilation and one compiled module, and a changed file is compiled
+// afresh. Each version of a file (identity, mtime, size) is read and
+// hashed once; a later Start of an unchanged file only stats it.
+// Concurrent Starts share the read and the compilation. Instances are
 // anonymous (WithName("")), so any number of instances of one module run
 // at once, and a respawn is an instantiation (milliseconds), not a
-// compilation. With HostConfig.CacheDir set, compiled code is also kept on
-// disk by wazero (keyed by module content and wazero version), so a new
-// Host, i.e. the next session, skips compilation: for a Go guest a few
-// seconds cold on a slow machine, tens of milliseconds warm. The directory
-// must not be writable by plugins; the host keeps it under
+// compilation.
+//
+// One CompileModule call per content is also what keeps the disk cache
+// safe: wazero publishes a module loaded from its disk cache to concurrent
+// callers of the same module before the module is ready (wazero issue
+// #2547), and an instance of the unready module panics the host when it
+// calls a function. Two compilations of one content never run at once in a
+// Host, so none can see the other's unready module. (Hosts do not share
+// wazero's in-memory table: each has its own CompilationCache.)
+//
+// With HostConfig.CacheDir set, compiled code is also kept on disk by
+// wazero (keyed by module content and wazero version), so a new Host, i.e.
+// the next session, skips compilation: for a Go guest a few seconds cold
+// on a slow machine, tens of milliseconds warm (decoding and validating
+// the module, which wazero does on every load, is most of that). The
+// directory must not be writable by plugins; the host keeps it under
 // ~/.bingo/data/cache/wasm.
 //
 // # Bounds on start-up
@@ -80,14 +95,14 @@
 //     the same context check that stops a spinning guest (below), and
 //     Start returns promptly.
 //   - Compiling is not bounded by InstantiateTimeout: it is the host's
-//     work on a capped file, done once per file version and then cached,
+//     work on a capped file, done once per module content and then cached,
 //     and a cold compile of a Go guest can take longer than a handshake
 //     deadline on a slow machine. Only the caller's ctx bounds the wait
 //     for it (a Ctrl-C ends the wait). The compilation itself outlives a
 //     caller who gives up, so the next Start finds it done, but not the
 //     Host: Close cancels it (wazero checks between functions) and waits
-//     for it. A compilation still reading its file is not waited for; it
-//     ends, unused, once its read does.
+//     for it. A read of a module file is not waited for; it ends, unused,
+//     once the read does.
 //   - _start runs after Start has returned; a guest that loops before
 //     reading its stdin is the caller's to stop when its handshake
 //     deadline passes (the bingo bridge does, with Kill).

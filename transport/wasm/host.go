@@ -2,13 +2,15 @@ package wasm
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -40,21 +42,37 @@ type Host struct {
 
 	mu        sync.Mutex
 	closed    bool
-	modules   map[string]*module // by path; replaced when the file changes
-	live      map[*conn]struct{} // instances not yet ended
-	compiling sync.WaitGroup     // compilations using the runtime; Add only under mu while open
+	files     map[string]*file     // by path: the version last seen; replaced when the file changes
+	modules   map[[32]byte]*module // by content (sha256): one compilation each
+	live      map[*conn]struct{}   // instances not yet ended
+	compiling sync.WaitGroup       // compilations using the runtime; Add only under mu while open
 
-	compiles atomic.Int32 // compilations started, for tests and diagnostics
+	reads    atomic.Int32 // module files opened and read, for tests and diagnostics
+	compiles atomic.Int32 // CompileModule calls, for tests and diagnostics
 }
 
-// module is one compilation of one file, shared by every Start that finds
-// the file unchanged. done is closed when cm/err are set.
+// file is one version of one module file: its identity (os.SameFile),
+// modification time and size. It is read and hashed once, by the first
+// Start that finds this version, and every Start that finds it again
+// shares the result. done is closed when mod or err is set.
+type file struct {
+	fi   fs.FileInfo // guarded by Host.mu
+	done chan struct{}
+	mod  *module
+	err  error
+}
+
+// is reports whether fi is the version f was made for.
+func (f *file) is(fi fs.FileInfo) bool {
+	return os.SameFile(f.fi, fi) && f.fi.ModTime().Equal(fi.ModTime()) && f.fi.Size() == fi.Size()
+}
+
+// module is one compilation of one module content, shared by every file
+// with those bytes, whatever its path. done is closed when cm/err are set.
 type module struct {
-	mtime time.Time
-	size  int64
-	done  chan struct{}
-	cm    wazero.CompiledModule
-	err   error
+	done chan struct{}
+	cm   wazero.CompiledModule
+	err  error
 }
 
 // NewHost creates the runtime. The runtime closes a module when the context
@@ -86,7 +104,8 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		cache:   cache,
 		life:    life,
 		endLife: endLife,
-		modules: map[string]*module{},
+		files:   map[string]*file{},
+		modules: map[[32]byte]*module{},
 		live:    map[*conn]struct{}{},
 	}, nil
 }
@@ -128,12 +147,23 @@ func (h *Host) Close(ctx context.Context) error {
 	return err
 }
 
-// compiled returns the module compiled from path, compiling it on the
-// first call for this version of the file (path, mtime, size). Concurrent
-// callers for the same version share one compilation: wazero's cache does
-// not stop parallel compiles of one module. ctx bounds only this caller's
-// wait, never the shared compilation: a compilation outlives a caller who
-// gives up, so that the next Start finds it done, but not the Host.
+// compiled returns the module compiled from the file at path.
+//
+// Compilation is keyed by the module's content: the sha256 of the bytes
+// read. Plugins that ship the same module at different paths share one
+// compilation, and there is exactly one CompileModule call per content per
+// Host. That is not only thrift: wazero publishes a module it loads from
+// the disk cache to concurrent callers before the module is ready (wazero
+// issue #2547), so two concurrent compilations of one module can hand an
+// instance a module without its entry points, which panics when the
+// instance calls a function. One compilation per content never makes two.
+//
+// Each version of a file (identity, mtime, size) is read and hashed once;
+// a Start that finds the version it saw before only stats the file, so a
+// respawn neither reads nor hashes. Concurrent callers share the read and
+// the compilation. ctx bounds only this caller's wait, never the shared
+// work: a compilation outlives a caller who gives up, so that the next
+// Start finds it done, but not the Host.
 func (h *Host) compiled(ctx context.Context, path string) (wazero.CompiledModule, error) {
 	fi, err := statModule(path)
 	if err != nil {
@@ -144,63 +174,120 @@ func (h *Host) compiled(ctx context.Context, path string) (wazero.CompiledModule
 		h.mu.Unlock()
 		return nil, ErrHostClosed
 	}
-	m := h.modules[path]
-	if m == nil || !m.mtime.Equal(fi.ModTime()) || m.size != fi.Size() {
-		m = &module{mtime: fi.ModTime(), size: fi.Size(), done: make(chan struct{})}
-		h.modules[path] = m
-		go h.compile(path, m)
+	f := h.files[path]
+	if f == nil || !f.is(fi) {
+		f = &file{fi: fi, done: make(chan struct{})}
+		h.files[path] = f
+		go h.load(path, f)
 	}
 	h.mu.Unlock()
 
-	select {
-	case <-m.done:
-		return m.cm, m.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-h.life.Done():
-		return nil, ErrHostClosed
-	}
-}
-
-// compile runs on its own goroutine so that a caller giving up (ctx) does
-// not abandon a compilation that other callers wait for.
-func (h *Host) compile(path string, m *module) {
-	defer close(m.done)
-	h.compiles.Add(1)
-	f, err := openModule(path)
-	if err != nil {
-		m.err = err
-		return
-	}
-	defer f.Close()
-	m.cm, m.err = h.compileFrom(path, f)
-}
-
-// compileFrom reads a module from r and compiles it in the runtime. The
-// read may take as long as the file system does, so Close does not wait
-// for it; the compilation uses the runtime, so Close cancels it and waits.
-func (h *Host) compileFrom(path string, r io.Reader) (wazero.CompiledModule, error) {
-	bin, err := readModule(path, r)
-	if err != nil {
+	if err := h.await(ctx, f.done); err != nil {
 		return nil, err
 	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	if err := h.await(ctx, f.mod.done); err != nil {
+		return nil, err
+	}
+	return f.mod.cm, f.mod.err
+}
+
+// await waits for done, for the caller's ctx or for the Host to close.
+func (h *Host) await(ctx context.Context, done <-chan struct{}) error {
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-h.life.Done():
+		return ErrHostClosed
+	}
+}
+
+// load reads one version of a module file on its own goroutine, so that a
+// caller giving up (ctx) does not abandon work other callers wait for, and
+// so that Close never waits for a read.
+func (h *Host) load(path string, f *file) {
+	h.reads.Add(1)
+	r, fi, err := openModule(path)
+	if err != nil {
+		f.err = err
+		close(f.done)
+		return
+	}
+	defer r.Close()
+	h.loadFrom(path, r, fi, f)
+}
+
+// loadFrom reads a module from r (fi describes the opened file: its size
+// sizes the buffer, and it is the version recorded), hashes it and joins
+// the compilation of that content, starting it if there is none. The read
+// may take as long as the file system does, so Close does not wait for
+// it; the compilation uses the runtime, so Close cancels it and waits.
+func (h *Host) loadFrom(path string, r io.Reader, fi fs.FileInfo, f *file) {
+	var size int64
+	if fi != nil {
+		size = fi.Size()
+	}
+	bin, err := readModule(path, r, size)
+	if err != nil {
+		f.err = err
+		close(f.done)
+		return
+	}
+	key := sha256.Sum256(bin)
+
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		return nil, ErrHostClosed
+		f.err = ErrHostClosed
+		close(f.done)
+		return
 	}
-	h.compiling.Add(1)
+	if fi != nil {
+		f.fi = fi // the version actually read
+	}
+	m := h.modules[key]
+	fresh := m == nil
+	if fresh {
+		m = &module{done: make(chan struct{})}
+		h.modules[key] = m
+		h.compiling.Add(1)
+	}
 	h.mu.Unlock()
+	f.mod = m
+	close(f.done)
+	if fresh {
+		h.compile(key, m, bin)
+	}
+}
+
+// compile compiles one content, once. A compilation that fails is
+// forgotten by content (the file version that failed keeps its error), so
+// that a new version of the file, or another plugin with the same bytes
+// found later, tries again: the failure may have been the disk cache's.
+func (h *Host) compile(key [32]byte, m *module, bin []byte) {
 	defer h.compiling.Done()
+	defer close(m.done)
+	h.compiles.Add(1)
 	// Compile functions in parallel: a cold compile of a Go guest is the
 	// longest wait a person sees from a wasm plugin. The workers check the
 	// context between functions, which is what makes Close prompt.
 	ctx := experimental.WithCompilationWorkers(h.life, runtime.GOMAXPROCS(0))
-	cm, err := h.rt.CompileModule(ctx, bin)
-	if err != nil && h.life.Err() != nil {
-		return nil, ErrHostClosed
+	m.cm, m.err = h.rt.CompileModule(ctx, bin)
+	if m.err == nil {
+		return
 	}
-	return cm, err
+	if h.life.Err() != nil {
+		m.err = ErrHostClosed
+	}
+	h.mu.Lock()
+	if h.modules[key] == m {
+		delete(h.modules, key)
+	}
+	h.mu.Unlock()
 }
 
 // track records a live instance; it refuses once the Host is closed.

@@ -1,6 +1,7 @@
 package wasm
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
@@ -69,10 +70,10 @@ func statModule(path string) (fs.FileInfo, error) {
 // The open is non-blocking because opening a FIFO for reading otherwise
 // waits for a writer, in a host thread nothing can interrupt; on the
 // regular file that passes, reads block as usual.
-func openModule(path string) (*os.File, error) {
+func openModule(path string) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fi, err := f.Stat()
 	if err == nil {
@@ -80,18 +81,22 @@ func openModule(path string) (*os.File, error) {
 	}
 	if err != nil {
 		_ = f.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return f, nil
+	return f, fi, nil
 }
 
 // readModule reads a module through a LimitReader: a file that grows past
-// MaxModuleSize after the checks is refused, not read to the end.
-func readModule(path string, r io.Reader) ([]byte, error) {
-	bin, err := io.ReadAll(io.LimitReader(r, MaxModuleSize+1))
+// MaxModuleSize after the checks is refused, not read to the end. size is
+// the file's size when opened: the buffer is made that large at once
+// (plus room to see the end), rather than grown and copied from 512 bytes.
+func readModule(path string, r io.Reader, size int64) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(size, 0), MaxModuleSize)+bytes.MinRead))
+	_, err := buf.ReadFrom(io.LimitReader(r, MaxModuleSize+1))
 	if err != nil {
 		return nil, err
 	}
+	bin := buf.Bytes()
 	if len(bin) > MaxModuleSize {
 		return nil, &notModuleError{fmt.Sprintf("%s grew past the %d MiB limit on a module while being read: start the plugin again once the file is complete", path, MaxModuleSize>>20)}
 	}

@@ -298,8 +298,8 @@ func TestModuleFileRefused(t *testing.T) {
 			t.Errorf("Start(%s) = %v\nwant %s", tt.path, r.err, want)
 		}
 	}
-	if n := h.compiles.Load(); n != 0 {
-		t.Errorf("%d compilations started; a refused file must not be read", n)
+	if n := h.reads.Load(); n != 0 {
+		t.Errorf("%d module files read; a refused file must not be opened", n)
 	}
 	closeWithin(t, h, 30*time.Second)
 }
@@ -311,14 +311,11 @@ func TestCloseDoesNotWaitForAStuckRead(t *testing.T) {
 	h := freshHost(t)
 	pr, pw := io.Pipe()
 	// Registered and run as compiled() does, with a read that blocks.
-	m := &module{done: make(chan struct{})}
+	f := &file{done: make(chan struct{})}
 	h.mu.Lock()
-	h.modules["stuck.wasm"] = m
+	h.files["stuck.wasm"] = f
 	h.mu.Unlock()
-	go func() {
-		defer close(m.done)
-		m.cm, m.err = h.compileFrom("stuck.wasm", pr)
-	}()
+	go h.loadFrom("stuck.wasm", pr, nil, f)
 
 	closeWithin(t, h, 30*time.Second)
 	// The input ends: the compilation sees the Host closed and ends
@@ -328,11 +325,14 @@ func TestCloseDoesNotWaitForAStuckRead(t *testing.T) {
 	}
 	pw.Close()
 	select {
-	case <-m.done:
+	case <-f.done:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the compilation did not end after its input did")
+		t.Fatal("the load did not end after its input did")
 	}
-	if !errors.Is(m.err, ErrHostClosed) {
-		t.Fatalf("the stuck compilation ended with %v, want ErrHostClosed", m.err)
+	if !errors.Is(f.err, ErrHostClosed) {
+		t.Fatalf("the stuck load ended with %v, want ErrHostClosed", f.err)
+	}
+	if n := h.compiles.Load(); n != 0 {
+		t.Fatalf("%d compilations after Close, want none", n)
 	}
 }

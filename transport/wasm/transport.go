@@ -111,7 +111,7 @@ func (t *Transport) memoryLimit() uint64 {
 }
 
 // Start implements transport.Transport: it compiles the module if this Host
-// has not yet (once per file version), instantiates it in the sandbox and
+// has not yet (once per module content), instantiates it in the sandbox and
 // runs _start on a goroutine the returned Conn owns. ctx bounds the start
 // only, and Config.InstantiateTimeout the instantiation: Start returns
 // promptly once either ends, stopping a start function still running.
