@@ -46,7 +46,7 @@ var subcommands = []subcommand{
 	{"", "PROMPT...", "run a turn; a PROMPT starting with / runs that command", true},
 	{"call", "TOOL [JSON]", "run one tool call as a model's call would run", true},
 	{"complete", "LINE", "list completions for a partial command line", true},
-	{"plugins", "[check DIR]", "list plugins: name, version, layer, transport, trust, status, contributions; check DIR checks the plugin in DIR against the contract", true},
+	{"plugins", "[check DIR | new NAME]", "list plugins: name, version, layer, transport, trust, status, contributions; check DIR checks the plugin in DIR against the contract; new NAME writes a new plugin that passes it", true},
 	{"trust", "", "trust this repository's plugins and settings as they are now (or withdraw it)", true},
 	{"help", "[SUBCOMMAND]", "show this usage, or one subcommand's", false},
 	{"version", "", "print bingo's version", false},
@@ -78,7 +78,7 @@ func (s subcommand) synopsis() string {
 
 // ownFlags are the flags of one subcommand only, by name; every other flag
 // is taken by every subcommand that takes flags.
-var ownFlags = map[string]string{"json": "plugins", "revoke": "trust", "inputs": "plugins"}
+var ownFlags = map[string]string{"json": "plugins", "revoke": "trust", "inputs": "plugins", "lang": "plugins", "dir": "plugins"}
 
 // options are the flags.
 type options struct {

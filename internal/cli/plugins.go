@@ -9,17 +9,22 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 
 	"github.com/bingo/bingo-plugin-rpc/internal/check"
 	"github.com/bingo/bingo-plugin-rpc/internal/render"
+	"github.com/bingo/bingo-plugin-rpc/internal/scaffold"
 )
 
 // pluginsOptions are the flags of bingo plugins' own subcommands.
 type pluginsOptions struct {
-	inputs string
+	inputs    string
+	lang, dir string
 }
 
 func (o *options) pluginsFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.lang, "lang", "", "with new: the plugin's `LANGUAGE`: "+strings.Join(scaffold.Langs, ", "))
+	fs.StringVar(&o.dir, "dir", "", "with new: write the plugin into `DIR` (default ./NAME)")
 	fs.StringVar(&o.inputs, "inputs", "", "with check: the inputs to call the plugin with, from `FILE`: {\"tool\": {…input…}, \"service-key\": {\"method\": …, \"params\": …}}")
 }
 
@@ -30,8 +35,41 @@ func pluginsSubcommand(o options, rest []string, stdout, stderr io.Writer, fs *f
 		return checkPlugin(o, rest[1], stdout, stderr)
 	case rest[0] == "check":
 		return usageError(stderr, fs, "plugins", "plugins check takes one DIR, the plugin's own directory")
+	case rest[0] == "new" && len(rest) == 2:
+		return newPlugin(o, rest[1], stdout, stderr)
+	case rest[0] == "new":
+		return usageError(stderr, fs, "plugins", "plugins new takes one NAME")
 	}
-	return usageError(stderr, fs, "plugins", "plugins takes no arguments but check DIR")
+	return usageError(stderr, fs, "plugins", "plugins takes no arguments but check DIR or new NAME")
+}
+
+// newPlugin writes a new plugin from the templates (internal/scaffold).
+func newPlugin(o options, name string, stdout, stderr io.Writer) int {
+	if o.lang == "" {
+		fmt.Fprintf(stderr, "bingo: plugins new needs --lang: %s\n", strings.Join(scaffold.Langs, ", "))
+		return ExitUsage
+	}
+	dir := o.dir
+	if dir == "" {
+		dir = name
+	}
+	if o.cwd != "" && !filepath.IsAbs(dir) {
+		dir = filepath.Join(o.cwd, dir)
+	}
+	files, err := scaffold.Write(dir, name, o.lang)
+	if err != nil {
+		fmt.Fprintf(stderr, "bingo: plugins new: %v\n", err)
+		return ExitUsage
+	}
+	fmt.Fprintf(stdout, "wrote a %s plugin %s in %s:\n", o.lang, name, dir)
+	for _, f := range files {
+		fmt.Fprintf(stdout, "  %s\n", f)
+	}
+	if o.lang == "go" {
+		fmt.Fprintf(stdout, "build it: (cd %s && go build -o %s .)\n", dir, name)
+	}
+	fmt.Fprintf(stdout, "check it: bingo plugins check %s\n", dir)
+	return ExitOK
 }
 
 // checkPlugin runs the conformance checker on dir and prints its report:
