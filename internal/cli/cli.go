@@ -46,7 +46,7 @@ var subcommands = []subcommand{
 	{"", "PROMPT...", "run a turn; a PROMPT starting with / runs that command", true},
 	{"call", "TOOL [JSON]", "run one tool call as a model's call would run", true},
 	{"complete", "LINE", "list completions for a partial command line", true},
-	{"plugins", "", "list plugins: name, version, layer, transport, trust, status, contributions", true},
+	{"plugins", "[check DIR | new NAME]", "list plugins: name, version, layer, transport, trust, status, contributions; check DIR checks the plugin in DIR against the contract; new NAME writes a new plugin that passes it", true},
 	{"trust", "", "trust this repository's plugins and settings as they are now (or withdraw it)", true},
 	{"help", "[SUBCOMMAND]", "show this usage, or one subcommand's", false},
 	{"version", "", "print bingo's version", false},
@@ -78,7 +78,7 @@ func (s subcommand) synopsis() string {
 
 // ownFlags are the flags of one subcommand only, by name; every other flag
 // is taken by every subcommand that takes flags.
-var ownFlags = map[string]string{"json": "plugins", "revoke": "trust"}
+var ownFlags = map[string]string{"json": "plugins", "revoke": "trust", "inputs": "plugins", "lang": "plugins", "dir": "plugins"}
 
 // options are the flags.
 type options struct {
@@ -88,6 +88,7 @@ type options struct {
 	allow      multi
 	json       bool
 	revoke     bool
+	pluginsOptions
 }
 
 type multi []string
@@ -109,6 +110,7 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.Var(&o.allow, "allow", "allow `TOOL` for this run (repeatable; prefix* patterns too)")
 	fs.BoolVar(&o.json, "json", false, "print JSON")
 	fs.BoolVar(&o.revoke, "revoke", false, "withdraw your trust in the project")
+	o.pluginsFlags(fs)
 	return fs
 }
 
@@ -174,6 +176,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return usageError(stderr, fs, sub.name, "call takes TOOL and at most one JSON argument")
 	case sub.name == "complete" && len(rest) != 1:
 		return usageError(stderr, fs, sub.name, "complete takes one LINE")
+	case sub.name == "plugins" && len(rest) > 0:
+		return pluginsSubcommand(o, rest, stdout, stderr, fs)
 	case (sub.name == "plugins" || sub.name == "trust" || sub.name == "version") && len(rest) != 0:
 		return usageError(stderr, fs, sub.name, "%s takes no arguments", sub.name)
 	case sub.name == "help":

@@ -52,7 +52,7 @@ func TestHelpIsNotAnError(t *testing.T) {
 			t.Fatalf("bingo %q: exit %d, stderr %q", args, got, errw.String())
 		}
 		for _, want := range []string{"bingo call [flags] TOOL [JSON]", "--print ", "--plugin-dir DIR ", "--cwd DIR ", "--allow TOOL ",
-			"bingo plugins flags:\n  --json  print JSON", "bingo trust flags:\n  --revoke  withdraw your trust"} {
+			"bingo plugins flags:\n  --dir DIR", "\n  --inputs FILE", "\n  --lang LANGUAGE", "\n  --json ", "bingo trust flags:\n  --revoke  withdraw your trust"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("bingo %q: the usage lacks %q:\n%s", args, want, out.String())
 			}
@@ -60,7 +60,7 @@ func TestHelpIsNotAnError(t *testing.T) {
 	}
 	for _, args := range [][]string{{"help", "plugins"}, {"plugins", "--help"}, {"--print", "plugins", "-h"}} {
 		var out, errw bytes.Buffer
-		if got := Main(args, nil, &out, &errw); got != ExitOK || !strings.HasPrefix(out.String(), "usage: bingo plugins [flags]\n") ||
+		if got := Main(args, nil, &out, &errw); got != ExitOK || !strings.HasPrefix(out.String(), "usage: bingo plugins [flags] [check DIR | new NAME]\n") ||
 			!strings.Contains(out.String(), "--json") || strings.Contains(out.String(), "--revoke") {
 			t.Errorf("bingo %q: exit %d, stdout %q", args, got, out.String())
 		}

@@ -6,6 +6,8 @@
 //	bingo call [flags] TOOL [JSON]  one tool call exactly as a model's call runs
 //	bingo complete [flags] LINE     completions for a partial command line
 //	bingo plugins [flags]           what loaded, from where, whether it is trusted, and what it offers
+//	bingo plugins check [flags] DIR the conformance checker (internal/check): exit 0 only if DIR's plugin conforms
+//	bingo plugins new NAME --lang L a new plugin in python, node or go (internal/scaffold), into --dir DIR or ./NAME
 //	bingo trust [flags]             trust the project as it is now (or withdraw that); starts nothing
 //	bingo help [SUBCOMMAND]         the usage, or one subcommand's
 //	bingo version                   bingo's version, the plugin protocol it speaks, its Go
@@ -13,7 +15,8 @@
 // Flags: --print (fold Views to text, no prompts, no colour, no progress),
 // --plugin-dir DIR (repeatable; a directory of plugins, or one plugin's own
 // directory, which loads that plugin), --cwd DIR, --allow TOOL
-// (repeatable); plugins --json, trust --revoke. -h or --help shows the
+// (repeatable); plugins --json (check's report as JSON too), plugins check
+// --inputs FILE, plugins new --lang and --dir, trust --revoke. -h or --help shows the
 // usage (after a subcommand, its own) on stdout. A --cwd or --plugin-dir
 // that is not a directory is a usage error.
 //

@@ -1,0 +1,669 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/manifest"
+	"github.com/bingo/bingo-plugin-rpc/proxy"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+	"github.com/bingo/bingo-plugin-rpc/transport"
+	"github.com/bingo/bingo-plugin-rpc/transport/exec"
+	"github.com/bingo/bingo-plugin-rpc/transport/wasm"
+)
+
+// Levels of a Finding.
+const (
+	Fail = "fail"
+	Warn = "warn"
+	OK   = "ok"
+)
+
+// Finding is one thing the checker saw, in plain words.
+type Finding struct {
+	Level   string `json:"level"`   // fail, warn or ok
+	Subject string `json:"subject"` // what it is about: "handshake", "tool count", "wire", …
+	Message string `json:"message"`
+	// Elapsed and Deadline time an answer, in milliseconds, where one was
+	// timed.
+	ElapsedMS  int64 `json:"elapsedMs,omitempty"`
+	DeadlineMS int64 `json:"deadlineMs,omitempty"`
+}
+
+func (f Finding) String() string { return f.Subject + ": " + f.Message }
+
+// Report is the checker's answer.
+type Report struct {
+	Dir       string    `json:"dir"`
+	Plugin    string    `json:"plugin,omitempty"`
+	Version   string    `json:"version,omitempty"`
+	Transport string    `json:"transport,omitempty"`
+	Conforms  bool      `json:"conforms"`
+	Findings  []Finding `json:"findings"`
+}
+
+// Options say what to check and how.
+type Options struct {
+	Dir string // the plugin's own directory (holding plugin.json)
+	// Cwd is the session's working directory the plugin is shown; "" is
+	// the process's.
+	Cwd string
+	// Inputs are the author's inputs, by declared tool name (the tool's
+	// input object) or service key ({"method": …, "params": …}).
+	Inputs map[string]json.RawMessage
+	// Deadlines are the deadlines answers are held to; zero fields take
+	// the host's defaults.
+	Deadlines bridge.Deadlines
+	// CacheDir is the wasm compilation cache; "" compiles every time.
+	CacheDir string
+	// Environ is the environment an exec plugin inherits; nil is the
+	// process's.
+	Environ []string
+}
+
+// ServiceInput is what Options.Inputs holds for a service key.
+type ServiceInput struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// checker is one run.
+type checker struct {
+	opts     Options
+	dl       bridge.Deadlines
+	rep      *Report
+	tap      *tap
+	stderr   *counter
+	plugin   *bridge.Plugin
+	mu       sync.Mutex
+	starting bool
+	notices  []bridge.Notice
+}
+
+// Run checks the plugin in opts.Dir. The error is the checker's own
+// trouble only; everything about the plugin is in the report.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	abs, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Cwd == "" {
+		if opts.Cwd, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ()
+	}
+	c := &checker{opts: opts, rep: &Report{Dir: abs, Findings: []Finding{}}, tap: &tap{}, stderr: &counter{}}
+	c.dl = withDefaults(opts.Deadlines)
+	c.run(ctx)
+	c.rep.Conforms = true
+	for _, f := range c.rep.Findings {
+		if f.Level == Fail {
+			c.rep.Conforms = false
+		}
+	}
+	return c.rep, nil
+}
+
+func withDefaults(d bridge.Deadlines) bridge.Deadlines {
+	def := bridge.DefaultDeadlines()
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&d.Initialize, &def.Initialize}, {&d.Tool, &def.Tool}, {&d.Command, &def.Command},
+		{&d.Complete, &def.Complete}, {&d.Contributor, &def.Contributor}, {&d.Compactor, &def.Compactor},
+		{&d.Provider, &def.Provider}, {&d.ProviderIdle, &def.ProviderIdle}, {&d.ProviderTotal, &def.ProviderTotal},
+		{&d.Hook, &def.Hook}, {&d.Service, &def.Service}, {&d.Grace, &def.Grace},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	return d
+}
+
+func (c *checker) add(level, subject, format string, args ...any) {
+	c.rep.Findings = append(c.rep.Findings, Finding{Level: level, Subject: subject, Message: fmt.Sprintf(format, args...)})
+}
+
+// timed adds the finding of an answer that took elapsed against deadline:
+// past it is a failure, past half of it worth a look.
+func (c *checker) timed(subject string, elapsed, deadline time.Duration, err error, what string) {
+	f := Finding{Subject: subject, ElapsedMS: elapsed.Milliseconds(), DeadlineMS: deadline.Milliseconds()}
+	took := fmt.Sprintf("in %s (deadline %s)", round(elapsed), deadline)
+	switch {
+	case err != nil:
+		f.Level, f.Message = Fail, fmt.Sprintf("failed after %s (deadline %s): %v", round(elapsed), deadline, err)
+	case elapsed > deadline:
+		f.Level, f.Message = Fail, "too slow: answered "+took
+	case elapsed > deadline/2:
+		f.Level, f.Message = Warn, "slow: answered "+took+what
+	default:
+		f.Level, f.Message = OK, "answered "+took+what
+	}
+	c.rep.Findings = append(c.rep.Findings, f)
+}
+
+func round(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(10 * time.Millisecond)
+}
+
+func (c *checker) notify(n bridge.Notice) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.starting {
+		c.notices = append(c.notices, n)
+	}
+}
+
+func (c *checker) run(ctx context.Context) {
+	m, err := manifest.Load(c.opts.Dir, "dir")
+	if err != nil {
+		c.add(Fail, "manifest", "%v", err)
+		return
+	}
+	c.rep.Plugin, c.rep.Version, c.rep.Transport = m.Name, m.Version, m.Entry.Transport()
+	c.add(OK, "manifest", "%s is valid: %s %s, %s transport", m.File, m.Name, m.Version, m.Entry.Transport())
+
+	var tr transport.Transport
+	if m.Entry.Transport() == manifest.TransportWasm {
+		wh, err := wasm.NewHost(context.WithoutCancel(ctx), wasm.HostConfig{CacheDir: c.opts.CacheDir})
+		if err != nil {
+			c.add(Fail, "start", "%v", err)
+			return
+		}
+		defer wh.Close(context.Background())
+		tr = wh.Transport(wasm.Config{Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
+			Dir: c.opts.Cwd, Stderr: c.stderr, InstantiateTimeout: c.dl.Initialize})
+	} else {
+		tr = exec.New(exec.Config{Command: m.Entry.Command, Args: m.Entry.Args, Env: m.Environ(c.opts.Environ),
+			Dir: c.opts.Cwd, Stderr: c.stderr})
+	}
+	c.plugin = bridge.New(bridge.Options{
+		Name: m.Name, Root: m.Root, Transport: &tapTransport{tr, c.tap}, Env: m.Entry.Env,
+		Deadlines: c.dl, Notify: c.notify, Log: c.stderr.log(), Services: c.services,
+	})
+	defer c.wire() // the wire is read last, whatever happened
+	defer c.close()
+
+	c.starting = true
+	start := time.Now()
+	decl, err := c.plugin.Start(ctx)
+	elapsed := time.Since(start)
+	c.mu.Lock()
+	c.starting = false
+	notices := c.notices
+	c.mu.Unlock()
+	c.handshake()
+	if err != nil {
+		msg := err.Error()
+		if tail := c.stderr.tail(); tail != "" {
+			msg += "; its stderr ends: " + tail
+		}
+		c.add(Fail, "handshake", "%s", msg)
+		return
+	}
+	c.timed("handshake", elapsed, c.dl.Initialize, nil, "")
+	for _, n := range notices {
+		c.add(Fail, "declaration", "%s (the host refuses it)", n.Message)
+	}
+	_ = decl
+	c.exercise(ctx)
+	c.cancel(ctx)
+	c.respawn(ctx)
+}
+
+// close stops the plugin and says whether it left when its stdin closed.
+func (c *checker) close() {
+	done := make(chan struct{})
+	go func() { c.plugin.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(c.dl.Grace + 10*time.Second):
+		c.add(Fail, "exit", "still running %s after its stdin closed", c.dl.Grace+10*time.Second)
+		return
+	}
+	// A wasm instance is ended by its transport once its stdin closes.
+	if conn := c.tap.last(); conn != nil && !conn.killedByUs() && c.rep.Transport == manifest.TransportExec {
+		if err := conn.Wait(); err != nil {
+			c.add(Warn, "exit", "did not exit cleanly when its stdin closed: %v", err)
+		}
+	}
+}
+
+// services answers the plugin's calls to other plugins' services: there
+// are none here.
+func (c *checker) services(ctx context.Context, from, key, method string, params json.RawMessage) (json.RawMessage, error) {
+	return nil, fmt.Errorf("no service %q while checking", key)
+}
+
+// exercise calls every declared contribution once.
+func (c *checker) exercise(ctx context.Context) {
+	contrib := c.plugin.Contributions()
+	decl, _ := c.plugin.Declaration()
+	for i, t := range contrib.Tools {
+		spec := decl.Tools[i]
+		subject := "tool " + spec.Name
+		input, from := c.toolInput(spec)
+		if input == nil {
+			c.add(Fail, subject, "%s", from)
+			continue
+		}
+		start := time.Now()
+		out, err := t.Call(ctx, sdk.ToolCall{ID: fmt.Sprintf("check-%d", i+1), Name: t.Spec().Name, Input: input,
+			Cwd: c.opts.Cwd, Session: "check", Turn: 1}, ui{})
+		what := " with " + from
+		switch {
+		case err == nil && out.IsError:
+			what += " (its own error answer: " + oneLine(out.Text(), 100) + ")"
+		case err == nil:
+			what += " (" + oneLine(out.Text(), 100) + ")"
+		}
+		c.timed(subject, time.Since(start), c.dl.Tool, err, what)
+	}
+	for _, cmd := range contrib.Commands {
+		name := cmd.Spec().Name
+		start := time.Now()
+		out, err := cmd.Run(ctx, sdk.CommandRun{Name: name, Args: "", Cwd: c.opts.Cwd, Session: "check"})
+		what := ""
+		if err == nil {
+			what = fmt.Sprintf(" with no arguments (a %q outcome)", out.Kind)
+		}
+		c.timed("command /"+name, time.Since(start), c.dl.Command, err, what)
+		start = time.Now()
+		cs, err := cmd.Complete(ctx, sdk.CompleteRequest{Name: name, Partial: "", Cwd: c.opts.Cwd})
+		c.timed("completion /"+name, time.Since(start), c.dl.Complete, err, fmt.Sprintf(" from \"\" (%d completions)", len(cs)))
+	}
+	for _, p := range contrib.Contributors {
+		start := time.Now()
+		pieces, err := p.Contribute(ctx, sdk.Query{Prompt: "how many words are in notes.txt?", Cwd: c.opts.Cwd, Session: "check", Turn: 1, Budget: 2000})
+		c.timed("contributor "+p.ID(), time.Since(start), c.dl.Contributor, err, fmt.Sprintf(" (%d pieces)", len(pieces)))
+	}
+	for _, p := range contrib.Compactors {
+		start := time.Now()
+		comp, err := p.Compact(ctx, sdk.CompactRequest{Reason: "command", Context: sampleConversation()})
+		c.timed("compactor "+p.ID(), time.Since(start), c.dl.Compactor, err, fmt.Sprintf(" (%d messages kept)", len(comp.Messages)))
+	}
+	for _, p := range contrib.Providers {
+		c.provider(ctx, p)
+	}
+	for _, h := range contrib.Hooks {
+		for _, point := range h.DecidePoints {
+			site, pt, _ := strings.Cut(point, "/")
+			start := time.Now()
+			d, err := h.Decide(ctx, sdk.HookEvent{Site: site, Point: pt, Payload: samplePayload(point, c.opts.Cwd)})
+			c.timed("hook "+h.ID()+" at "+point, time.Since(start), c.dl.Hook, err, fmt.Sprintf(" (%q)", d.Outcome))
+		}
+		for _, point := range h.ObservePoints {
+			site, pt, _ := strings.Cut(point, "/")
+			h.Observe(ctx, sdk.HookEvent{Site: site, Point: pt, Payload: samplePayload(point, c.opts.Cwd)})
+			c.add(OK, "hook "+h.ID()+" at "+point, "sent an observation (no answer is due)")
+		}
+	}
+	for _, s := range contrib.Services {
+		raw, ok := c.opts.Inputs[s.Key()]
+		if !ok {
+			c.add(OK, "service "+s.Key(), "not called: give it an input in --inputs ({%q: {\"method\": …, \"params\": …}})", s.Key())
+			continue
+		}
+		var in ServiceInput
+		if err := json.Unmarshal(raw, &in); err != nil || in.Method == "" {
+			c.add(Fail, "service "+s.Key(), "the input for it must be {\"method\": …, \"params\": …}")
+			continue
+		}
+		start := time.Now()
+		_, err := s.Call(ctx, in.Method, in.Params)
+		c.timed("service "+s.Key()+" "+in.Method, time.Since(start), c.dl.Service, err, "")
+	}
+}
+
+// toolInput is the author's input for a tool, or a sample built from its
+// inputSchema; the second result says which (or why there is none).
+func (c *checker) toolInput(spec sdk.ToolSpec) (json.RawMessage, string) {
+	if raw, ok := c.opts.Inputs[spec.Name]; ok {
+		return raw, "the input from --inputs"
+	}
+	v := sample(spec.InputSchema, 0)
+	if _, ok := v.(map[string]any); !ok {
+		return nil, "its inputSchema does not describe an object; give it an input with --inputs"
+	}
+	raw, _ := json.Marshal(v)
+	return raw, "the sample input " + string(raw)
+}
+
+// provider asks for one short answer and cancels it at the first delta.
+func (c *checker) provider(ctx context.Context, p *proxy.Provider) {
+	subject := "provider " + p.ID()
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	var first time.Duration
+	var once sync.Once
+	_, err := p.Stream(sctx, sdk.ProviderRequest{Messages: []sdk.Message{{Role: sdk.RoleUser, Content: "Say hello in one word."}}},
+		func(sdk.StreamEvent) { once.Do(func() { first = time.Since(start); cancel() }) })
+	total := time.Since(start)
+	switch {
+	case first > 0 && errors.Is(err, context.Canceled):
+		c.timed(subject, first, c.dl.Provider, nil, fmt.Sprintf(" with its first delta; cancelled then, it ended %s later", round(total-first)))
+	case first > 0:
+		c.timed(subject, first, c.dl.Provider, err, " with its first delta")
+	default:
+		c.timed(subject, total, c.dl.Provider, err, " with no delta")
+	}
+}
+
+// cancel starts a tool call and cancels it as soon as it is on the wire.
+func (c *checker) cancel(ctx context.Context) {
+	contrib := c.plugin.Contributions()
+	if len(contrib.Tools) == 0 {
+		return
+	}
+	decl, _ := c.plugin.Declaration()
+	t, spec := contrib.Tools[0], decl.Tools[0]
+	input, _ := c.toolInput(spec)
+	if input == nil {
+		return
+	}
+	subject := "tool/cancel (tool " + spec.Name + ")"
+	const id = "check-cancel"
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sent := c.tap.watch(`"callId":"` + id + `"`)
+	var cancelled time.Time
+	go func() {
+		select {
+		case <-sent:
+			cancelled = time.Now()
+			cancel()
+		case <-cctx.Done():
+		}
+	}()
+	start := time.Now()
+	_, err := t.Call(cctx, sdk.ToolCall{ID: id, Name: t.Spec().Name, Input: input, Cwd: c.opts.Cwd, Session: "check", Turn: 1}, ui{})
+	elapsed := time.Since(start)
+	cancelSeen := c.tap.saw("host", `"method":"tool/cancel"`)
+	if answered(err) {
+		err = nil // a bad answer is an answer here: it is reported as such
+	}
+	switch {
+	case err != nil:
+		c.timed(subject, elapsed, c.dl.Tool, err, "")
+	case !cancelSeen:
+		c.add(OK, subject, "answered in %s, before the cancel could be sent", round(elapsed))
+	default:
+		after := time.Since(cancelled)
+		if cancelled.IsZero() {
+			after = elapsed
+		}
+		c.timed(subject, after, c.dl.Tool, nil, " after tool/cancel")
+	}
+}
+
+// respawn kills the live instance and calls again.
+func (c *checker) respawn(ctx context.Context) {
+	const subject = "respawn"
+	call := c.anyCall()
+	if call == nil {
+		c.add(OK, subject, "not tried: it declares nothing to call")
+		return
+	}
+	conn := c.tap.last()
+	if conn == nil {
+		return
+	}
+	conn.kill()
+	conn.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for c.plugin.Status() != "dead" && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	before := c.tap.count("host", `"method":"initialize"`)
+	start := time.Now()
+	err, what := call(ctx)
+	elapsed := time.Since(start)
+	if err != nil && !answered(err) {
+		c.add(Fail, subject, "killed it; the next call failed: %v", err)
+		return
+	}
+	if c.tap.count("host", `"method":"initialize"`) == before {
+		c.add(Fail, subject, "killed it; the next call did not start it again")
+		return
+	}
+	c.add(OK, subject, "killed it; the next call (%s) started it again and was answered in %s", what, round(elapsed))
+}
+
+// answered says whether err is the plugin's answer (an error or a bad
+// answer), rather than no answer at all.
+func answered(err error) bool {
+	return err == nil || !(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, sdk.ErrUnavailable) || errors.Is(err, context.Canceled))
+}
+
+// anyCall is one call to something the plugin declared, for the respawn.
+func (c *checker) anyCall() func(context.Context) (error, string) {
+	contrib := c.plugin.Contributions()
+	decl, _ := c.plugin.Declaration()
+	switch {
+	case len(contrib.Tools) > 0:
+		return func(ctx context.Context) (error, string) {
+			input, _ := c.toolInput(decl.Tools[0])
+			if input == nil {
+				input = json.RawMessage(`{}`)
+			}
+			_, err := contrib.Tools[0].Call(ctx, sdk.ToolCall{ID: "check-respawn", Name: contrib.Tools[0].Spec().Name, Input: input,
+				Cwd: c.opts.Cwd, Session: "check", Turn: 1}, ui{})
+			return err, "tool " + decl.Tools[0].Name
+		}
+	case len(contrib.Commands) > 0:
+		cmd := contrib.Commands[0]
+		return func(ctx context.Context) (error, string) {
+			_, err := cmd.Complete(ctx, sdk.CompleteRequest{Name: cmd.Spec().Name, Cwd: c.opts.Cwd})
+			return err, "completion /" + cmd.Spec().Name
+		}
+	case len(contrib.Contributors) > 0:
+		p := contrib.Contributors[0]
+		return func(ctx context.Context) (error, string) {
+			_, err := p.Contribute(ctx, sdk.Query{Prompt: "hello", Cwd: c.opts.Cwd, Session: "check", Turn: 2, Budget: 2000})
+			return err, "contributor " + p.ID()
+		}
+	case len(contrib.Compactors) > 0:
+		p := contrib.Compactors[0]
+		return func(ctx context.Context) (error, string) {
+			_, err := p.Compact(ctx, sdk.CompactRequest{Reason: "command", Context: sampleConversation()})
+			return err, "compactor " + p.ID()
+		}
+	case len(contrib.Providers) > 0:
+		p := contrib.Providers[0]
+		return func(ctx context.Context) (error, string) {
+			sctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			_, err := p.Stream(sctx, sdk.ProviderRequest{Messages: []sdk.Message{{Role: sdk.RoleUser, Content: "hello"}}},
+				func(sdk.StreamEvent) { cancel() })
+			if errors.Is(err, context.Canceled) {
+				err = nil
+			}
+			return err, "provider " + p.ID()
+		}
+	case len(contrib.Hooks) > 0 && len(contrib.Hooks[0].DecidePoints) > 0:
+		h := contrib.Hooks[0]
+		point := h.DecidePoints[0]
+		site, pt, _ := strings.Cut(point, "/")
+		return func(ctx context.Context) (error, string) {
+			_, err := h.Decide(ctx, sdk.HookEvent{Site: site, Point: pt, Payload: samplePayload(point, c.opts.Cwd)})
+			return err, "hook " + h.ID() + " at " + point
+		}
+	}
+	return nil
+}
+
+// ui is a tool call's CallUI with no one behind it.
+type ui struct{}
+
+func (ui) Progress(string) {}
+func (ui) Ask(context.Context, string) (string, error) {
+	return "", errors.New("no one to ask while checking")
+}
+
+func sampleConversation() []sdk.Message {
+	return []sdk.Message{
+		{Role: sdk.RoleUser, Content: "How many words are in notes.txt?"},
+		{Role: sdk.RoleAssistant, Content: "notes.txt has 9 words."},
+		{Role: sdk.RoleUser, Content: "And lines?"},
+	}
+}
+
+// samplePayload is a payload of the shape the host sends at point.
+func samplePayload(point, cwd string) json.RawMessage {
+	call := sdk.ToolCall{ID: "check-hook", Name: "plugin__other__tool", Input: json.RawMessage(`{"path":"notes.txt"}`), Cwd: cwd, Session: "check", Turn: 1}
+	var v any
+	switch point {
+	case sdk.ToolBefore.String():
+		v = call
+	case sdk.PromptBefore.String():
+		v = sdk.ProviderRequest{Messages: []sdk.Message{{Role: sdk.RoleUser, Content: "How many words are in notes.txt?"}}}
+	case sdk.ToolAfter.String():
+		v = map[string]any{"call": call, "output": sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart("notes.txt: 9 words")}}}
+	case sdk.TurnEnd.String():
+		v = map[string]any{"turn": 1, "steps": 1, "text": "notes.txt has 9 words."}
+	default:
+		v = map[string]any{}
+	}
+	raw, _ := json.Marshal(v)
+	return raw
+}
+
+// sample is a value the JSON Schema s accepts, as far as its common
+// keywords say: a const, an enum's first value, a default, or by type
+// (an object holds its required properties).
+func sample(s json.RawMessage, depth int) any {
+	var m map[string]json.RawMessage
+	if len(bytes.TrimSpace(s)) == 0 {
+		return map[string]any{}
+	}
+	if json.Unmarshal(s, &m) != nil || depth > 8 {
+		return map[string]any{}
+	}
+	pick := func(key string) (any, bool) {
+		raw, ok := m[key]
+		if !ok {
+			return nil, false
+		}
+		var v any
+		return v, json.Unmarshal(raw, &v) == nil
+	}
+	if raw, ok := m["const"]; ok {
+		var v any
+		json.Unmarshal(raw, &v)
+		return v
+	}
+	if raw, ok := m["enum"]; ok {
+		var vs []any
+		if json.Unmarshal(raw, &vs) == nil && len(vs) > 0 {
+			return vs[0]
+		}
+	}
+	if raw, ok := m["default"]; ok {
+		var v any
+		if json.Unmarshal(raw, &v) == nil {
+			return v
+		}
+	}
+	for _, key := range []string{"anyOf", "oneOf"} {
+		var alts []json.RawMessage
+		if raw, ok := m[key]; ok && json.Unmarshal(raw, &alts) == nil && len(alts) > 0 {
+			return sample(alts[0], depth+1)
+		}
+	}
+	typ := ""
+	if t, ok := pick("type"); ok {
+		switch t := t.(type) {
+		case string:
+			typ = t
+		case []any:
+			for _, x := range t {
+				if s, ok := x.(string); ok && s != "null" {
+					typ = s
+					break
+				}
+			}
+		}
+	}
+	if typ == "" {
+		typ = "object"
+	}
+	num := func(key string) (float64, bool) {
+		v, ok := pick(key)
+		f, isNum := v.(float64)
+		return f, ok && isNum
+	}
+	switch typ {
+	case "object":
+		obj := map[string]any{}
+		var props map[string]json.RawMessage
+		json.Unmarshal(m["properties"], &props)
+		var required []string
+		json.Unmarshal(m["required"], &required)
+		sort.Strings(required)
+		for _, name := range required {
+			obj[name] = sample(props[name], depth+1)
+		}
+		return obj
+	case "string":
+		s := "sample"
+		if n, ok := num("minLength"); ok && int(n) > len(s) {
+			s += strings.Repeat("x", int(n)-len(s))
+		}
+		if n, ok := num("maxLength"); ok && int(n) < len(s) {
+			s = s[:int(n)]
+		}
+		return s
+	case "integer", "number":
+		if n, ok := num("minimum"); ok {
+			return n
+		}
+		if n, ok := num("exclusiveMinimum"); ok {
+			return n + 1
+		}
+		if n, ok := num("maximum"); ok && n < 1 {
+			return n
+		}
+		return 1
+	case "boolean":
+		return false
+	case "array":
+		if n, ok := num("minItems"); ok && n > 0 {
+			items := make([]any, int(n))
+			for i := range items {
+				items[i] = sample(m["items"], depth+1)
+			}
+			return items
+		}
+		return []any{}
+	case "null":
+		return nil
+	}
+	return map[string]any{}
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,54 @@
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+func TestSample(t *testing.T) {
+	cases := map[string]string{
+		``: `{}`,
+		`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`:                                       `{"path":"sample"}`,
+		`{"type":"object","properties":{"n":{"type":"integer","minimum":3},"b":{"type":"boolean"}},"required":["n","b"]}`:     `{"b":false,"n":3}`,
+		`{"type":"object","properties":{"mode":{"enum":["fast","slow"]},"opt":{"type":"string"}},"required":["mode"]}`:        `{"mode":"fast"}`,
+		`{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"},"minItems":1}},"required":["tags"]}`: `{"tags":["sample"]}`,
+		`{"type":"object","properties":{"s":{"type":["null","string"],"minLength":8}},"required":["s"]}`:                      `{"s":"samplexx"}`,
+		`{"type":"object","properties":{"o":{"properties":{"k":{"const":7}},"required":["k"]}},"required":["o"]}`:             `{"o":{"k":7}}`,
+	}
+	for schema, want := range cases {
+		got, _ := json.Marshal(sample(json.RawMessage(schema), 0))
+		if string(got) != want {
+			t.Errorf("sample(%s) = %s, want %s", schema, got, want)
+		}
+	}
+}
+
+// The reference example conforms; everything it declares is called once.
+func TestWordcountConforms(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	rep, err := Run(context.Background(), Options{Dir: "../../examples/plugins/wordcount", Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subjects []string
+	for _, f := range rep.Findings {
+		subjects = append(subjects, f.Subject)
+		if f.Level == Fail {
+			t.Errorf("%s: %s", f.Level, f)
+		}
+	}
+	if !rep.Conforms {
+		t.Error("wordcount does not conform")
+	}
+	got := strings.Join(subjects, ", ")
+	for _, want := range []string{"tool count", "command /wordcount", "completion /wordcount", "tool/cancel (tool count)", "respawn", "stderr", "wire"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no finding about %s in %s", want, got)
+		}
+	}
+}

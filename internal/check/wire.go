@@ -1,0 +1,405 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sjs "github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/schema"
+	"github.com/bingo/bingo-plugin-rpc/transport"
+)
+
+// line is one wire line, as it crossed.
+type line struct {
+	from string // "plugin" (its stdout) or "host" (its stdin)
+	at   time.Time
+	text []byte
+}
+
+// tap records every line each way, over every instance.
+type tap struct {
+	mu       sync.Mutex
+	lines    []line
+	conns    []*tapConn
+	watchers []watcher
+}
+
+type watcher struct {
+	sub string
+	ch  chan struct{}
+}
+
+func (t *tap) add(from string, text []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, line{from: from, at: time.Now(), text: bytes.Clone(text)})
+	if from != "host" {
+		return
+	}
+	kept := t.watchers[:0]
+	for _, w := range t.watchers {
+		if bytes.Contains(text, []byte(w.sub)) {
+			close(w.ch)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	t.watchers = kept
+}
+
+// watch returns a channel closed once the host writes a line holding sub.
+func (t *tap) watch(sub string) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ch := make(chan struct{})
+	t.watchers = append(t.watchers, watcher{sub, ch})
+	return ch
+}
+
+func (t *tap) count(from, sub string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, l := range t.lines {
+		if l.from == from && bytes.Contains(l.text, []byte(sub)) {
+			n++
+		}
+	}
+	return n
+}
+
+func (t *tap) saw(from, sub string) bool { return t.count(from, sub) > 0 }
+
+func (t *tap) last() *tapConn {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.conns) == 0 {
+		return nil
+	}
+	return t.conns[len(t.conns)-1]
+}
+
+type tapTransport struct {
+	transport.Transport
+	t *tap
+}
+
+func (tt *tapTransport) Start(ctx context.Context) (transport.Conn, error) {
+	conn, err := tt.Transport.Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := &tapConn{Conn: conn, t: tt.t}
+	tt.t.mu.Lock()
+	tt.t.conns = append(tt.t.conns, c)
+	tt.t.mu.Unlock()
+	return c, nil
+}
+
+// tapConn splits what crosses one instance's pipes into lines.
+type tapConn struct {
+	transport.Conn
+	t       *tap
+	in, out []byte // partial lines: from the plugin, to it
+	killed  atomic.Bool
+}
+
+func (c *tapConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.in = c.feed("plugin", c.in, p[:n])
+	return n, err
+}
+
+func (c *tapConn) Write(p []byte) (int, error) {
+	c.out = c.feed("host", c.out, p)
+	return c.Conn.Write(p)
+}
+
+func (c *tapConn) feed(from string, buf, p []byte) []byte {
+	buf = append(buf, p...)
+	for {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			return buf
+		}
+		c.t.add(from, bytes.TrimSuffix(buf[:i], []byte("\r")))
+		buf = buf[i+1:]
+	}
+}
+
+func (c *tapConn) kill() { c.killed.Store(true); c.Conn.Kill() }
+
+func (c *tapConn) killedByUs() bool { return c.killed.Load() }
+
+// counter counts what the plugin writes to stderr and keeps its tail.
+type counter struct {
+	mu          sync.Mutex
+	bytes, nl   int
+	tailBuf     []byte
+	bridgeLines int
+}
+
+func (c *counter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bytes += len(p)
+	c.nl += bytes.Count(p, []byte("\n"))
+	c.tailBuf = append(c.tailBuf, p...)
+	if len(c.tailBuf) > 4096 {
+		c.tailBuf = c.tailBuf[len(c.tailBuf)-4096:]
+	}
+	return len(p), nil
+}
+
+func (c *counter) tail() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(string(c.tailBuf)), "\n")
+	if len(lines) > 3 {
+		lines = lines[len(lines)-3:]
+	}
+	return oneLine(strings.Join(lines, " | "), 300)
+}
+
+// log is where the bridge writes what it has to say about the wire: not
+// counted as the plugin's stderr.
+func (c *counter) log() io.Writer { return io.Discard }
+
+// compiled is schema/plugin.json, compiled once.
+var compiled = sync.OnceValues(func() (*sjs.Compiler, error) {
+	doc, err := sjs.UnmarshalJSON(bytes.NewReader(schema.Document))
+	if err != nil {
+		return nil, err
+	}
+	c := sjs.NewCompiler()
+	if err := c.AddResource(schema.ID, doc); err != nil {
+		return nil, err
+	}
+	return c, nil
+})
+
+var schemas sync.Map // location → *sjs.Schema
+
+func schemaAt(loc string) (*sjs.Schema, error) {
+	if s, ok := schemas.Load(loc); ok {
+		return s.(*sjs.Schema), nil
+	}
+	c, err := compiled()
+	if err != nil {
+		return nil, err
+	}
+	s, err := c.Compile(schema.ID + loc)
+	if err != nil {
+		return nil, err
+	}
+	schemas.Store(loc, s)
+	return s, nil
+}
+
+// validate says how raw breaks the schema at loc, in one line, or "".
+func validate(loc string, raw []byte) string {
+	s, err := schemaAt(loc)
+	if err != nil {
+		return "the schema itself: " + err.Error()
+	}
+	v, err := sjs.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return err.Error()
+	}
+	err = s.Validate(v)
+	if err == nil {
+		return ""
+	}
+	var parts []string
+	for _, l := range strings.Split(err.Error(), "\n")[1:] {
+		l = strings.TrimSpace(l)
+		l = strings.TrimPrefix(l, "- ")
+		if l != "" {
+			parts = append(parts, l)
+		}
+	}
+	if len(parts) == 0 {
+		return oneLine(err.Error(), 300)
+	}
+	if len(parts) > 4 {
+		parts = append(parts[:4], fmt.Sprintf("and %d more", len(parts)-4))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// envelope is any JSON-RPC message.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+// handshake validates every answer to initialize strictly against the
+// schema's InitializeResult.
+func (c *checker) handshake() {
+	ids := map[string]bool{}
+	c.tap.mu.Lock()
+	lines := append([]line(nil), c.tap.lines...)
+	c.tap.mu.Unlock()
+	for _, l := range lines {
+		var e envelope
+		if json.Unmarshal(l.text, &e) != nil {
+			continue
+		}
+		if l.from == "host" && e.Method == protocol.MethodInitialize {
+			ids[string(e.ID)] = true
+		}
+		if l.from == "plugin" && e.Method == "" && ids[string(e.ID)] && e.Result != nil {
+			if msg := validate("#/$defs/InitializeResult", e.Result); msg != "" {
+				c.add(Fail, "handshake", "the answer to initialize breaks schema/plugin.json: %s", msg)
+			} else {
+				c.add(OK, "handshake", "the answer to initialize is valid against schema/plugin.json")
+			}
+			return
+		}
+	}
+}
+
+// answerChecks hold an answer's result to the rules of its method.
+var answerChecks = map[string]struct {
+	wrapper string
+	check   func(json.RawMessage) []protocol.Problem
+}{
+	protocol.MethodToolCall:   {"output", func(r json.RawMessage) []protocol.Problem { return protocol.Check[protocol.ToolCallResult](r, "") }},
+	protocol.MethodCommandRun: {"outcome", func(r json.RawMessage) []protocol.Problem { return protocol.Check[protocol.CommandRunResult](r, "") }},
+	protocol.MethodCommandComplete: {"completions", func(r json.RawMessage) []protocol.Problem {
+		return protocol.Check[protocol.CommandCompleteResult](r, "")
+	}},
+	protocol.MethodContextContribute: {"pieces", func(r json.RawMessage) []protocol.Problem {
+		return protocol.Check[protocol.ContextContributeResult](r, "")
+	}},
+	protocol.MethodCompactorCompact: {"compaction", func(r json.RawMessage) []protocol.Problem {
+		return protocol.Check[protocol.CompactorCompactResult](r, "")
+	}},
+	protocol.MethodProviderStream: {"end", func(r json.RawMessage) []protocol.Problem {
+		return protocol.Check[protocol.ProviderStreamResult](r, "")
+	}},
+	protocol.MethodHookDecide:  {"outcome", func(r json.RawMessage) []protocol.Problem { return protocol.Check[protocol.HookDecideResult](r, "") }},
+	protocol.MethodServiceCall: {"result", func(r json.RawMessage) []protocol.Problem { return protocol.Check[protocol.ServiceCallResult](r, "") }},
+}
+
+// pluginParams hold what the plugin sends on its own to its method's rules.
+var pluginParams = map[string]func(json.RawMessage) []protocol.Problem{
+	protocol.NotifyToolProgress:  func(r json.RawMessage) []protocol.Problem { return protocol.Check[protocol.ToolProgress](r, "params") },
+	protocol.NotifyProviderDelta: func(r json.RawMessage) []protocol.Problem { return protocol.Check[protocol.ProviderDelta](r, "params") },
+	protocol.MethodServiceCall: func(r json.RawMessage) []protocol.Problem {
+		return protocol.Check[protocol.ServiceCallParams](r, "params")
+	},
+}
+
+// wire reads the tapped lines, both ways, once everything has run.
+func (c *checker) wire() {
+	c.tap.mu.Lock()
+	lines := append([]line(nil), c.tap.lines...)
+	c.tap.mu.Unlock()
+	seen := map[string]bool{}
+	clean := true
+	fail := func(level, subject, format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		clean = clean && level != Fail
+		if !seen[subject+msg] {
+			seen[subject+msg] = true
+			c.add(level, subject, "%s", msg)
+		}
+	}
+	methods := map[string]string{} // the host's request ids → methods
+	var polluted []string
+	var in, out int
+	for _, l := range lines {
+		if l.from == "host" {
+			out++
+			var e envelope
+			if json.Unmarshal(l.text, &e) == nil && e.Method != "" && e.ID != nil {
+				methods[string(e.ID)] = e.Method
+			}
+			if msg := validate("", l.text); msg != "" {
+				fail(Warn, "wire", "the host sent a line the schema does not know (a host bug): %s: %s", msg, oneLine(string(l.text), 120))
+			}
+			continue
+		}
+		in++
+		if len(bytes.TrimSpace(l.text)) == 0 {
+			continue
+		}
+		if !json.Valid(l.text) {
+			polluted = append(polluted, oneLine(string(l.text), 80))
+			continue
+		}
+		var e envelope
+		if err := json.Unmarshal(l.text, &e); err != nil {
+			fail(Fail, "wire", "a line on stdout is JSON but not a JSON-RPC message: %s", oneLine(string(l.text), 120))
+			continue
+		}
+		if msg := validate("", l.text); msg != "" && e.Method != "" {
+			fail(Fail, "wire", "%s from the plugin breaks schema/plugin.json: %s", e.Method, msg)
+		}
+		switch {
+		case e.Method != "":
+			if chk := pluginParams[e.Method]; chk != nil {
+				c.problems(fail, e.Method+" from the plugin", chk(e.Params), "")
+			}
+		case e.Error != nil:
+			if msg := validate("#/$defs/JSONRPCError", e.Error); msg != "" {
+				fail(Fail, "wire", "an error answer to %s breaks schema/plugin.json: %s", methods[string(e.ID)], msg)
+			}
+		default:
+			method := methods[string(e.ID)]
+			if method == "" {
+				fail(Fail, "wire", "an answer to no request the host sent (id %s)", e.ID)
+				continue
+			}
+			if chk, ok := answerChecks[method]; ok {
+				c.problems(fail, "answer to "+method, chk.check(e.Result), chk.wrapper)
+			}
+		}
+	}
+	if len(polluted) > 0 {
+		fail(Fail, "stdout", "stdout pollution: %d line(s) on stdout are not JSON, e.g. %q; stdout is the wire, log to stderr", len(polluted), polluted[0])
+	}
+	c.stderr.mu.Lock()
+	n, nl := c.stderr.bytes, c.stderr.nl
+	c.stderr.mu.Unlock()
+	const loud = 64 << 10
+	switch {
+	case n > loud:
+		fail(Warn, "stderr", "wrote %d bytes (%d lines) to stderr while checked: its log is capped, keep it short", n, nl)
+	default:
+		fail(OK, "stderr", "wrote %d bytes (%d lines) to stderr, which goes to its log", n, nl)
+	}
+	if clean {
+		fail(OK, "wire", "%d lines from the plugin and %d from the host, each one JSON-RPC message", in, out)
+	}
+}
+
+// problems reports the ways an answer breaks the rules: a missing wrapper
+// in those words, unknown keys as such.
+func (c *checker) problems(fail func(level, subject, format string, args ...any), subject string, ps []protocol.Problem, wrapper string) {
+	for _, p := range ps {
+		switch {
+		case p.Unknown:
+			fail(Fail, subject, "unknown field %s (the host ignores it; a misspelling?)", p.Path)
+		case wrapper != "" && p.Path == wrapper && strings.Contains(p.Message, "missing"):
+			fail(Fail, subject, "answer is missing its wrapper: the result must be {%q: …}", wrapper)
+		case wrapper != "" && p.Path == "" && strings.HasPrefix(p.Message, "want an object"):
+			fail(Fail, subject, "answer is missing its wrapper: the result must be {%q: …}, not %s", wrapper, strings.TrimPrefix(p.Message, "want an object, got "))
+		default:
+			fail(Fail, subject, "breaks schema/plugin.json: %v", p)
+		}
+	}
+}
