@@ -215,7 +215,7 @@ func buildTable() []Key {
 		{Path: "plugins", Kind: KindNames, Layer: LayerOwn,
 			Doc: "Each plugin's own configuration, by plugin name."},
 		{Path: "plugins.<name>", Kind: KindJSON,
-			Doc: "Sent to the plugin named <name> as initialize.config, exactly as written (the manifest's config field documents its shape). A later file replaces it whole. An untrusted project plugin does not get the user's plugins.<name>."},
+			Doc: "Sent to the plugin named <name> as initialize.config, exactly as written (the manifest's config field documents its shape). A later file replaces it whole. An untrusted project plugin does not get your plugins.<name>."},
 
 		{Path: "deadlines", Kind: KindSection, Layer: LayerTighten,
 			Doc: "How long each crossing to a plugin may take, as a duration (\"60s\", \"150ms\", \"1m30s\"). Past its deadline the call fails; a later file wins key by key."},
@@ -251,7 +251,7 @@ func buildTable() []Key {
 		{Path: "provider.openai.model", Kind: KindString,
 			Doc: "The model's name, as the server knows it. Required."},
 		{Path: "provider.openai.apiKeyEnv", Kind: KindEnvName,
-			Doc: "The environment variable the API key is read from at each request, never the key itself; leave it out for a server that needs no key. The key is sent only to the baseURL the user's own file pairs with this variable, and exec plugins do not see the variable unless env.plugins.<name>.pass names it."},
+			Doc: "The environment variable the API key is read from at each request, never the key itself; leave it out for a server that needs no key. The key is sent only to the baseURL your own file pairs with this variable, and exec plugins do not see the variable unless env.plugins.<name>.pass names it."},
 
 		{Path: "turn", Kind: KindSection, Layer: LayerTighten,
 			Doc: "Bounds on one turn; a later file wins key by key."},
