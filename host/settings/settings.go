@@ -103,7 +103,8 @@ type OpenAI struct {
 type Turn struct {
 	// MaxSteps is how many model responses one turn may take.
 	MaxSteps int
-	// CompactAt is the conversation size, in characters, at which the
+	// CompactAt is the conversation size, in bytes (the content of every
+	// message and the names and inputs of its tool calls), at which the
 	// conversation is compacted before the next model call.
 	CompactAt int
 }
