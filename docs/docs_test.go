@@ -564,3 +564,56 @@ func TestHookPayloadsAreWhatTheHostSends(t *testing.T) {
 	}
 
 }
+
+// Every ```json block of settings.md is a settings file bingo takes, and
+// valid against schema/settings.json.
+func TestSettingsExamples(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "schema", "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := sjs.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sjs.NewCompiler()
+	if err := c.AddResource("settings.json", inst); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("settings.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	var cur *strings.Builder
+	for _, line := range strings.Split(read(t, settingsDoc), "\n") {
+		switch {
+		case cur == nil && line == "```json":
+			cur = &strings.Builder{}
+		case cur != nil && line == "```":
+			blocks = append(blocks, cur.String())
+			cur = nil
+		case cur != nil:
+			cur.WriteString(line + "\n")
+		}
+	}
+	if len(blocks) == 0 {
+		t.Fatalf("%s has no json example", settingsDoc)
+	}
+	for _, block := range blocks {
+		f := filepath.Join(t.TempDir(), "settings.json")
+		if err := os.WriteFile(f, []byte(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, errs := settings.Load(f); len(errs) > 0 {
+			t.Errorf("%s: bingo refuses the example: %v\n%s", settingsDoc, errs, block)
+		}
+		inst, err := sjs.UnmarshalJSON(strings.NewReader(block))
+		if err == nil {
+			err = sch.Validate(inst)
+		}
+		if err != nil {
+			t.Errorf("%s: the example is not valid against schema/settings.json: %v\n%s", settingsDoc, err, block)
+		}
+	}
+}
