@@ -70,11 +70,11 @@ func keepsLatestPrompt(before, after []sdk.Message) bool {
 	return len(after) > 0
 }
 
-// BuiltinCompact keeps the newest messages that fit in budget characters,
-// replacing the older ones with one note saying how many were dropped. It
-// never splits a model's tool calls from their results and always keeps
-// the latest prompt, so the only messages lost are old ones it meant to
-// drop.
+// BuiltinCompact keeps the newest messages that fit in budget bytes (as
+// size counts them), replacing the older ones with one note saying how many
+// were dropped. It never splits a model's tool calls from their results
+// and always keeps the latest prompt, so the only messages lost are old
+// ones it meant to drop.
 func BuiltinCompact(conv []sdk.Message, budget int) []sdk.Message {
 	latestPrompt := -1
 	for i := len(conv) - 1; i >= 0; i-- {

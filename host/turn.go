@@ -235,7 +235,9 @@ func prefix(s string, n int) (string, int) {
 	return s[:i], kept
 }
 
-// size is a conversation's size in characters: what the budget counts.
+// size is a conversation's size in bytes, what turn.compactAt counts: the
+// content of every message and the names and inputs of its tool calls
+// (the system prompt is not part of the conversation).
 func size(conv []sdk.Message) int {
 	n := 0
 	for _, m := range conv {

@@ -1,6 +1,12 @@
-// Package schema owns schema/plugin.json: the JSON Schema (draft 2020-12) of
-// the plugin wire, the document a plugin author who does not write Go works
-// against.
+// Package schema owns the generated JSON Schemas (draft 2020-12):
+// schema/plugin.json, the plugin wire, the document a plugin author who
+// does not write Go works against; and schema/settings.json, a settings
+// file, which an editor validates and completes settings.json with
+// (GenerateSettings says how it is made). `go run ./schema/gen` (make
+// schema) writes both, and `go run ./schema/gen -check` (make check) fails
+// when either is not current.
+//
+// The rest of this comment is about schema/plugin.json.
 //
 // The document is generated, never written by hand. Its single source of
 // truth is the Go types of package protocol (the envelopes) and package sdk

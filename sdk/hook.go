@@ -20,9 +20,9 @@ const (
 
 // Hook sites and points the host offers.
 const (
-	SiteTool   = "tool"   // payload: the ToolCall
+	SiteTool   = "tool"   // payload: the ToolCall before; {"call": ToolCall, "output": ToolOutput} after
 	SitePrompt = "prompt" // payload: the ProviderRequest about to go to the model
-	SiteTurn   = "turn"   // observe only
+	SiteTurn   = "turn"   // observe only; payload: {"turn", "steps", "text"} at its end
 
 	PointBefore = "before"
 	PointAfter  = "after"

@@ -122,6 +122,17 @@ func Valid(pat string) error {
 	return nil
 }
 
+// PatternRegexp is the grammar Valid holds a pattern to, as a regular
+// expression in the syntax Go's regexp and ECMAScript share, for
+// schema/settings.json: an exact name, or a prefix with one trailing "*"
+// (or "*" alone), free of white space (unicode.IsSpace), control
+// characters (unicode.IsControl) and U+FFFD. The white space and the
+// control characters above U+00A0 stand in it as themselves.
+const PatternRegexp = "^([^*" + notInPattern + "]+\\*?|\\*)$"
+
+// notInPattern is the class of characters a pattern may not hold.
+const notInPattern = `\x00-\x20\x7f-\xa0` + "\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufffd"
+
 // valid reports whether pat is an exact name or a prefix with one trailing
 // "*", free of white space and control characters.
 func valid(pat string) bool {

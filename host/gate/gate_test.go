@@ -3,8 +3,11 @@ package gate
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
 )
@@ -207,4 +210,23 @@ func ExampleGate_Decide() {
 	// plugin__wordcount__count: allow permissions.allow "plugin__wordcount__*"
 	// plugin__wordcount__delete: deny permissions.deny "plugin__wordcount__delete"
 	// plugin__other__run: ask
+}
+
+// PatternRegexp, which schema/settings.json states, is Valid: for every
+// character, in a name, alone and before the star.
+func TestPatternRegexpIsValid(t *testing.T) {
+	re := regexp.MustCompile(PatternRegexp)
+	check := func(pat string) {
+		if got, want := re.MatchString(pat), Valid(pat) == nil; got != want {
+			t.Errorf("PatternRegexp on %q: %v, Valid: %v", pat, got, want)
+		}
+	}
+	for _, pat := range []string{"", "*", "**", "a", "a*", "a**", "*a", "a*b", "plugin__x__*", "plugin__wordcount__count", " a", "a b", "a\t", "é*"} {
+		check(pat)
+	}
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if utf8.ValidRune(r) {
+			check("a" + string(r) + "b*")
+		}
+	}
 }

@@ -114,12 +114,14 @@ func dropInvalid(file string, l *layer, valid func(string) error) []error {
 }
 
 // restrict drops from a project's layer l what the project may not set,
-// reporting each key it drops: sandbox and env always, and, unless the
-// project is trusted, whatever would widen what is in force (ld.User).
+// reporting each key it drops, as each key's Layer says (keys.go): the
+// user-only keys always, and, unless the project is trusted, whatever
+// would widen what is in force (ld.User).
 func (ld *Loaded) restrict(l *layer, trusted bool, own map[string]bool) {
 	for _, key := range l.keys {
 		top, sub, _ := strings.Cut(key, ".")
-		if top == "sandbox" || top == "env" {
+		layer := layerOf(spelling(top, sub))
+		if layer == LayerUser {
 			ld.UserOnly = appendNew(ld.UserOnly, top)
 			l.drop(top, sub)
 			continue
@@ -127,31 +129,42 @@ func (ld *Loaded) restrict(l *layer, trusted bool, own map[string]bool) {
 		if trusted {
 			continue
 		}
-		var tightens bool
-		switch top {
-		case "permissions":
-			tightens = sub != "allow"
-		case "deadlines":
-			tightens = l.deadlines[sub] < *deadlineField(&ld.User.Deadlines, sub)
-		case "limits":
-			tightens = l.limits[sub] < *limitField(&ld.User.Limits, sub)
-		case "turn":
-			now := ld.User.Turn.MaxSteps
-			if sub == "compactAt" {
-				now = ld.User.Turn.CompactAt
-			}
-			tightens = **l.turn(sub) < now
-		case "plugins":
+		var keep bool
+		switch layer {
+		case LayerEvery:
+			keep = true
+		case LayerTighten:
+			keep = l.tightens(top, sub, ld.User)
+		case LayerOwn:
 			// A project configures its own plugins, never the person's.
-			tightens = own[sub]
-		case "provider":
-			key = top // chosen whole
+			keep = own[sub]
 		}
-		if !tightens {
+		if !keep {
+			if top == "provider" {
+				key = top // chosen whole
+			}
 			ld.Ignored = appendNew(ld.Ignored, key)
 			l.drop(top, sub)
 		}
 	}
+}
+
+// tightens reports whether l's value of top.sub, a key of layer
+// LayerTighten, is smaller than what is in force.
+func (l *layer) tightens(top, sub string, now Settings) bool {
+	switch top {
+	case "deadlines":
+		return l.deadlines[sub] < *deadlineField(&now.Deadlines, sub)
+	case "limits":
+		return l.limits[sub] < *limitField(&now.Limits, sub)
+	case "turn":
+		in := now.Turn.MaxSteps
+		if sub == "compactAt" {
+			in = now.Turn.CompactAt
+		}
+		return **l.turn(sub) < in
+	}
+	return false
 }
 
 // withhold keeps from each untrusted project plugin what the

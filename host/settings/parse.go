@@ -94,15 +94,18 @@ type openAILayer struct {
 	baseURL, model, apiKeyEnv *string
 }
 
+// The keys the parser knows, section by section, as the table of keys
+// (keys.go) lists them: the parser's messages name them, and a test holds
+// the parser's switches to them.
 var (
-	topKeys         = []string{"permissions", "plugins", "deadlines", "limits", "sandbox", "provider", "turn", "env"}
-	permissionsKeys = []string{"allow", "deny", "ask"}
-	sandboxKeys     = []string{"writable", "memoryMiB"}
-	providerKeys    = []string{"plugin", "openai"}
-	openAIKeys      = []string{"baseURL", "model", "apiKeyEnv"}
-	turnKeys        = []string{"maxSteps", "compactAt"}
-	envKeys         = []string{"withhold", "plugins"}
-	pluginEnvKeys   = []string{"withhold", "pass"}
+	topKeys         = children("")
+	permissionsKeys = children("permissions")
+	sandboxKeys     = children("sandbox.<name>")
+	providerKeys    = children("provider")
+	openAIKeys      = children("provider.openai")
+	turnKeys        = children("turn")
+	envKeys         = children("env")
+	pluginEnvKeys   = children("env.plugins.<name>")
 )
 
 // parse reads one settings file. It walks the JSON token by token, rather
@@ -129,8 +132,15 @@ func parse(file string, data []byte) (*layer, error) {
 	if _, err := p.dec.Token(); err != io.EOF {
 		return nil, p.errAt(at, "unexpected text after the settings object")
 	}
+	if parsed != nil {
+		parsed(data)
+	}
 	return l, nil
 }
+
+// parsed, when set (by tests), is given every file parse accepts, so that
+// each can be checked against schema/settings.json.
+var parsed func(data []byte)
 
 type parser struct {
 	file string

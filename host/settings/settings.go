@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 )
@@ -53,44 +52,6 @@ type Deadlines = bridge.Deadlines
 // DefaultDeadlines returns the deadlines used where settings say nothing.
 func DefaultDeadlines() Deadlines { return bridge.DefaultDeadlines() }
 
-// deadlineKeys are the JSON keys of Deadlines, in the order of its fields.
-var deadlineKeys = []string{
-	"initialize", "tool", "command", "complete", "contributor", "compactor",
-	"provider", "providerIdle", "providerTotal", "hook", "service", "grace",
-}
-
-// field returns the Deadlines field a JSON key names, or nil for an unknown
-// key.
-func deadlineField(d *Deadlines, key string) *time.Duration {
-	switch key {
-	case "initialize":
-		return &d.Initialize
-	case "tool":
-		return &d.Tool
-	case "command":
-		return &d.Command
-	case "complete":
-		return &d.Complete
-	case "contributor":
-		return &d.Contributor
-	case "compactor":
-		return &d.Compactor
-	case "provider":
-		return &d.Provider
-	case "providerIdle":
-		return &d.ProviderIdle
-	case "providerTotal":
-		return &d.ProviderTotal
-	case "hook":
-		return &d.Hook
-	case "service":
-		return &d.Service
-	case "grace":
-		return &d.Grace
-	}
-	return nil
-}
-
 // Limits bound what one crossing to a plugin may make the host hold: the
 // bridge's own type, as Deadlines is. In JSON each is a positive whole
 // number under limits.<key>, the field name in lower camel case
@@ -99,19 +60,6 @@ type Limits = bridge.Limits
 
 // DefaultLimits returns the limits used where settings say nothing.
 func DefaultLimits() Limits { return bridge.DefaultLimits() }
-
-// limitKeys are the JSON keys of Limits, in the order of its fields.
-var limitKeys = []string{"providerResponseMiB"}
-
-// limitField returns the Limits field a JSON key names, or nil for an
-// unknown key.
-func limitField(l *Limits, key string) *int {
-	switch key {
-	case "providerResponseMiB":
-		return &l.ProviderResponseMiB
-	}
-	return nil
-}
 
 // Sandbox is what the person grants one wasm plugin beyond the default
 // sandbox (the working directory read-only, no environment, no network).
@@ -155,7 +103,8 @@ type OpenAI struct {
 type Turn struct {
 	// MaxSteps is how many model responses one turn may take.
 	MaxSteps int
-	// CompactAt is the conversation size, in characters, at which the
+	// CompactAt is the conversation size, in bytes (the content of every
+	// message and the names and inputs of its tool calls), at which the
 	// conversation is compacted before the next model call.
 	CompactAt int
 }

@@ -1,0 +1,9 @@
+// Package docs holds bingo's reference in Markdown: plugins.md, for plugin
+// authors in any language, and settings.md, for the person configuring
+// bingo. It has no code; its test keeps the pages true. Every hook point,
+// hook outcome, protocol method, notification and bingo.host door the code
+// names must appear in plugins.md, and every settings key in settings.md,
+// with its type, unit, default and layers as package settings states them;
+// every wire line shown is validated against schema/plugin.json, and every
+// hook payload shown against what the host sends.
+package docs

@@ -1,0 +1,383 @@
+package settings
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// A Key is one key a settings file may hold, and what a person or an editor
+// needs to know about it. The table Keys and KeySpecs return is the single
+// source of truth about the file's keys: the parser's lists of known keys
+// are read from it, LoadLayered's trust rules are read from its Layer, and
+// schema/settings.json and docs/settings.md are held to it (the first is
+// generated from it, the second checked against it by docs/docs_test.go).
+// The keys of deadlines and limits come from the fields of Deadlines and
+// Limits themselves, so a new field is a new key.
+type Key struct {
+	// Path is the key, dotted from the top of the file: "deadlines.tool".
+	// "<name>" stands for any plugin's name: "sandbox.<name>.memoryMiB".
+	Path string
+	// Kind is what the key holds.
+	Kind Kind
+	// Unit is what a count counts ("MiB", "bytes", "model responses"),
+	// or "" where the kind says it all.
+	Unit string
+	// Default is the value in force where no file sets the key, as a file
+	// would write it, or "" where there is none (a key that adds or chooses
+	// something absent otherwise).
+	Default string
+	// Layer says which settings files the key is taken from. A key without
+	// one follows the key above it; only sections whose keys differ
+	// (permissions) leave it empty at the top.
+	Layer Layer
+	// OneOf marks a section of which a file may set at most one key.
+	OneOf bool
+	// Doc says what the key does.
+	Doc string
+}
+
+// Kind is what a settings key holds, as a settings file writes it.
+type Kind string
+
+const (
+	KindSection  Kind = "object"                  // the keys listed under it, and no other
+	KindNames    Kind = "object by plugin name"   // one entry per plugin name: the key Path + ".<name>"
+	KindPatterns Kind = "array of patterns"       // permission patterns (package gate owns their grammar)
+	KindDuration Kind = "duration"                // a positive Go duration string: "60s", "150ms", "1m30s"
+	KindCount    Kind = "count"                   // a positive whole number
+	KindBool     Kind = "boolean"                 // true or false
+	KindString   Kind = "string"                  // a string that is not empty
+	KindURL      Kind = "URL"                     // an http or https URL
+	KindEnvName  Kind = "variable name"           // an environment variable's name (EnvNamePattern)
+	KindEnvNames Kind = "array of variable names" // environment variables' names
+	KindProvider Kind = "provider id"             // "<plugin>/<providerId>" (ProviderPattern)
+	KindJSON     Kind = "any JSON"                // any JSON value, passed on as written
+)
+
+// Layer says which settings files a key is taken from (see the package
+// doc's Trust section). Every key is taken from the user's file.
+type Layer string
+
+const (
+	// LayerEvery: every settings file, an untrusted project's too: the
+	// key can only add a refusal or a question.
+	LayerEvery Layer = "every"
+	// LayerTighten: the user's file and a trusted project's; an untrusted
+	// project's only where its value is smaller than what is in force.
+	LayerTighten Layer = "tighten"
+	// LayerTrusted: the user's file and a trusted project's, never an
+	// untrusted project's.
+	LayerTrusted Layer = "trusted"
+	// LayerOwn: the user's file and a trusted project's; an untrusted
+	// project's only for the project's own plugins.
+	LayerOwn Layer = "own"
+	// LayerUser: the user's file only, whether the project is trusted or
+	// not.
+	LayerUser Layer = "user"
+)
+
+// Describe says in words which files the layer takes a key from.
+func (l Layer) Describe() string {
+	switch l {
+	case LayerEvery:
+		return "any settings file, an untrusted project's too"
+	case LayerTighten:
+		return "your file and a trusted project's; an untrusted project's only where smaller than what is in force"
+	case LayerTrusted:
+		return "your file and a trusted project's, never an untrusted project's"
+	case LayerOwn:
+		return "your file and a trusted project's; an untrusted project's only for the project's own plugins"
+	case LayerUser:
+		return "your own ~/.bingo/settings.json only"
+	}
+	return string(l)
+}
+
+// Patterns of the string kinds, in the syntax common to Go's regexp and
+// ECMAScript (what editors validate with). They are what the parser
+// accepts, stated for schema/settings.json; the tests hold each to the
+// function the parser calls.
+const (
+	// EnvNamePattern is an environment variable's name (isEnvName).
+	EnvNamePattern = `^[A-Za-z_][A-Za-z0-9_]*$`
+	// ProviderPattern is "<plugin>/<providerId>" (PluginProvider).
+	ProviderPattern = `^[^/]+/[\s\S]+$`
+	// DurationPattern is what time.ParseDuration reads, without a sign
+	// other than "+"; DurationNonZero requires a digit other than 0, so
+	// that "0s" is refused as the parser refuses it.
+	DurationPattern = `^\+?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`
+	DurationNonZero = `[1-9]`
+	// URLPattern is the start of an http or https URL with a host.
+	URLPattern = `^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]+`
+)
+
+// deadlineDocs and limitDocs say what each field of Deadlines and Limits
+// bounds, by JSON key. A field without an entry fails the tests and the
+// schema's generation.
+var (
+	deadlineDocs = map[string]string{
+		"initialize":    "The handshake: starting the plugin (for a wasm plugin, its module's start function too) until its answer to initialize. It bounds every respawn the same way.",
+		"tool":          "A tool/call, from the call to its answer: a respawn it waits for and the person's answers to the tool's questions count against it. A cancelled call is still waited for until then.",
+		"command":       "A command/run.",
+		"complete":      "A command/complete.",
+		"contributor":   "A context/contribute. A contributor past it is dropped from that round, with a notice; the turn goes on.",
+		"compactor":     "A compactor/compact. Past it the built-in compaction runs instead.",
+		"provider":      "A provider/stream, until its first provider/delta (or its answer).",
+		"providerIdle":  "A provider/stream's silence between two provider/delta notifications, and after the last one until the answer.",
+		"providerTotal": "A provider/stream's whole response, however lively: past it the stream is cancelled (provider/cancel) and the turn fails.",
+		"hook":          "A hook/decide. A hook past it decides nothing (as if it answered continue), with a notice.",
+		"service":       "A service/call to a plugin's service, from the host or from another plugin.",
+		"grace":         "How long a request may stay unanswered past its deadline before the plugin is killed as wedged (and respawned by the next use); also how long a notification, or the answer to one of the plugin's own requests, may stay blocked on a plugin that does not read its stdin.",
+	}
+	limitDocs = map[string]string{
+		"providerResponseMiB": "One response of a plugin's provider: its provider/delta notifications, counted as they cross the wire. Past it the stream is cancelled (provider/cancel) and the turn fails.",
+	}
+	// limitUnits are the units of Limits' fields, by JSON key.
+	limitUnits = map[string]string{"providerResponseMiB": "MiB"}
+)
+
+// deadlineKeys and limitKeys are the JSON keys of Deadlines' and Limits'
+// fields, in field order: each field's name in lower camel case.
+var (
+	deadlineKeys = fieldKeys[Deadlines, time.Duration]()
+	limitKeys    = fieldKeys[Limits, int]()
+)
+
+// fieldKeys returns the JSON keys of S's fields, each the field's name in
+// lower camel case. Every field must be an F: a field of another type
+// could not be read from a settings file.
+func fieldKeys[S, F any]() []string {
+	t, want := reflect.TypeFor[S](), reflect.TypeFor[F]()
+	keys := make([]string, t.NumField())
+	for i := range keys {
+		f := t.Field(i)
+		if f.Type != want {
+			panic(fmt.Sprintf("settings: %s.%s is a %s; a settings key can set only a %s", t, f.Name, f.Type, want))
+		}
+		r := []rune(f.Name)
+		r[0] = unicode.ToLower(r[0])
+		keys[i] = string(r)
+	}
+	return keys
+}
+
+// field returns the field of *s that key (one of keys, in field order)
+// names, or nil.
+func field[S, F any](s *S, keys []string, key string) *F {
+	for i, k := range keys {
+		if k == key {
+			return reflect.ValueOf(s).Elem().Field(i).Addr().Interface().(*F)
+		}
+	}
+	return nil
+}
+
+// deadlineField returns the Deadlines field a JSON key names, or nil for
+// an unknown key.
+func deadlineField(d *Deadlines, key string) *time.Duration {
+	return field[Deadlines, time.Duration](d, deadlineKeys, key)
+}
+
+// limitField returns the Limits field a JSON key names, or nil for an
+// unknown key.
+func limitField(l *Limits, key string) *int { return field[Limits, int](l, limitKeys, key) }
+
+// formatDuration writes d as a person would: "1m", "30s", "150ms".
+func formatDuration(d time.Duration) string {
+	switch {
+	case d >= time.Minute && d%time.Minute == 0:
+		return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
+	case d >= time.Second && d%time.Second == 0:
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	}
+	return d.String()
+}
+
+// table is every key, in the order a file is described in.
+var table = buildTable()
+
+func buildTable() []Key {
+	def := Default()
+	t := []Key{
+		{Path: "permissions", Kind: KindSection,
+			Doc: "The rules the permission gate decides tool calls by. A pattern is a tool's exact name (plugin__<plugin>__<tool>) or a prefix ending in one *. A deny rule wins over an ask rule, an ask rule over an allow rule, and a call no rule decides is put to the person. Each list is unioned across the files, in order: a later file adds rules and never removes one."},
+		{Path: "permissions.allow", Kind: KindPatterns, Layer: LayerTrusted,
+			Doc: "Tools that run without asking. An allow rule from a settings file never applies to the tools of an untrusted project's plugins (--allow does)."},
+		{Path: "permissions.deny", Kind: KindPatterns, Layer: LayerEvery,
+			Doc: "Tools that never run: the call is refused and the model reads why."},
+		{Path: "permissions.ask", Kind: KindPatterns, Layer: LayerEvery,
+			Doc: "Tools the person is asked about even where an allow rule matches."},
+
+		{Path: "plugins", Kind: KindNames, Layer: LayerOwn,
+			Doc: "Each plugin's own configuration, by plugin name."},
+		{Path: "plugins.<name>", Kind: KindJSON,
+			Doc: "Sent to the plugin named <name> as initialize.config, exactly as written (the manifest's config field documents its shape). A later file replaces it whole. An untrusted project plugin does not get your plugins.<name>."},
+
+		{Path: "deadlines", Kind: KindSection, Layer: LayerTighten,
+			Doc: "How long each crossing to a plugin may take, as a duration (\"60s\", \"150ms\", \"1m30s\"). Past its deadline the call fails; a later file wins key by key."},
+	}
+	for _, key := range deadlineKeys {
+		t = append(t, Key{Path: "deadlines." + key, Kind: KindDuration,
+			Default: formatDuration(*deadlineField(&def.Deadlines, key)), Doc: deadlineDocs[key]})
+	}
+	t = append(t, Key{Path: "limits", Kind: KindSection, Layer: LayerTighten,
+		Doc: "How much one crossing to a plugin may make the host hold; a later file wins key by key."})
+	for _, key := range limitKeys {
+		t = append(t, Key{Path: "limits." + key, Kind: KindCount, Unit: limitUnits[key],
+			Default: strconv.Itoa(*limitField(&def.Limits, key)), Doc: limitDocs[key]})
+	}
+	return append(t, []Key{
+		{Path: "sandbox", Kind: KindNames, Layer: LayerUser,
+			Doc: "What the person grants a wasm plugin beyond the default sandbox (the working directory read-only, no environment but the manifest's entry.env, no network, 256 MiB of memory), by plugin name. An untrusted project plugin never gets the grant made for its name."},
+		{Path: "sandbox.<name>", Kind: KindSection,
+			Doc: "The grant for the wasm plugin named <name>. A later file replaces it whole."},
+		{Path: "sandbox.<name>.writable", Kind: KindBool, Default: "false",
+			Doc: "Mount the working directory read-write instead of read-only."},
+		{Path: "sandbox.<name>.memoryMiB", Kind: KindCount, Unit: "MiB", Default: "256",
+			Doc: "The most memory the module may have; past it the instance dies and the next use starts it again."},
+
+		{Path: "provider", Kind: KindSection, Layer: LayerTrusted, OneOf: true,
+			Doc: "The model provider a turn uses: a plugin's provider or an OpenAI-compatible endpoint, never both in one file. A file that sets plugin drops an earlier file's openai choice, and the other way round. There is none by default: a turn without one fails, saying how to set one."},
+		{Path: "provider.plugin", Kind: KindProvider,
+			Doc: "A plugin's provider: \"<plugin>/<providerId>\", the id the plugin declares under providers."},
+		{Path: "provider.openai", Kind: KindSection,
+			Doc: "An OpenAI-compatible Chat Completions endpoint. Its keys override an earlier file's openai keys one by one, so a project can change only the model."},
+		{Path: "provider.openai.baseURL", Kind: KindURL,
+			Doc: "The endpoint's base URL, http or https: https://api.openai.com/v1, http://localhost:11434/v1. Required."},
+		{Path: "provider.openai.model", Kind: KindString,
+			Doc: "The model's name, as the server knows it. Required."},
+		{Path: "provider.openai.apiKeyEnv", Kind: KindEnvName,
+			Doc: "The environment variable the API key is read from at each request, never the key itself; leave it out for a server that needs no key. The key is sent only to the baseURL your own file pairs with this variable, and exec plugins do not see the variable unless env.plugins.<name>.pass names it."},
+
+		{Path: "turn", Kind: KindSection, Layer: LayerTighten,
+			Doc: "Bounds on one turn; a later file wins key by key."},
+		{Path: "turn.maxSteps", Kind: KindCount, Unit: "model responses", Default: strconv.Itoa(def.Turn.MaxSteps),
+			Doc: "How many model responses one turn may take. Past it the turn stops, with a notice."},
+		{Path: "turn.compactAt", Kind: KindCount, Unit: "bytes", Default: strconv.Itoa(def.Turn.CompactAt),
+			Doc: "The conversation's size at which it is compacted before the next model request: the bytes of every message's content and of its tool calls' names and inputs (the system prompt is not counted). The built-in compaction keeps the newest messages that fit in half of it."},
+
+		{Path: "env", Kind: KindSection, Layer: LayerUser,
+			Doc: "Which of the host's environment variables exec plugins do not see (a wasm plugin sees only its manifest's entry.env). Every entry is a variable's name, never its value."},
+		{Path: "env.withhold", Kind: KindEnvNames,
+			Doc: "Kept from every exec plugin. Unioned across files."},
+		{Path: "env.plugins", Kind: KindNames,
+			Doc: "What one plugin, by name, does not see beyond env.withhold, and what it sees after all."},
+		{Path: "env.plugins.<name>", Kind: KindSection,
+			Doc: "A later file replaces it whole."},
+		{Path: "env.plugins.<name>.withhold", Kind: KindEnvNames,
+			Doc: "Kept from the plugin named <name> as well."},
+		{Path: "env.plugins.<name>.pass", Kind: KindEnvNames,
+			Doc: "Given to the plugin named <name> even where env.withhold, its own withhold or the host's default (the provider.openai.apiKeyEnv variable) would keep it. Not given to an untrusted project plugin of that name."},
+	}...)
+}
+
+// Keys returns the dotted path of every key a settings file may hold,
+// sections included ("deadlines", "deadlines.tool", "sandbox.<name>"), in
+// the order a file is described in. "<name>" stands for a plugin's name.
+func Keys() []string {
+	out := make([]string, len(table))
+	for i, k := range table {
+		out[i] = k.Path
+	}
+	return out
+}
+
+// KeySpecs returns every key a settings file may hold, with what is known
+// about it, in the order of Keys. Every key has its Layer set, inherited
+// from the key above it where the table leaves it out (only permissions
+// has none: its keys differ).
+func KeySpecs() []Key {
+	out := make([]Key, len(table))
+	for i, k := range table {
+		if k.Layer == "" {
+			k.Layer = layerOf(k.Path)
+		}
+		out[i] = k
+	}
+	return out
+}
+
+// lookup returns the key at path, in the table's spelling.
+func lookup(path string) (Key, bool) {
+	for _, k := range table {
+		if k.Path == path {
+			return k, true
+		}
+	}
+	return Key{}, false
+}
+
+// children returns the keys directly under parent ("" for the top), by
+// their last part: children("provider") is plugin, openai.
+func children(parent string) []string {
+	var out []string
+	for _, k := range table {
+		p, last := "", k.Path
+		if i := strings.LastIndexByte(k.Path, '.'); i >= 0 {
+			p, last = k.Path[:i], k.Path[i+1:]
+		}
+		if p == parent {
+			out = append(out, last)
+		}
+	}
+	return out
+}
+
+// layerOf returns the Layer of the key at path, in the table's spelling:
+// its own, or the nearest one above it.
+func layerOf(path string) Layer {
+	for {
+		if k, ok := lookup(path); ok && k.Layer != "" {
+			return k.Layer
+		}
+		i := strings.LastIndexByte(path, '.')
+		if i < 0 {
+			return ""
+		}
+		path = path[:i]
+	}
+}
+
+// spelling returns the table's path of the key top.sub of a file: sub is
+// a plugin's name under a section of names ("plugins.deploy" is
+// "plugins.<name>").
+func spelling(top, sub string) string {
+	if k, _ := lookup(top); k.Kind == KindNames {
+		return top + ".<name>"
+	}
+	return top + "." + sub
+}
+
+// Example returns a value of the key's kind, as a file would write it:
+// what the tests and the documentation's examples use.
+func (k Key) Example() string {
+	switch k.Kind {
+	case KindSection, KindNames:
+		return "{}"
+	case KindPatterns:
+		return `["plugin__wordcount__count"]`
+	case KindDuration:
+		return `"1m30s"`
+	case KindCount:
+		return "3"
+	case KindBool:
+		return "true"
+	case KindString:
+		return `"gpt-4o-mini"`
+	case KindURL:
+		return `"https://api.openai.com/v1"`
+	case KindEnvName:
+		return `"OPENAI_API_KEY"`
+	case KindEnvNames:
+		return `["GITHUB_TOKEN"]`
+	case KindProvider:
+		return `"scripted-model/model"`
+	case KindJSON:
+		return `{"any": ["json", 1]}`
+	}
+	panic("settings: no example of kind " + string(k.Kind))
+}
