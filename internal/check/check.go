@@ -435,7 +435,7 @@ func (c *checker) respawn(ctx context.Context) {
 	}
 	before := c.tap.count("host", `"method":"initialize"`)
 	start := time.Now()
-	err, what := call(ctx)
+	what, err := call(ctx)
 	elapsed := time.Since(start)
 	if err != nil && !answered(err) {
 		c.add(Fail, subject, "killed it; the next call failed: %v", err)
@@ -455,41 +455,41 @@ func answered(err error) bool {
 }
 
 // anyCall is one call to something the plugin declared, for the respawn.
-func (c *checker) anyCall() func(context.Context) (error, string) {
+func (c *checker) anyCall() func(context.Context) (string, error) {
 	contrib := c.plugin.Contributions()
 	decl, _ := c.plugin.Declaration()
 	switch {
 	case len(contrib.Tools) > 0:
-		return func(ctx context.Context) (error, string) {
+		return func(ctx context.Context) (string, error) {
 			input, _ := c.toolInput(decl.Tools[0])
 			if input == nil {
 				input = json.RawMessage(`{}`)
 			}
 			_, err := contrib.Tools[0].Call(ctx, sdk.ToolCall{ID: "check-respawn", Name: contrib.Tools[0].Spec().Name, Input: input,
 				Cwd: c.opts.Cwd, Session: "check", Turn: 1}, ui{})
-			return err, "tool " + decl.Tools[0].Name
+			return "tool " + decl.Tools[0].Name, err
 		}
 	case len(contrib.Commands) > 0:
 		cmd := contrib.Commands[0]
-		return func(ctx context.Context) (error, string) {
+		return func(ctx context.Context) (string, error) {
 			_, err := cmd.Complete(ctx, sdk.CompleteRequest{Name: cmd.Spec().Name, Cwd: c.opts.Cwd})
-			return err, "completion /" + cmd.Spec().Name
+			return "completion /" + cmd.Spec().Name, err
 		}
 	case len(contrib.Contributors) > 0:
 		p := contrib.Contributors[0]
-		return func(ctx context.Context) (error, string) {
+		return func(ctx context.Context) (string, error) {
 			_, err := p.Contribute(ctx, sdk.Query{Prompt: "hello", Cwd: c.opts.Cwd, Session: "check", Turn: 2, Budget: 2000})
-			return err, "contributor " + p.ID()
+			return "contributor " + p.ID(), err
 		}
 	case len(contrib.Compactors) > 0:
 		p := contrib.Compactors[0]
-		return func(ctx context.Context) (error, string) {
+		return func(ctx context.Context) (string, error) {
 			_, err := p.Compact(ctx, sdk.CompactRequest{Reason: "command", Context: sampleConversation()})
-			return err, "compactor " + p.ID()
+			return "compactor " + p.ID(), err
 		}
 	case len(contrib.Providers) > 0:
 		p := contrib.Providers[0]
-		return func(ctx context.Context) (error, string) {
+		return func(ctx context.Context) (string, error) {
 			sctx, cancel := context.WithCancel(ctx)
 			defer cancel()
 			_, err := p.Stream(sctx, sdk.ProviderRequest{Messages: []sdk.Message{{Role: sdk.RoleUser, Content: "hello"}}},
@@ -497,15 +497,15 @@ func (c *checker) anyCall() func(context.Context) (error, string) {
 			if errors.Is(err, context.Canceled) {
 				err = nil
 			}
-			return err, "provider " + p.ID()
+			return "provider " + p.ID(), err
 		}
 	case len(contrib.Hooks) > 0 && len(contrib.Hooks[0].DecidePoints) > 0:
 		h := contrib.Hooks[0]
 		point := h.DecidePoints[0]
 		site, pt, _ := strings.Cut(point, "/")
-		return func(ctx context.Context) (error, string) {
+		return func(ctx context.Context) (string, error) {
 			_, err := h.Decide(ctx, sdk.HookEvent{Site: site, Point: pt, Payload: samplePayload(point, c.opts.Cwd)})
-			return err, "hook " + h.ID() + " at " + point
+			return "hook " + h.ID() + " at " + point, err
 		}
 	}
 	return nil

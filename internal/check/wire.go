@@ -142,10 +142,10 @@ func (c *tapConn) killedByUs() bool { return c.killed.Load() }
 
 // counter counts what the plugin writes to stderr and keeps its tail.
 type counter struct {
-	mu          sync.Mutex
-	bytes, nl   int
-	tailBuf     []byte
-	bridgeLines int
+	mu      sync.Mutex
+	bytes   int
+	nl      int
+	tailBuf []byte
 }
 
 func (c *counter) Write(p []byte) (int, error) {
