@@ -174,6 +174,10 @@ type Options struct {
 	// be the plugin's log, the same writer its stderr goes to. It must be
 	// safe for concurrent use.
 	Log io.Writer
+	// Trace, if set, writes every wire line both ways into Log, each
+	// prefixed with an RFC 3339 timestamp and its direction: "->" host to
+	// plugin, "<-" plugin to host.
+	Trace bool
 	// LogPath is Log's file name, for the messages that send the person
 	// to it ("see its log"); "" names none.
 	LogPath string

@@ -36,6 +36,9 @@ type Config struct {
 	Notify func(bridge.Notice)
 	// Session names this run's session.
 	Session string
+	// Trace writes every wire line of every plugin, both ways, into that
+	// plugin's log (--trace, BINGO_TRACE=1).
+	Trace bool
 	// AskTrust, if set, is asked once whether to trust an untrusted
 	// project whose exec plugins would start (a terminal's prompt). Nil
 	// means no one can answer: the plugins are not started and one
@@ -223,7 +226,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		Name: m.Name, Root: m.Root, Transport: tr,
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env,
 		Deadlines: h.settings.Deadlines, Limits: h.settings.Limits,
-		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(),
+		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace,
 		Services: h.reg.routeService,
 	})
 	return l
