@@ -160,6 +160,7 @@ type Options struct {
 	Transport transport.Transport
 	Config    json.RawMessage   // the person's plugins.<name> slice
 	Env       map[string]string // the manifest's entry.env, expanded
+	DataDir   string            // sent as initialize.dataDir; "" sends none
 
 	Deadlines Deadlines
 	Limits    Limits
