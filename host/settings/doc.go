@@ -59,8 +59,9 @@
 //     the later layer wins, field by field, where it sets the field.
 //   - provider: a layer that sets provider.plugin chooses that provider
 //     (with its own provider.model, or none) and drops an earlier choice;
-//     a layer that sets provider.openai chooses OpenAI, and its fields override those of an earlier openai
-//     choice one by one (so a project can change only the model).
+//     a layer that sets provider.openai chooses OpenAI, and its fields
+//     override those of an earlier openai choice one by one (so a project
+//     can change only the model).
 //
 // # Trust
 //
