@@ -54,13 +54,17 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 		inflight: make(chan struct{}, MaxPluginRequests),
 	}
 	inst.owed = newOwed(p.opts.Deadlines.Grace, inst.wedged)
-	stream := protocol.NewLineStream(conn, protocol.LineStreamOptions{
+	sopts := protocol.LineStreamOptions{
 		MaxLine: p.opts.MaxLine,
 		Skipped: func(line []byte, why error) {
 			fmt.Fprintf(p.opts.Log, "bridge: skipped a stdout line (%v): %q\n", why, line)
 		},
 		Notification: inst.notification,
-	})
+	}
+	if p.opts.Trace {
+		sopts.Trace = p.traceLine
+	}
+	stream := protocol.NewLineStream(conn, sopts)
 	inst.rpc = jsonrpc2.NewConn(ctx, stream, inst, jsonrpc2.SetLogger(logWriter{p.opts.Log}),
 		jsonrpc2.OnRecv(func(_ *jsonrpc2.Request, resp *jsonrpc2.Response) {
 			if resp != nil {
@@ -265,6 +269,19 @@ func (inst *instance) answer(id jsonrpc2.ID, result any, rerr *jsonrpc2.Error) {
 		}
 		return inst.rpc.Reply(inst.ctx, id, result)
 	})
+}
+
+// traceLine writes one wire line into the log, "<time> <dir> <line>", in
+// one Write so that lines from both directions never interleave.
+func (p *Plugin) traceLine(dir string, line []byte) {
+	b := make([]byte, 0, len(line)+48)
+	b = p.opts.Now().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, ' ')
+	b = append(b, dir...)
+	b = append(b, ' ')
+	b = append(b, line...)
+	b = append(b, '\n')
+	_, _ = p.opts.Log.Write(b)
 }
 
 // logWriter adapts the plugin's log to jsonrpc2's Logger, which is where

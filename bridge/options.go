@@ -162,6 +162,7 @@ type Options struct {
 	Transport transport.Transport
 	Config    json.RawMessage   // the person's plugins.<name> slice
 	Env       map[string]string // the manifest's entry.env, expanded
+	DataDir   string            // sent as initialize.dataDir; "" sends none
 
 	Deadlines Deadlines
 	Limits    Limits
@@ -176,6 +177,10 @@ type Options struct {
 	// be the plugin's log, the same writer its stderr goes to. It must be
 	// safe for concurrent use.
 	Log io.Writer
+	// Trace, if set, writes every wire line both ways into Log, each
+	// prefixed with an RFC 3339 timestamp and its direction: "->" host to
+	// plugin, "<-" plugin to host.
+	Trace bool
 	// LogPath is Log's file name, for the messages that send the person
 	// to it ("see its log"); "" names none.
 	LogPath string

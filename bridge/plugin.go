@@ -188,6 +188,7 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 	var answer json.RawMessage
 	err = inst.rpc.Call(hctx, protocol.MethodInitialize, protocol.InitializeParams{
 		Protocol: protocol.Version, PluginRoot: p.opts.Root, Config: orNull(p.opts.Config), Env: orEmpty(p.opts.Env),
+		DataDir: p.opts.DataDir,
 	}, &answer)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):

@@ -36,6 +36,9 @@ type Config struct {
 	Notify func(bridge.Notice)
 	// Session names this run's session.
 	Session string
+	// Trace writes every wire line of every plugin, both ways, into that
+	// plugin's log (--trace, BINGO_TRACE=1).
+	Trace bool
 	// AskTrust, if set, is asked once whether to trust an untrusted
 	// project whose exec plugins would start (a terminal's prompt). Nil
 	// means no one can answer: the plugins are not started and one
@@ -185,6 +188,18 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		return l
 	}
 	l.log = log
+	// The plugin's own writable directory. A project's plugin the person
+	// has not trusted gets none: its name is the project's choice, and the
+	// person's plugin of that name keeps its state there.
+	var dataDir string
+	if trusted {
+		dataDir = filepath.Join(h.cfg.Home, ".bingo", "data", "plugins", m.Name)
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			l.err = fmt.Errorf("cannot create its data directory: %w", err)
+			h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: " + l.err.Error()})
+			return l
+		}
+	}
 	var tr transport.Transport
 	switch m.Entry.Transport() {
 	case "wasm":
@@ -203,12 +218,18 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		if trusted {
 			grant = h.settings.Sandbox[m.Name]
 		}
+		// It sees its data directory read-write and its own files
+		// read-only, beside the working directory.
+		mounts := []wasm.Mount{{Dir: m.Root}}
+		if dataDir != "" {
+			mounts = append([]wasm.Mount{{Dir: dataDir, Writable: true}}, mounts...)
+		}
 		// The bridge bounds the handshake, not Transport.Start, and a
 		// respawn starts without a deadline: the module's start function,
 		// which runs inside Start, gets the handshake's deadline too.
 		tr = h.wasm.Transport(wasm.Config{
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
-			Dir: h.cfg.Cwd, Writable: grant.Writable, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
+			Dir: h.cfg.Cwd, Writable: grant.Writable, Mounts: mounts, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
 			InstantiateTimeout: h.settings.Deadlines.Initialize,
 		})
 	default:
@@ -221,9 +242,9 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	}
 	l.plugin = bridge.New(bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: tr,
-		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env,
+		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env, DataDir: dataDir,
 		Deadlines: h.settings.Deadlines, Limits: h.settings.Limits,
-		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(),
+		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace,
 		Services: h.reg.routeService,
 	})
 	return l

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -45,12 +46,49 @@ func (h *Host) Provider() (sdk.Provider, error) {
 		if !found {
 			return nil, fmt.Errorf("the configured provider %s/%s is not offered by any loaded plugin (bingo plugins lists what loaded)", plugin, id)
 		}
-		return p, nil
+		if choice.Model == "" {
+			return p, nil
+		}
+		models := h.declaredModels(plugin, id)
+		if !slices.Contains(models, choice.Model) {
+			if len(models) == 0 {
+				return nil, fmt.Errorf("provider.model is %q, but the provider %s/%s declares no models to choose among", choice.Model, plugin, id)
+			}
+			return nil, fmt.Errorf("provider.model is %q, which the provider %s/%s does not declare; its models: %s", choice.Model, plugin, id, strings.Join(models, ", "))
+		}
+		return modelProvider{p, choice.Model}, nil
 	}
 	if o := choice.OpenAI; o != nil {
 		return openai.New("openai", openai.Config{BaseURL: o.BaseURL, Model: o.Model, APIKeyEnv: o.APIKeyEnv})
 	}
 	return nil, ErrNoProvider
+}
+
+// declaredModels are the models plugin's provider id declared.
+func (h *Host) declaredModels(plugin, id string) []string {
+	for _, l := range h.plugins {
+		if l.m.Name != plugin || l.plugin == nil {
+			continue
+		}
+		decl, _ := l.plugin.Declaration()
+		for _, pd := range decl.Providers {
+			if pd.ID == id {
+				return pd.Models
+			}
+		}
+	}
+	return nil
+}
+
+// modelProvider sends every request to the model the settings chose.
+type modelProvider struct {
+	sdk.Provider
+	model string
+}
+
+func (m modelProvider) Stream(ctx context.Context, req sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+	req.Model = m.model
+	return m.Provider.Stream(ctx, req, emit)
 }
 
 // systemPrompt is the host's own instruction to the model.

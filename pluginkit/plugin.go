@@ -24,14 +24,23 @@ type Plugin struct {
 	Commands     []sdk.Command
 	Contributors []sdk.Contributor
 	Compactors   []sdk.Compactor
-	Providers    []sdk.Provider
-	Hooks        []Hook
-	Services     []sdk.Service
+	// Providers are declared with their models when they have a
+	// Models() []string method (see ModelLister).
+	Providers []sdk.Provider
+	Hooks     []Hook
+	Services  []sdk.Service
 
 	// Initialize, if set, sees the handshake params (config, env) before the
 	// plugin answers; an error fails the handshake, and every later request
 	// with it.
 	Initialize func(ctx context.Context, p protocol.InitializeParams) error
+}
+
+// ModelLister is a provider that declares the models it serves: the
+// person's settings choose one (provider.model), and it arrives as the
+// request's Model.
+type ModelLister interface {
+	Models() []string
 }
 
 // Hook is an sdk.Hook with the points it wants. The wire declares them in
@@ -117,7 +126,11 @@ func newIndex(p *Plugin) (*index, error) {
 		d.Compactors = append(d.Compactors, protocol.CompactorDecl{ID: c.ID()})
 	}
 	for _, pr := range p.Providers {
-		d.Providers = append(d.Providers, protocol.ProviderDecl{ID: pr.ID()})
+		pd := protocol.ProviderDecl{ID: pr.ID()}
+		if ml, ok := pr.(ModelLister); ok {
+			pd.Models = ml.Models()
+		}
+		d.Providers = append(d.Providers, pd)
 	}
 	for _, h := range p.Hooks {
 		d.Hooks = append(d.Hooks, protocol.HookDecl{ID: h.Hook.ID(), Decide: h.Decide, Observe: h.Observe})

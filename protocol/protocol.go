@@ -56,6 +56,11 @@ type InitializeParams struct {
 	Config json.RawMessage `json:"config" jsonschema:"type=object"`
 	// Env is the manifest's entry.env, expanded.
 	Env map[string]string `json:"env"`
+	// DataDir is the plugin's own writable directory, which the host
+	// created (0700) before starting it: ~/.bingo/data/plugins/<name>/ for
+	// the person's plugins. A wasm plugin sees it read-write at the same
+	// path. Absent for a plugin of a project the person has not trusted.
+	DataDir string `json:"dataDir,omitempty"`
 }
 
 // InitializeResult is what the plugin is and everything it contributes.

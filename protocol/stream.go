@@ -28,6 +28,7 @@ type LineStream struct {
 	maxLine int
 	skipped func(line []byte, why error)
 	notify  func(method string, params json.RawMessage)
+	trace   func(dir string, line []byte)
 
 	writeMu sync.Mutex
 	wbuf    bytes.Buffer
@@ -47,7 +48,20 @@ type LineStreamOptions struct {
 	// where a general JSON-RPC decoder decodes params generically and
 	// encodes them again.
 	Notification func(method string, params json.RawMessage)
+	// Trace, if set, is shown every line as it crosses, without its
+	// newline: dir is TraceWrite for a line this stream writes, TraceRead
+	// for one it reads (blank lines aside; of a line over the cap, its
+	// head). The line is only lent: Trace must not keep it. It runs on the
+	// writer's or the reader's goroutine, so it may be called concurrently
+	// with itself. Unset, it costs nothing per line.
+	Trace func(dir string, line []byte)
 }
+
+// The directions a Trace is told: from the writer's side of the stream.
+const (
+	TraceWrite = "->"
+	TraceRead  = "<-"
+)
 
 // ErrLineTooLong is why a line over the cap was skipped.
 var ErrLineTooLong = errors.New("line exceeds the size cap")
@@ -57,7 +71,7 @@ func NewLineStream(rwc io.ReadWriteCloser, opts LineStreamOptions) *LineStream {
 	if opts.MaxLine <= 0 {
 		opts.MaxLine = DefaultMaxLine
 	}
-	return &LineStream{rwc: rwc, r: bufio.NewReaderSize(rwc, 64<<10), maxLine: opts.MaxLine, skipped: opts.Skipped, notify: opts.Notification}
+	return &LineStream{rwc: rwc, r: bufio.NewReaderSize(rwc, 64<<10), maxLine: opts.MaxLine, skipped: opts.Skipped, notify: opts.Notification, trace: opts.Trace}
 }
 
 // WriteObject writes obj as one line.
@@ -80,6 +94,10 @@ func (s *LineStream) WriteObject(obj any) error {
 		if err := enc.Encode(obj); err != nil {
 			return err
 		}
+	}
+	if s.trace != nil {
+		b := s.wbuf.Bytes()
+		s.trace(TraceWrite, b[:len(b)-1])
 	}
 	_, err := s.rwc.Write(s.wbuf.Bytes())
 	return err
@@ -168,6 +186,15 @@ func (s *LineStream) notification(line []byte) bool {
 // an over-cap line costs at most the cap plus that buffer. It returns the
 // head and ErrLineTooLong.
 func (s *LineStream) readLine() ([]byte, error) {
+	line, err := s.readRaw()
+	if s.trace != nil && len(bytes.TrimSpace(line)) > 0 {
+		s.trace(TraceRead, line)
+	}
+	return line, err
+}
+
+// readRaw is readLine, untraced.
+func (s *LineStream) readRaw() ([]byte, error) {
 	var pieces [][]byte
 	n := 0
 	for {

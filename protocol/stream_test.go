@@ -167,3 +167,35 @@ func TestReadLine(t *testing.T) {
 		t.Errorf("lines %q, skipped %q", got, skipped)
 	}
 }
+
+// Trace sees every line both ways, in order, blank lines aside; unset it
+// costs a read no allocation beyond the line's own.
+func TestTrace(t *testing.T) {
+	var seen []string
+	in := "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\nnot json\n"
+	c := &rwc{in: strings.NewReader(in)}
+	s := NewLineStream(c, LineStreamOptions{
+		Trace:        func(dir string, line []byte) { seen = append(seen, dir+" "+string(line)) },
+		Notification: func(string, json.RawMessage) {},
+		Skipped:      func([]byte, error) {},
+	})
+	if err := s.WriteObject(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "m"}); err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := s.ReadObject(&v); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReadObject(&v); !errors.Is(err, io.EOF) {
+		t.Fatalf("second read: %v", err)
+	}
+	want := []string{
+		`-> {"id":1,"jsonrpc":"2.0","method":"m"}`,
+		`<- {"jsonrpc":"2.0","id":1,"result":{}}`,
+		`<- {"jsonrpc":"2.0","method":"n"}`,
+		`<- not json`,
+	}
+	if strings.Join(seen, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("traced:\n%s\nwant:\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
+	}
+}

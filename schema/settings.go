@@ -158,15 +158,33 @@ func (g *settingsGen) node(k settings.Key) object {
 // no others.
 func (g *settingsGen) section(path string, k settings.Key) object {
 	props := object{}
+	var exclusive []string // OneOf's keys
+	requires := object{}
 	for _, c := range g.under(path) {
-		props = append(props, member{c.Path[strings.LastIndexByte(c.Path, '.')+1:], g.node(c)})
+		name := c.Path[strings.LastIndexByte(c.Path, '.')+1:]
+		props = append(props, member{name, g.node(c)})
+		if c.Requires != "" {
+			requires = append(requires, member{name, []string{c.Requires}})
+		} else {
+			exclusive = append(exclusive, name)
+		}
 	}
 	if len(props) == 0 {
 		g.fail("%s: a section with no keys", path)
 	}
 	o := object{{"type", "object"}, {"properties", props}, {"additionalProperties", false}}
 	if k.OneOf {
-		o = append(o, member{"maxProperties", 1})
+		// At most one of them: no two together.
+		var pairs []object
+		for i, a := range exclusive {
+			for _, b := range exclusive[i+1:] {
+				pairs = append(pairs, object{{"required", []string{a, b}}})
+			}
+		}
+		o = append(o, member{"not", object{{"anyOf", pairs}}})
+	}
+	if len(requires) > 0 {
+		o = append(o, member{"dependentRequired", requires})
 	}
 	return o
 }

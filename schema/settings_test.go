@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -185,7 +186,12 @@ func TestSettingsSchemaHasEveryKey(t *testing.T) {
 			}
 		}
 		for _, v := range values {
-			if err := validate(sch, []byte(fileSetting(k.Path, v))); err != nil {
+			f := fileSetting(k.Path, v)
+			if k.Requires != "" { // beside the key it needs
+				parent := k.Path[:strings.LastIndexByte(k.Path, '.')]
+				f = fileSetting(parent, fmt.Sprintf(`{%q: "a/b", %q: %s}`, k.Requires, k.Path[len(parent)+1:], v))
+			}
+			if err := validate(sch, []byte(f)); err != nil {
 				t.Errorf("%s = %s: %v", k.Path, v, err)
 			}
 		}

@@ -33,9 +33,13 @@
 // caps one response of a plugin's provider, its deltas as they cross the
 // wire; past it the stream is cancelled the same way.
 //
-// provider is either {"plugin": "<plugin>/<providerId>"} or
+// provider is either {"plugin": "<plugin>/<providerId>"}, optionally with
+// "model": "<one of the provider's declared models>", or
 // {"openai": {"baseURL": "...", "model": "...", "apiKeyEnv": "OPENAI_API_KEY"}},
-// never both in one file.
+// never both in one file. provider.model reaches the plugin's
+// provider/stream as request.model (without it, model is absent and the
+// provider picks); a model the provider does not declare fails the turn
+// with an error naming the models it does.
 //
 // env names the host's environment variables an exec plugin does not
 // see: env.withhold are kept from every plugin, env.plugins.<name>.withhold
@@ -59,10 +63,11 @@
 //     wrote.
 //   - deadlines.<kind>, limits.<key>, turn.maxSteps and turn.compactAt:
 //     the later layer wins, field by field, where it sets the field.
-//   - provider: a layer that sets provider.plugin chooses that provider and
-//     drops an earlier openai choice; a layer that sets provider.openai
-//     chooses OpenAI, and its fields override those of an earlier openai
-//     choice one by one (so a project can change only the model).
+//   - provider: a layer that sets provider.plugin chooses that provider
+//     (with its own provider.model, or none) and drops an earlier choice;
+//     a layer that sets provider.openai chooses OpenAI, and its fields
+//     override those of an earlier openai choice one by one (so a project
+//     can change only the model).
 //
 // # Trust
 //

@@ -34,8 +34,11 @@ type Key struct {
 	// one follows the key above it; only sections whose keys differ
 	// (permissions) leave it empty at the top.
 	Layer Layer
-	// OneOf marks a section of which a file may set at most one key.
+	// OneOf marks a section of which a file may set at most one key,
+	// leaving out keys that Require another.
 	OneOf bool
+	// Requires names a sibling key this one may only be set beside.
+	Requires string
 	// Doc says what the key does.
 	Doc string
 }
@@ -244,6 +247,8 @@ func buildTable() []Key {
 			Doc: "The model provider a turn uses: a plugin's provider or an OpenAI-compatible endpoint, never both in one file. A file that sets plugin drops an earlier file's openai choice, and the other way round. There is none by default: a turn without one fails, saying how to set one."},
 		{Path: "provider.plugin", Kind: KindProvider,
 			Doc: "A plugin's provider: \"<plugin>/<providerId>\", the id the plugin declares under providers."},
+		{Path: "provider.model", Kind: KindString, Requires: "plugin",
+			Doc: "Which of the plugin provider's declared models to use; it reaches provider/stream as model. Only beside provider.plugin; a model the provider does not declare is an error naming the ones it does. Left out, the provider chooses (model is sent empty)."},
 		{Path: "provider.openai", Kind: KindSection,
 			Doc: "An OpenAI-compatible Chat Completions endpoint. Its keys override an earlier file's openai keys one by one, so a project can change only the model."},
 		{Path: "provider.openai.baseURL", Kind: KindURL,

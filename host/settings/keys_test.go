@@ -2,6 +2,7 @@ package settings
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -39,13 +40,13 @@ func TestKeysAreWhatTheParserAccepts(t *testing.T) {
 			values = append(values, v)
 		}
 		for _, v := range values {
-			f := fileSetting(k.Path, v)
+			f := withRequired(k, v)
 			l, err := parse("f.json", []byte(f))
 			if err != nil {
 				t.Errorf("%s = %s: the parser refuses it: %v", k.Path, v, err)
 				continue
 			}
-			if top, _, _ := strings.Cut(k.Path, "."); top != k.Path && len(l.keys) != 1 {
+			if top, _, _ := strings.Cut(k.Path, "."); top != k.Path && len(l.keys) != 1 && k.Requires == "" {
 				t.Errorf("%s: the parser recorded keys %q, want one", k.Path, l.keys)
 			}
 		}
@@ -210,7 +211,7 @@ func TestChildren(t *testing.T) {
 		"":                   {"permissions", "plugins", "deadlines", "limits", "sandbox", "provider", "turn", "env"},
 		"permissions":        {"allow", "deny", "ask"},
 		"sandbox.<name>":     {"writable", "memoryMiB"},
-		"provider":           {"plugin", "openai"},
+		"provider":           {"plugin", "model", "openai"},
 		"env.plugins.<name>": {"withhold", "pass"},
 		"deadlines":          deadlineKeys,
 	} {
@@ -218,4 +219,18 @@ func TestChildren(t *testing.T) {
 			t.Errorf("children(%q) = %q, want %q", parent, got, want)
 		}
 	}
+}
+
+// withRequired is a file setting k to v, beside the key k requires.
+func withRequired(k Key, v string) string {
+	if k.Requires == "" {
+		return fileSetting(k.Path, v)
+	}
+	parent, name := k.Path[:strings.LastIndexByte(k.Path, '.')], k.Path[strings.LastIndexByte(k.Path, '.')+1:]
+	for _, sib := range KeySpecs() {
+		if sib.Path == parent+"."+k.Requires {
+			return fileSetting(parent, fmt.Sprintf(`{%q: %s, %q: %s}`, k.Requires, sib.Example(), name, v))
+		}
+	}
+	panic(k.Path + " requires a key the table does not list")
 }

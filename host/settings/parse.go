@@ -28,6 +28,7 @@ type layer struct {
 	limits    map[string]int
 	provider  struct {
 		plugin *string
+		model  *string // with plugin only
 		openai *openAILayer
 	}
 	maxSteps, compactAt *int
@@ -86,7 +87,7 @@ func (l *layer) drop(top, sub string) {
 	case "env":
 		l.env = nil
 	case "provider":
-		l.provider.plugin, l.provider.openai = nil, nil
+		l.provider.plugin, l.provider.model, l.provider.openai = nil, nil, nil
 	}
 }
 
@@ -469,6 +470,7 @@ func (p *parser) sandbox(l *layer) error {
 
 func (p *parser) provider(l *layer) error {
 	start := p.at()
+	var modelAt int64
 	err := p.section(l, "provider", func(key string, at int64) error {
 		switch key {
 		case "plugin":
@@ -481,6 +483,18 @@ func (p *parser) provider(l *layer) error {
 			}
 			l.provider.plugin = &s
 			return nil
+		case "model":
+			vat := p.at()
+			s, err := p.str("provider.model")
+			if err != nil {
+				return err
+			}
+			if s == "" {
+				return p.errAt(vat, "provider.model must not be empty")
+			}
+			l.provider.model = &s
+			modelAt = at
+			return nil
 		case "openai":
 			o := &openAILayer{}
 			l.provider.openai = o
@@ -490,6 +504,12 @@ func (p *parser) provider(l *layer) error {
 	})
 	if err == nil && l.provider.plugin != nil && l.provider.openai != nil {
 		return p.errAt(start, "provider: choose plugin or openai, not both")
+	}
+	if err == nil && l.provider.model != nil && l.provider.plugin == nil {
+		if l.provider.openai != nil {
+			return p.errAt(modelAt, "provider.model chooses among a plugin provider's models; an openai endpoint's model is provider.openai.model")
+		}
+		return p.errAt(modelAt, "provider.model needs provider.plugin beside it, naming the provider whose models it chooses among")
 	}
 	return err
 }

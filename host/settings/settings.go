@@ -77,6 +77,9 @@ type Sandbox struct {
 type ProviderChoice struct {
 	// Plugin is "<plugin>/<providerId>".
 	Plugin string
+	// Model chooses among the plugin provider's declared models; it
+	// reaches provider/stream as the request's model. "" sends none.
+	Model  string
 	OpenAI *OpenAI
 }
 
@@ -191,6 +194,7 @@ func (s *Settings) apply(l *layer) {
 	switch {
 	case l.provider.plugin != nil:
 		s.Provider = ProviderChoice{Plugin: *l.provider.plugin}
+		set(&s.Provider.Model, l.provider.model)
 	case l.provider.openai != nil:
 		var o OpenAI
 		if s.Provider.OpenAI != nil {

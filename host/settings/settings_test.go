@@ -232,6 +232,15 @@ func TestMergeProviderChoice(t *testing.T) {
 	if s.Provider.Plugin != "" || s.Provider.OpenAI == nil || *s.Provider.OpenAI != (OpenAI{Model: "m", APIKeyEnv: "K"}) {
 		t.Errorf("openai over plugin = %+v, want openai alone", s.Provider)
 	}
+	withModel := write(t, dir, "model.json", `{"provider": {"plugin": "myplugin/fast", "model": "small"}}`)
+	if s := loadOK(t, openai, withModel); s.Provider != (ProviderChoice{Plugin: "myplugin/fast", Model: "small"}) {
+		t.Errorf("plugin with a model = %+v", s.Provider)
+	}
+	// The provider is taken whole per layer: a later plugin choice without
+	// a model does not inherit the earlier one's.
+	if s := loadOK(t, withModel, plugin); s.Provider != (ProviderChoice{Plugin: "myplugin/fast"}) {
+		t.Errorf("plugin over plugin with a model = %+v", s.Provider)
+	}
 	s = loadOK(t, plugin, silent)
 	if s.Provider != (ProviderChoice{Plugin: "myplugin/fast"}) {
 		t.Errorf("an empty provider object changed the choice: %+v", s.Provider)
@@ -274,7 +283,7 @@ func TestMalformed(t *testing.T) {
 		{"limit zero", `{"limits": {"providerResponseMiB": 0}}`, 1, 36, "limits.providerResponseMiB must be a positive whole number, not 0"},
 		{"limit a string", `{"limits": {"providerResponseMiB": "32"}}`, 1, 36, "limits.providerResponseMiB must be a positive whole number, not a string"},
 		{"unknown sandbox key", `{"sandbox": {"wc": {"memory": 1}}}`, 1, 21, `unknown key "memory" in sandbox.wc (known keys: writable, memoryMiB)`},
-		{"unknown provider key", `{"provider": {"anthropic": {}}}`, 1, 15, `unknown key "anthropic" in provider (known keys: plugin, openai)`},
+		{"unknown provider key", `{"provider": {"anthropic": {}}}`, 1, 15, `unknown key "anthropic" in provider (known keys: plugin, model, openai)`},
 		{"unknown openai key", `{"provider": {"openai": {"apiKey": "sk-secret"}}}`, 1, 26, `unknown key "apiKey" in provider.openai`},
 		{"unknown turn key", `{"turn": {"steps": 1}}`, 1, 11, `unknown key "steps" in turn`},
 		{"duplicate key", `{"turn": {}, "turn": {}}`, 1, 14, `key "turn" appears twice in the settings file`},
@@ -297,6 +306,10 @@ func TestMalformed(t *testing.T) {
 		{"provider plugin empty id", `{"provider": {"plugin": "a/"}}`, 1, 15, `provider.plugin must be "<plugin>/<providerId>"`},
 		{"baseURL not a URL", `{"provider": {"openai": {"baseURL": "localhost:8080"}}}`, 1, 37, `provider.openai.baseURL must be an http or https URL, not "localhost:8080"`},
 		{"empty model", `{"provider": {"openai": {"model": ""}}}`, 1, 35, "provider.openai.model must not be empty"},
+		{"provider model empty", `{"provider": {"plugin": "a/b", "model": ""}}`, 1, 41, "provider.model must not be empty"},
+		{"provider model a number", `{"provider": {"plugin": "a/b", "model": 1}}`, 1, 41, "provider.model must be a string, not a number"},
+		{"provider model alone", "{\"provider\": {\n  \"model\": \"fast\"}}", 2, 3, "provider.model needs provider.plugin beside it"},
+		{"provider model with openai", `{"provider": {"openai": {"model": "m"}, "model": "fast"}}`, 1, 41, "an openai endpoint's model is provider.openai.model"},
 		{"key in apiKeyEnv", `{"provider": {"openai": {"apiKeyEnv": "sk-abc123"}}}`, 1, 39, "must name an environment variable"},
 		{"column counts characters", "{\"plugins\": {\"é\": 1}, \"x\": 1}", 1, 23, `unknown key "x"`},
 		{"env not an object", `{"env": ["A"]}`, 1, 9, "env must be an object, not an array"},

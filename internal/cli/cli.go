@@ -83,6 +83,7 @@ var ownFlags = map[string]string{"json": "plugins", "revoke": "trust", "inputs":
 // options are the flags.
 type options struct {
 	print      bool
+	trace      bool
 	pluginDirs multi
 	cwd        string
 	allow      multi
@@ -105,6 +106,7 @@ func (o *options) flagSet() *flag.FlagSet {
 	// on stdout when it was asked for.
 	fs.SetOutput(io.Discard)
 	fs.BoolVar(&o.print, "print", false, "fold every View to plain text; no prompts, no colour, no progress")
+	fs.BoolVar(&o.trace, "trace", false, "write every wire line, both ways, into each plugin's log (also BINGO_TRACE=1)")
 	fs.Var(&o.pluginDirs, "plugin-dir", "load plugins from `DIR`, a directory of plugins or one plugin's own, as an extra layer (repeatable)")
 	fs.StringVar(&o.cwd, "cwd", "", "the session's working `DIR`")
 	fs.Var(&o.allow, "allow", "allow `TOOL` for this run (repeatable; prefix* patterns too)")
@@ -216,7 +218,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	hc := newHostCloser()
 	ctx, stop := r.interrupts(func() { hc.quit(quitGrace) })
 	defer stop()
-	cfg := host.Config{Home: r.home, Cwd: r.cwd, PluginDirs: o.pluginDirs, Allow: o.allow, Notify: r.notice}
+	cfg := host.Config{Home: r.home, Cwd: r.cwd, PluginDirs: o.pluginDirs, Allow: o.allow, Notify: r.notice,
+		Trace: o.trace || os.Getenv("BINGO_TRACE") == "1"}
 	if r.interactive {
 		cfg.AskTrust = r.AskTrust
 	}

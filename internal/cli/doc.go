@@ -15,8 +15,9 @@
 // Flags: --print (fold Views to text, no prompts, no colour, no progress),
 // --plugin-dir DIR (repeatable; a directory of plugins, or one plugin's own
 // directory, which loads that plugin), --cwd DIR, --allow TOOL
-// (repeatable); plugins --json (check's report as JSON too), plugins check
-// --inputs FILE, plugins new --lang and --dir, trust --revoke. -h or --help shows the
+// (repeatable), --trace; plugins --json (check's report as JSON too),
+// plugins check --inputs FILE, plugins new --lang and --dir, trust
+// --revoke. -h or --help shows the
 // usage (after a subcommand, its own) on stdout. A --cwd or --plugin-dir
 // that is not a directory is a usage error.
 //
@@ -27,6 +28,13 @@
 // bingo -- -1 is not a flag, and bingo -- help asks the model about help.
 // An unknown flag anywhere is a usage error, never the prompt's text: a
 // prompt word starting with - goes after --.
+//
+// Tracing: --trace, or BINGO_TRACE=1 in the environment, writes every line
+// of every plugin's wire, both ways, into that plugin's log
+// (~/.bingo/data/logs/plugin-<name>.log, next to its stderr), one line each:
+// an RFC 3339 timestamp (nanoseconds), the direction (-> host to plugin,
+// <- plugin to host) and the line as it crossed. Blank lines are not
+// traced; of a line over the size cap, only its head.
 //
 // Exit status: 0 success, 1 the command or tool reported an error or was
 // denied, 2 usage error.

@@ -184,6 +184,24 @@ func (st *state) tools() []sdk.Tool {
 				st.stdout.expectAnswer(`"` + answer + `"`)
 				return text(answer), nil
 			}),
+		newTool("file", "Reads the file at path, or with write set writes that text there (the sandbox's files, seen from inside).",
+			`{"type":"object","properties":{"path":{"type":"string"},"write":{"type":"string"}},"required":["path"]}`,
+			func(_ context.Context, in struct{ Path, Write *string }, _ sdk.ToolCall, _ sdk.CallUI) (sdk.ToolOutput, error) {
+				if in.Path == nil {
+					return failed("file: no path"), nil
+				}
+				if in.Write != nil {
+					if err := os.WriteFile(*in.Path, []byte(*in.Write), 0o600); err != nil {
+						return failed(err.Error()), nil
+					}
+					return text("wrote " + *in.Path), nil
+				}
+				b, err := os.ReadFile(*in.Path)
+				if err != nil {
+					return failed(err.Error()), nil
+				}
+				return text(string(b)), nil
+			}),
 		newTool("big", "Answers that many bytes of x.",
 			`{"type":"object","properties":{"bytes":{"type":"integer"}}}`,
 			func(_ context.Context, in struct{ Bytes int }, _ sdk.ToolCall, _ sdk.CallUI) (sdk.ToolOutput, error) {

@@ -116,7 +116,12 @@
 //     wazero's own directory mount refuses ".." but follows symbolic links
 //     anywhere, so a link in Dir pointing outside would otherwise read any
 //     host file. With os.Root, links are followed only while they stay in
-//     Dir. Absolute paths outside Dir match no mount.
+//     Dir. Absolute paths outside Dir match no mount. Config.Mounts add
+//     directories the same way, each at its own path and through its own
+//     os.Root, read-only unless the mount says writable (the bingo host
+//     mounts the plugin's data directory read-write and its pluginRoot
+//     read-only). Nested mounts are served by the longest: a writable
+//     data directory inside a read-only Dir is writable, and only it.
 //   - Environment: only Config.Env, never the host's (API keys live there).
 //   - Network: none. WASI preview1 has no socket creation, and no sockets
 //     are handed in.

@@ -2,19 +2,57 @@ package wasm
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/tetratelabs/wazero"
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/sys"
 )
 
-// rootFS is the guest's only file system: Config.Dir, through an os.Root.
+// mounts builds the guest's file systems: Config.Dir first (a Go guest
+// takes its first pre-opened directory as its working directory), then
+// Config.Mounts, each through its own os.Root. It returns the roots to
+// close when the instance ends; on an error it has closed them.
+func (t *Transport) mounts() (wazero.FSConfig, []*os.Root, error) {
+	fsc := wazero.NewFSConfig()
+	all := t.cfg.Mounts
+	if t.cfg.Dir != "" {
+		all = append([]Mount{{Dir: t.cfg.Dir, Writable: t.cfg.Writable}}, all...)
+	}
+	var roots []*os.Root
+	seen := map[string]bool{}
+	for _, m := range all {
+		dir, err := filepath.Abs(m.Dir)
+		if err == nil && seen[dir] {
+			continue
+		}
+		var root *os.Root
+		if err == nil {
+			root, err = os.OpenRoot(dir)
+		}
+		if err != nil {
+			for _, r := range roots {
+				_ = r.Close()
+			}
+			return nil, nil, fmt.Errorf("mount %s: %w", m.Dir, err)
+		}
+		seen[dir] = true
+		roots = append(roots, root)
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&rootFS{root: root, writable: m.Writable}, filepath.ToSlash(dir))
+	}
+	return fsc, roots, nil
+}
+
+// rootFS is one of the guest's file systems: Config.Dir or one of
+// Config.Mounts, through an os.Root.
 //
 // wazero's own directory mount already refuses paths that climb out with
 // "..", but it follows symbolic links wherever they point, so a link inside

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -16,7 +15,6 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/bingo/bingo-plugin-rpc/transport"
@@ -49,6 +47,13 @@ type Config struct {
 	Dir string
 	// Writable mounts Dir read-write instead (a person's grant).
 	Writable bool
+	// Mounts are further directories, each mounted at its own absolute
+	// path after Dir, read-only unless Writable (the bingo host mounts the
+	// plugin's data directory read-write and its root read-only). A path
+	// mounted already (Dir itself, or an earlier mount) is not mounted
+	// again: the first mount of it decides. Inside the guest the longest
+	// mount that is a prefix of a path serves it.
+	Mounts []Mount
 	// MemoryLimitMiB caps the guest's linear memory; 0 means
 	// DefaultMemoryLimitMiB.
 	MemoryLimitMiB int
@@ -61,6 +66,12 @@ type Config struct {
 	// deadlines.initialize. Compiling is not bounded by it (see the
 	// package doc).
 	InstantiateTimeout time.Duration
+}
+
+// Mount is one directory the guest sees at its own absolute path.
+type Mount struct {
+	Dir      string
+	Writable bool
 }
 
 // ErrKilled is wrapped by the Wait error of an instance ended by Kill (or by
@@ -141,18 +152,9 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 		return nil, fmt.Errorf("wasm plugin %s: %s exports no _start: not a WASI command", name, t.cfg.Path)
 	}
 
-	fsc := wazero.NewFSConfig()
-	var root *os.Root
-	if t.cfg.Dir != "" {
-		dir, err := filepath.Abs(t.cfg.Dir)
-		if err == nil {
-			root, err = os.OpenRoot(dir)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("wasm plugin %s: mount %s: %w", name, t.cfg.Dir, err)
-		}
-		rfs := &rootFS{root: root, writable: t.cfg.Writable}
-		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(rfs, filepath.ToSlash(dir))
+	fsc, roots, err := t.mounts()
+	if err != nil {
+		return nil, fmt.Errorf("wasm plugin %s: %w", name, err)
 	}
 
 	// The guest's stdin is an OS pipe, not an io.Pipe: wazero lets a guest
@@ -170,7 +172,7 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 	ictx, cancel := context.WithCancel(experimental.WithMemoryAllocator(context.Background(), mem))
 	c := &conn{
 		name: name, inR: inR, inW: inW, outR: outR, outW: outW,
-		cancel: cancel, mem: mem, root: root, h: t.h, done: make(chan struct{}),
+		cancel: cancel, mem: mem, roots: roots, h: t.h, done: make(chan struct{}),
 	}
 	if !t.h.track(c) {
 		c.release()
@@ -274,7 +276,7 @@ type conn struct {
 	cancel context.CancelFunc
 	mem    *memoryCap
 	fatal  *fatalLine
-	root   *os.Root // nil when nothing is mounted
+	roots  []*os.Root // the mounts' roots
 	h      *Host
 
 	killOnce sync.Once
@@ -338,8 +340,8 @@ func (c *conn) release() {
 	c.cancel()
 	c.closeStdin()
 	_ = c.inR.Close()
-	if c.root != nil {
-		_ = c.root.Close()
+	for _, r := range c.roots {
+		_ = r.Close()
 	}
 	c.h.untrack(c)
 	close(c.done)
