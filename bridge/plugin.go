@@ -18,6 +18,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
+	"github.com/bingo/bingo-plugin-rpc/transport"
 )
 
 // Plugin is one plugin as the host sees it: its declaration, and at most one
@@ -476,9 +477,11 @@ func (p *Plugin) callError(inst *instance, req proxy.Request, err error) error {
 }
 
 // gone reports whether err is the wire's end: the instance has ended, or
-// is ending, whether the read or the write found out first.
+// is ending (killed, as a wedged one is), whether the read or the write
+// found out first.
 func gone(err error) bool {
-	return errors.Is(err, jsonrpc2.ErrClosed) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed)
+	return errors.Is(err, jsonrpc2.ErrClosed) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed) ||
+		errors.Is(err, transport.ErrKilled)
 }
 
 // DeadlineError is the error of a request past its deadline. It matches

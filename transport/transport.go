@@ -7,6 +7,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"io"
 )
 
@@ -23,6 +24,11 @@ type Transport interface {
 	// Kind names the transport for people: "exec", "wasm", "mem".
 	Kind() string
 }
+
+// ErrKilled is what Read and Write return once Kill has been called, in
+// every transport, so a caller can tell an instance ended on purpose from
+// a broken pipe without knowing what ran it.
+var ErrKilled = errors.New("killed")
 
 // Conn is one running instance.
 //

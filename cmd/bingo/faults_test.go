@@ -89,8 +89,10 @@ func TestFaultMatrix(t *testing.T) {
 		// compacted once (the test plugin's compactor is refused, with a
 		// notice, for dropping the latest prompt).
 		{name: "big answer", tool: "big", input: `{"bytes": 1000000}`, maxNotices: 1, exec: true, wasm: true},
+		// Killed as not reading (one notice) about when the call's own
+		// deadline passes: the model hears one or the other.
 		{name: "requests it never reads the answers of", tool: "flood", input: `{"what": "calls", "n": 300000}`, maxNotices: 1,
-			says: "stopped during tool/call", exec: true, wasm: true},
+			exec: true, wasm: true},
 		{name: "notice flood", tool: "flood", input: `{"what": "notices", "n": 100000}`, maxNotices: 10 + 60 + 2, exec: true, wasm: true},
 		{name: "over-cap stdout lines", tool: "flood", input: `{"what": "lines", "n": 3, "bytes": 100000000}`, maxNotices: 1, exec: true, wasm: true},
 		{name: "input that is not an object", tool: "echo", input: `[1, 2]`, maxNotices: 0, says: "must be a JSON object", exec: true, wasm: true},

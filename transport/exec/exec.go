@@ -96,7 +96,7 @@ var ErrNotFound = errors.New("not found")
 
 // ErrKilled is what Read and Write return once Kill has been called, and
 // what Wait's error wraps when the instance died of a signal Kill sent.
-var ErrKilled = errors.New("killed")
+var ErrKilled = transport.ErrKilled
 
 // Start implements transport.Transport. ctx bounds the start only: once
 // the process runs, it lives until it exits or is killed.

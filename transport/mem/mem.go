@@ -6,7 +6,6 @@ package mem
 
 import (
 	"context"
-	"errors"
 	"io"
 	"sync"
 
@@ -39,7 +38,7 @@ var _ transport.Transport = (*Transport)(nil)
 func (*Transport) Kind() string { return "mem" }
 
 // ErrKilled is the Wait error of an instance ended by Kill.
-var ErrKilled = errors.New("killed")
+var ErrKilled = transport.ErrKilled
 
 // Start implements transport.Transport.
 func (t *Transport) Start(context.Context) (transport.Conn, error) {

@@ -76,7 +76,7 @@ type Mount struct {
 
 // ErrKilled is wrapped by the Wait error of an instance ended by Kill (or by
 // closing its Host).
-var ErrKilled = errors.New("killed")
+var ErrKilled = transport.ErrKilled
 
 // ErrMemoryLimit is wrapped by the Wait error of an instance that died
 // because it needed more memory than its limit.
