@@ -116,7 +116,7 @@ func (h *Host) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int, 
 	if err != nil {
 		out = errorOutput(err)
 	}
-	h.observe(sdk.ToolAfter, map[string]any{"call": call, "output": out})
+	h.observe(sdk.ToolAfter, sdk.ToolAfterPayload{Call: call, Output: out})
 	return out, err
 }
 

@@ -111,7 +111,7 @@ func (h *Host) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult, 
 	h.conv = append(h.conv, sdk.Message{Role: sdk.RoleUser, Content: prompt})
 	var res TurnResult
 	defer func() {
-		h.observe(sdk.TurnEnd, map[string]any{"turn": h.turns, "steps": res.Steps, "text": res.Text})
+		h.observe(sdk.TurnEnd, sdk.TurnEndPayload{Turn: h.turns, Steps: res.Steps, Text: res.Text})
 	}()
 
 	for res.Steps < h.settings.Turn.MaxSteps {

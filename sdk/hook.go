@@ -20,9 +20,9 @@ const (
 
 // Hook sites and points the host offers.
 const (
-	SiteTool   = "tool"   // payload: the ToolCall before; {"call": ToolCall, "output": ToolOutput} after
+	SiteTool   = "tool"   // payload: the ToolCall before; a ToolAfterPayload after
 	SitePrompt = "prompt" // payload: the ProviderRequest about to go to the model
-	SiteTurn   = "turn"   // observe only; payload: {"turn", "steps", "text"} at its end
+	SiteTurn   = "turn"   // observe only; payload: a TurnEndPayload at its end
 
 	PointBefore = "before"
 	PointAfter  = "after"
@@ -48,6 +48,37 @@ var (
 	DecisionPoints    = []HookPoint{ToolBefore, PromptBefore}
 	ObservationPoints = []HookPoint{ToolAfter, TurnEnd}
 )
+
+// ToolAfterPayload is the payload at tool/after: the call as it ran (its
+// input redirected, if a hook redirected it) and what it returned.
+type ToolAfterPayload struct {
+	Call   ToolCall   `json:"call"`
+	Output ToolOutput `json:"output"`
+}
+
+// TurnEndPayload is the payload at turn/end.
+type TurnEndPayload struct {
+	// Turn counts the session's turns, from 1.
+	Turn int `json:"turn"`
+	// Steps is how many model responses the turn took.
+	Steps int `json:"steps"`
+	// Text is what the model's last response said ("" if it said nothing).
+	Text string `json:"text"`
+}
+
+// HookPayloads maps every point the host fires to a zero value of the type
+// of its payload: tool/before a ToolCall, prompt/before the ProviderRequest
+// about to be sent, tool/after a ToolAfterPayload, turn/end a
+// TurnEndPayload. The host builds its payloads from these types, and the
+// schema (schema/plugin.json) states them per point from this table.
+func HookPayloads() map[HookPoint]any {
+	return map[HookPoint]any{
+		ToolBefore:   ToolCall{},
+		PromptBefore: ProviderRequest{},
+		ToolAfter:    ToolAfterPayload{},
+		TurnEnd:      TurnEndPayload{},
+	}
+}
 
 // HookEvent is what a hook is shown.
 type HookEvent struct {
