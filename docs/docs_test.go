@@ -520,6 +520,31 @@ func TestHookPayloadsAreWhatTheHostSends(t *testing.T) {
 		t.Fatalf("the turn: %+v, %v; notices %q", res, err, notices)
 	}
 
+	// What the host sent validates, point by point, against the payload
+	// schema/plugin.json states for the point.
+	s := wire(t)
+	for _, l := range []struct {
+		def    string
+		points []sdk.HookPoint
+	}{{"HookDecideParams", sdk.DecisionPoints}, {"HookObserve", sdk.ObservationPoints}} {
+		sch := s.compile(t, "#/$defs/"+l.def)
+		for _, at := range l.points {
+			for _, raw := range rec.seen[at.String()] {
+				params, err := json.Marshal(protocol.HookObserve{ID: "recorder", Site: at.Site, Point: at.Point, Payload: raw})
+				if err != nil {
+					t.Fatal(err)
+				}
+				inst, err := sjs.UnmarshalJSON(bytes.NewReader(params))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := sch.Validate(inst); err != nil {
+					t.Errorf("the host's %s payload does not validate against %s: %s\n%v", at, l.def, raw, err)
+				}
+			}
+		}
+	}
+
 	documented := map[string]int{}
 	for _, w := range wireLines(t, pluginsDoc) {
 		if w.msg.Method != protocol.MethodHookDecide && w.msg.Method != protocol.NotifyHookObserve {

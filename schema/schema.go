@@ -198,7 +198,11 @@ func Generate() ([]byte, error) {
 		Properties: props("result", &jsonschema.Schema{Description: "The result of one of the methods; which one, the request with the same id says.", AnyOf: results}),
 	})
 
+	payloads := g.hookPayloads()
 	if err := g.finish(); err != nil {
+		return nil, err
+	}
+	if err := payloads.apply(g.defs); err != nil {
 		return nil, err
 	}
 	for name, s := range envelopeDefs() {
@@ -368,6 +372,67 @@ func hookPoints(def *jsonschema.Schema) error {
 		}
 	}
 	return nil
+}
+
+// hookPayloadRefs is, per hook point, the $ref of its payload's definition.
+type hookPayloadRefs map[sdk.HookPoint]*jsonschema.Schema
+
+// hookPayloads reflects the payload type of every point the host fires
+// (sdk.HookPayloads) into the shared definitions.
+func (g *generator) hookPayloads() hookPayloadRefs {
+	refs := hookPayloadRefs{}
+	for at, v := range sdk.HookPayloads() {
+		refs[at] = g.ref(v)
+	}
+	return refs
+}
+
+// apply states on HookDecideParams (the decision points) and HookObserve
+// (the observation points) what payload is at each point: site and point
+// must name one of the points, and an if/then per point refers payload to
+// the definition of its type. payload itself stays any JSON, as the Go
+// field is; the constraint is the params' own.
+func (refs hookPayloadRefs) apply(defs jsonschema.Definitions) error {
+	var errs []error
+	seen := map[sdk.HookPoint]bool{}
+	for _, l := range []struct {
+		def    string
+		points []sdk.HookPoint
+	}{{"HookDecideParams", sdk.DecisionPoints}, {"HookObserve", sdk.ObservationPoints}} {
+		def := defs[l.def]
+		if def == nil || def.Properties == nil {
+			errs = append(errs, fmt.Errorf("schema: no definition %s to state the hook payloads on", l.def))
+			continue
+		}
+		var pairs []*jsonschema.Schema
+		for _, at := range l.points {
+			seen[at] = true
+			ref, ok := refs[at]
+			if !ok {
+				errs = append(errs, fmt.Errorf("schema: hook point %s has no payload type in sdk.HookPayloads", at))
+				continue
+			}
+			where := &jsonschema.Schema{
+				Properties: props("site", &jsonschema.Schema{Const: at.Site}, "point", &jsonschema.Schema{Const: at.Point}),
+				Required:   []string{"site", "point"},
+			}
+			pairs = append(pairs, &jsonschema.Schema{Title: at.String(), Properties: where.Properties, Required: where.Required})
+			def.AllOf = append(def.AllOf, &jsonschema.Schema{
+				If:   where,
+				Then: &jsonschema.Schema{Properties: props("payload", &jsonschema.Schema{Ref: ref.Ref})},
+			})
+		}
+		def.AnyOf = pairs
+		if p, ok := def.Properties.Get("payload"); ok {
+			p.Description = "What happened at the point; its type depends on site and point (see allOf)."
+		}
+	}
+	for at := range refs {
+		if !seen[at] {
+			errs = append(errs, fmt.Errorf("schema: sdk.HookPayloads names %s, which is neither a decision nor an observation point", at))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // allowNull lets a field accept null where its Go zero value encodes as null

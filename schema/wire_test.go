@@ -358,7 +358,7 @@ func TestGoValuesValidate(t *testing.T) {
 			protocol.ProviderStreamResult{End: sdk.StreamEnd{StopReason: "end_turn"}},
 		},
 		protocol.MethodHookDecide: {
-			protocol.HookDecideParams{ID: "h", Site: sdk.SiteTool, Point: sdk.PointBefore, Payload: json.RawMessage(`{"callId":"c"}`)},
+			protocol.HookDecideParams{ID: "h", Site: sdk.SiteTool, Point: sdk.PointBefore, Payload: json.RawMessage(`{"callId":"c","name":"t","input":{"path":"a"},"cwd":"/p","session":"s","turn":1}`)},
 			protocol.HookDecideResult{Outcome: sdk.HookRedirect, Value: json.RawMessage(`{"path":"b"}`), Reason: "r"},
 		},
 		protocol.MethodServiceCall: {
@@ -371,7 +371,7 @@ func TestGoValuesValidate(t *testing.T) {
 		protocol.NotifyToolCancel:     protocol.ToolCancel{CallID: "c"},
 		protocol.NotifyProviderDelta:  protocol.ProviderDelta{StreamID: "s1", Event: sdk.StreamEvent{Kind: sdk.EventToolCall, ToolCall: &sdk.ToolCallDelta{Index: 0, ID: "1", Name: "t", ArgumentsDelta: `{"pa`}}},
 		protocol.NotifyProviderCancel: protocol.ProviderCancel{StreamID: "s1"},
-		protocol.NotifyHookObserve:    protocol.HookObserve{ID: "h", Site: sdk.SiteTurn, Point: sdk.PointEnd, Payload: json.RawMessage(`null`)},
+		protocol.NotifyHookObserve:    protocol.HookObserve{ID: "h", Site: sdk.SiteTurn, Point: sdk.PointEnd, Payload: json.RawMessage(`{"turn":1,"steps":2,"text":"done"}`)},
 	}
 	host := map[string]struct{ params, result any }{
 		protocol.HostAsk:    {protocol.AskParams{Call: "c", Question: "sure?"}, protocol.AskResult{Answer: "yes"}},
