@@ -370,6 +370,13 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return fmt.Errorf("plugin %s: %s: %w", p.opts.Name, req.Method, ctx.Err())
+	case gone(err) && time.Since(start) >= deadline:
+		// The deadline passed first; the instance was then killed (as
+		// wedged, most likely) before this wait woke to see it, as it may
+		// on a starved machine. The caller hears what it would have heard
+		// on time, after the death's notice.
+		<-inst.recorded
+		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
 	}
 	return p.callError(inst, req, err)
 }
