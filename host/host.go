@@ -44,6 +44,10 @@ type Config struct {
 	// means no one can answer: the plugins are not started and one
 	// notice says how to trust the project.
 	AskTrust func(context.Context, TrustQuestion) (bool, error)
+	// SlowCompile, if set, is called with a wasm plugin's name when its
+	// start has waited more than wasm.SlowCompileAfter for the module's
+	// compilation (a first start). It must be safe for concurrent use.
+	SlowCompile func(plugin string)
 }
 
 // PluginInfo describes one discovered plugin.
@@ -224,13 +228,18 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		if dataDir != "" {
 			mounts = append([]wasm.Mount{{Dir: dataDir, Writable: true}}, mounts...)
 		}
+		var slow func()
+		if h.cfg.SlowCompile != nil {
+			name := m.Name
+			slow = func() { h.cfg.SlowCompile(name) }
+		}
 		// The bridge bounds the handshake, not Transport.Start, and a
 		// respawn starts without a deadline: the module's start function,
 		// which runs inside Start, gets the handshake's deadline too.
 		tr = h.wasm.Transport(wasm.Config{
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
 			Dir: h.cfg.Cwd, Writable: grant.Writable, Mounts: mounts, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
-			InstantiateTimeout: h.settings.Deadlines.Initialize,
+			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow,
 		})
 	default:
 		l.exec = exec.New(exec.Config{

@@ -117,13 +117,20 @@ func setup(example string) func(*testscript.Env) error {
 	}
 }
 
-// The same scripts run against both examples: they must answer alike.
+// The same scripts run against every example: they must answer alike.
 func TestWordcountPython(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/wordcount", Setup: setup("wordcount")})
 }
 
 func TestWordcountWasm(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/wordcount", Setup: setup("wordcount-wasm")})
+}
+
+func TestWordcountNode(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not on PATH: the Node example (examples/plugins/wordcount-node) is not tested")
+	}
+	testscript.Run(t, testscript.Params{Dir: "testdata/wordcount", Setup: setup("wordcount-node")})
 }
 
 func TestCLI(t *testing.T) {

@@ -223,6 +223,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if r.interactive {
 		cfg.AskTrust = r.AskTrust
 	}
+	if r.liveProgress { // stderr is a terminal: say why the first start waits
+		cfg.SlowCompile = r.slowCompile
+	}
 	h, err := host.Open(ctx, cfg)
 	hc.set(h)
 	if err != nil {
@@ -389,6 +392,11 @@ func isDir(path string) error {
 		return errors.New("not a directory")
 	}
 	return nil
+}
+
+// slowCompile is host.Config.SlowCompile on a terminal.
+func (r *run) slowCompile(plugin string) {
+	fmt.Fprintf(r.stderr, "compiling %s (first start)…\n", plugin)
 }
 
 func isTerminal(f any) bool {

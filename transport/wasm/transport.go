@@ -66,7 +66,17 @@ type Config struct {
 	// deadlines.initialize. Compiling is not bounded by it (see the
 	// package doc).
 	InstantiateTimeout time.Duration
+	// SlowCompile, if set, is called (on its own goroutine, at most once
+	// per Start) when Start has waited SlowCompileAfter for the module to
+	// be read and compiled: a first start, as a later one finds the
+	// compilation done. The bingo CLI says "compiling <plugin> (first
+	// start)…" on a terminal.
+	SlowCompile func()
 }
+
+// SlowCompileAfter is how long Start waits for a compilation before it
+// calls Config.SlowCompile. A variable for tests.
+var SlowCompileAfter = 300 * time.Millisecond
 
 // Mount is one directory the guest sees at its own absolute path.
 type Mount struct {
@@ -131,7 +141,14 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 	if ctx.Err() != nil {
 		return nil, t.cutShort(ctx)
 	}
+	var slow *time.Timer
+	if t.cfg.SlowCompile != nil {
+		slow = time.AfterFunc(SlowCompileAfter, t.cfg.SlowCompile)
+	}
 	cm, err := t.h.compiled(ctx, t.cfg.Path)
+	if slow != nil {
+		slow.Stop()
+	}
 	var notMod *notModuleError
 	switch {
 	case err == nil:

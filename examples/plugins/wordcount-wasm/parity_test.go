@@ -278,6 +278,31 @@ func TestParityPythonAndGo(t *testing.T) {
 	}
 }
 
+// TestParityNode holds the Node example (../wordcount-node/main.js) to the
+// same bytes as main.py.
+func TestParityNode(t *testing.T) {
+	needPython(t)
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not on PATH: the Node example is not tested")
+	}
+	dir := fixture(t)
+	input := strings.Join(transcript(dir), "\n") + "\n"
+	py, _ := runPython(t, input)
+	ctx, cancel := context.WithTimeout(context.Background(), watchdog)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("..", "wordcount-node", "main.js"))
+	cmd.Stdin = strings.NewReader(input)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node main.js: %v\n%s", err, errb.String())
+	}
+	sameLines(t, "node", out.String(), "python", py)
+	if !strings.HasPrefix(errb.String(), "wordcount: started (protocol 5)\n") {
+		t.Errorf("node stderr does not start with the start line:\n%s", errb.String())
+	}
+}
+
 func TestParityWasm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the wasm module")

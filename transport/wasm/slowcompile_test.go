@@ -1,0 +1,43 @@
+package wasm
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestSlowCompile: a Start that waits longer than SlowCompileAfter for the
+// compilation calls Config.SlowCompile once; a Start that finds the module
+// compiled does not call it.
+func TestSlowCompile(t *testing.T) {
+	defer func(d time.Duration) { SlowCompileAfter = d }(SlowCompileAfter)
+	h := freshHost(t) // no disk cache: the first start compiles
+	var calls atomic.Int32
+	tr := h.Transport(Config{Path: probeWasm, Name: "probe", SlowCompile: func() { calls.Add(1) }})
+	start := func() {
+		t.Helper()
+		c, err := tr.Start(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.Kill()
+		_ = c.Wait()
+	}
+
+	SlowCompileAfter = time.Nanosecond // any compilation is longer
+	start()
+	for deadline := time.Now().Add(time.Second); calls.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond) // the timer's goroutine may still be running the call
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("cold start: SlowCompile called %d times, want 1", n)
+	}
+
+	SlowCompileAfter = 200 * time.Millisecond
+	start()
+	time.Sleep(300 * time.Millisecond) // a timer left running would fire by now
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("warm start: SlowCompile called %d more times, want 0", n-1)
+	}
+}
