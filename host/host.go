@@ -45,7 +45,7 @@ type Config struct {
 	// notice says how to trust the project.
 	AskTrust func(context.Context, TrustQuestion) (bool, error)
 	// SlowCompile, if set, is called with a wasm plugin's name when its
-	// start has waited more than wasm.SlowCompileAfter for the module's
+	// start has waited more than wasm.DefaultSlowCompileAfter for the module's
 	// compilation (a first start). It must be safe for concurrent use.
 	SlowCompile func(plugin string)
 }

@@ -11,11 +11,10 @@ import (
 // compilation calls Config.SlowCompile once; a Start that finds the module
 // compiled does not call it.
 func TestSlowCompile(t *testing.T) {
-	defer func(d time.Duration) { SlowCompileAfter = d }(SlowCompileAfter)
 	h := freshHost(t) // no disk cache: the first start compiles
 	var calls atomic.Int32
-	tr := h.Transport(Config{Path: probeWasm, Name: "probe", SlowCompile: func() { calls.Add(1) }})
-	start := func() {
+	start := func(after time.Duration) {
+		tr := h.Transport(Config{Path: probeWasm, Name: "probe", SlowCompile: func() { calls.Add(1) }, SlowCompileAfter: after})
 		t.Helper()
 		c, err := tr.Start(context.Background())
 		if err != nil {
@@ -25,8 +24,7 @@ func TestSlowCompile(t *testing.T) {
 		_ = c.Wait()
 	}
 
-	SlowCompileAfter = time.Nanosecond // any compilation is longer
-	start()
+	start(time.Nanosecond) // any compilation is longer
 	for deadline := time.Now().Add(time.Second); calls.Load() == 0 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond) // the timer's goroutine may still be running the call
 	}
@@ -34,8 +32,7 @@ func TestSlowCompile(t *testing.T) {
 		t.Fatalf("cold start: SlowCompile called %d times, want 1", n)
 	}
 
-	SlowCompileAfter = 200 * time.Millisecond
-	start()
+	start(200 * time.Millisecond)
 	time.Sleep(300 * time.Millisecond) // a timer left running would fire by now
 	if n := calls.Load(); n != 1 {
 		t.Fatalf("warm start: SlowCompile called %d more times, want 0", n-1)

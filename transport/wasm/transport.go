@@ -72,11 +72,14 @@ type Config struct {
 	// compilation done. The bingo CLI says "compiling <plugin> (first
 	// start)…" on a terminal.
 	SlowCompile func()
+	// SlowCompileAfter is how long Start waits for a compilation before
+	// it calls SlowCompile; 0 means DefaultSlowCompileAfter.
+	SlowCompileAfter time.Duration
 }
 
-// SlowCompileAfter is how long Start waits for a compilation before it
-// calls Config.SlowCompile. A variable for tests.
-var SlowCompileAfter = 300 * time.Millisecond
+// DefaultSlowCompileAfter is the SlowCompileAfter used when Config leaves
+// it zero: long enough that a warm start never says anything.
+const DefaultSlowCompileAfter = 300 * time.Millisecond
 
 // Mount is one directory the guest sees at its own absolute path.
 type Mount struct {
@@ -143,7 +146,11 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 	}
 	var slow *time.Timer
 	if t.cfg.SlowCompile != nil {
-		slow = time.AfterFunc(SlowCompileAfter, t.cfg.SlowCompile)
+		after := t.cfg.SlowCompileAfter
+		if after <= 0 {
+			after = DefaultSlowCompileAfter
+		}
+		slow = time.AfterFunc(after, t.cfg.SlowCompile)
 	}
 	cm, err := t.h.compiled(ctx, t.cfg.Path)
 	if slow != nil {
