@@ -1,4 +1,4 @@
-# bingo-plugin-rpc. Needs Go (1.26) and python3; nothing else.
+# bingo-plugin-rpc. Needs Go (1.26) and python3 (node for the Node example's tests); nothing else.
 GO      ?= go
 BIN     := bin/bingo
 WASM    := examples/plugins/wordcount-wasm/plugin.wasm
