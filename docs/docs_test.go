@@ -5,15 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +19,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
+	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
@@ -39,39 +36,6 @@ func read(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// wireNames returns the string constants of protocol/protocol.go whose
-// names start with prefix, by name: every method, notification and door
-// the code names, with no list kept here.
-func wireNames(t *testing.T, prefix string) map[string]string {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "protocol", "protocol.go"), nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, decl := range f.Decls {
-		gd, ok := decl.(*ast.GenDecl)
-		if !ok || gd.Tok != token.CONST {
-			continue
-		}
-		for _, spec := range gd.Specs {
-			vs := spec.(*ast.ValueSpec)
-			for i, n := range vs.Names {
-				if !strings.HasPrefix(n.Name, prefix) || i >= len(vs.Values) {
-					continue
-				}
-				if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-					out[n.Name], _ = strconv.Unquote(lit.Value)
-				}
-			}
-		}
-	}
-	if len(out) == 0 {
-		t.Fatalf("no constants %s* in protocol.go", prefix)
-	}
-	return out
 }
 
 // wireSchema is the committed schema/plugin.json, compiled.
@@ -152,7 +116,7 @@ func TestEveryNameIsInTheDocs(t *testing.T) {
 		want(plugins, pluginsDoc, "the hook outcome", o.(string))
 	}
 	for _, prefix := range []string{"Method", "Notify", "Host"} {
-		for name, v := range wireNames(t, prefix) {
+		for name, v := range testutil.ProtocolConstants(t, prefix) {
 			want(plugins, pluginsDoc, "protocol."+name+", the wire name", v)
 		}
 	}
@@ -365,17 +329,17 @@ func TestWireExamples(t *testing.T) {
 			t.Errorf("%s:%d: not a valid result of %s: %v\n%s", pluginsDoc, w.line, name, err, w.raw)
 		}
 	}
-	for _, v := range wireNames(t, "Method") {
+	for _, v := range testutil.ProtocolConstants(t, "Method") {
 		if !requests[v] || !answered[v] {
 			t.Errorf("%s: %s has no example request and answer (request %v, answer %v)", pluginsDoc, v, requests[v], answered[v])
 		}
 	}
-	for _, v := range wireNames(t, "Notify") {
+	for _, v := range testutil.ProtocolConstants(t, "Notify") {
 		if !notified[v] {
 			t.Errorf("%s: %s has no example line", pluginsDoc, v)
 		}
 	}
-	for name, v := range wireNames(t, "Host") {
+	for name, v := range testutil.ProtocolConstants(t, "Host") {
 		if name == "HostServiceKey" {
 			continue
 		}

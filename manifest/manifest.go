@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/bingo/bingo-plugin-rpc/protocol"
 )
 
 // FileName is the name of the manifest inside a plugin directory.
@@ -195,7 +197,7 @@ func parse(data []byte, root string) (*Manifest, error) {
 
 	// config
 	if raw, ok := top["config"]; ok {
-		if k := kind(raw); k != "an object" {
+		if k := protocol.KindOf(raw); k != "an object" {
 			return nil, fmt.Errorf(`"config" must be a JSON object (a JSON Schema for the plugin's settings), found %s`, k)
 		}
 		m.Config = append(json.RawMessage(nil), raw...)
@@ -248,7 +250,7 @@ func parseEntry(entry map[string]json.RawMessage, root string) (Entry, error) {
 	}
 
 	if raw, ok := entry["args"]; ok {
-		if k := kind(raw); k != "an array" {
+		if k := protocol.KindOf(raw); k != "an array" {
 			return e, fmt.Errorf(`"entry.args" must be an array of strings, found %s`, k)
 		}
 		var items []json.RawMessage
@@ -258,7 +260,7 @@ func parseEntry(entry map[string]json.RawMessage, root string) (Entry, error) {
 		e.Args = make([]string, 0, len(items))
 		for i, it := range items {
 			var s string
-			if k := kind(it); k != "a string" {
+			if k := protocol.KindOf(it); k != "a string" {
 				return e, fmt.Errorf(`"entry.args[%d]" must be a string, found %s`, i, k)
 			}
 			if err := json.Unmarshal(it, &s); err != nil {
@@ -282,7 +284,7 @@ func parseEntry(entry map[string]json.RawMessage, root string) (Entry, error) {
 			if err := validVarName(name); err != nil {
 				return e, err
 			}
-			if k := kind(v); k != "a string" {
+			if k := protocol.KindOf(v); k != "a string" {
 				return e, fmt.Errorf(`"entry.env.%s" must be a string, found %s`, name, k)
 			}
 			var s string
@@ -329,7 +331,7 @@ func requiredString(obj map[string]json.RawMessage, key, prefix string) (string,
 	if !ok {
 		return "", fmt.Errorf("missing %q", prefix+key)
 	}
-	if k := kind(raw); k != "a string" {
+	if k := protocol.KindOf(raw); k != "a string" {
 		return "", fmt.Errorf("%q must be a string, found %s", prefix+key, k)
 	}
 	var s string
@@ -345,7 +347,7 @@ func requiredString(obj map[string]json.RawMessage, key, prefix string) (string,
 // other key is refused by name. It returns the keys in file order too. what names the object in messages; prefix
 // names its fields.
 func object(raw json.RawMessage, what, prefix string, known []string) (map[string]json.RawMessage, []string, error) {
-	if k := kind(raw); k != "an object" {
+	if k := protocol.KindOf(raw); k != "an object" {
 		return nil, nil, fmt.Errorf("%s must be a JSON object, found %s", what, k)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -374,28 +376,6 @@ func object(raw json.RawMessage, what, prefix string, known []string) (map[strin
 		keys = append(keys, key)
 	}
 	return out, keys, nil
-}
-
-// kind names the JSON type of a valid value, for messages.
-func kind(raw json.RawMessage) string {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	default:
-		return "a number"
-	}
 }
 
 // syntaxErr says where in the file the JSON went wrong, as line:column.

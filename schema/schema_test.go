@@ -10,7 +10,6 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
 	"go.uber.org/goleak"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
@@ -169,40 +169,6 @@ func TestDocumentHeader(t *testing.T) {
 	}
 }
 
-// wireNames returns the string constants of protocol.go whose names start
-// with one of the prefixes.
-func wireNames(t *testing.T, prefixes ...string) map[string]string {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "protocol", "protocol.go"), nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, decl := range f.Decls {
-		gd, ok := decl.(*ast.GenDecl)
-		if !ok || gd.Tok != token.CONST {
-			continue
-		}
-		for _, spec := range gd.Specs {
-			vs := spec.(*ast.ValueSpec)
-			for i, n := range vs.Names {
-				for _, p := range prefixes {
-					if !strings.HasPrefix(n.Name, p) || i >= len(vs.Values) {
-						continue
-					}
-					lit, ok := vs.Values[i].(*ast.BasicLit)
-					if !ok || lit.Kind != token.STRING {
-						continue
-					}
-					v, _ := strconv.Unquote(lit.Value)
-					out[n.Name] = v
-				}
-			}
-		}
-	}
-	return out
-}
-
 // TestEveryProtocolNameIsInTheSchema: a method, notification or host door
 // added to protocol without its row in schema.go (and a regenerated file)
 // fails here.
@@ -244,9 +210,9 @@ func TestEveryProtocolNameIsInTheSchema(t *testing.T) {
 			t.Errorf("the schema's %s has %d entries, protocol.go %d", kind, len(table), len(consts))
 		}
 	}
-	check("methods", methods, wireNames(t, "Method"), "request")
-	check("notifications", notes, wireNames(t, "Notify"), "notification")
-	hostNames := wireNames(t, "Host")
+	check("methods", methods, testutil.ProtocolConstants(t, "Method"), "request")
+	check("notifications", notes, testutil.ProtocolConstants(t, "Notify"), "notification")
+	hostNames := testutil.ProtocolConstants(t, "Host")
 	delete(hostNames, "HostServiceKey")
 	check("hostService", host, hostNames, "")
 

@@ -1,6 +1,7 @@
-// Package testutil holds the two concurrency-safe sinks the tests of every
-// package need: a log buffer a test can wait on, and a collector of
-// notices (or anything else) a test can wait for one of. Nothing in it
+// Package testutil holds what the tests of several packages need: two
+// concurrency-safe sinks (a log buffer a test can wait on, and a collector
+// of notices, or anything else, a test can wait for one of), and the wire's
+// names read from protocol.go's source. Nothing in it
 // sleeps to synchronise: a writer wakes the waiters.
 package testutil
 
