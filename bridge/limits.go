@@ -110,12 +110,8 @@ func (l *noticeLimiter) due() {
 // spending a token if there is one (at Close there may be none).
 func (l *noticeLimiter) summarise() {
 	l.tokens = max(l.tokens-1, 0)
-	where := "its log"
-	if l.p.opts.LogPath != "" {
-		where += " (" + l.p.opts.LogPath + ")"
-	}
 	l.p.opts.Notify(Notice{Plugin: l.p.opts.Name, Level: l.level,
-		Message: fmt.Sprintf("… and %s more notices; see %s", thousands(l.suppressed), where)})
+		Message: fmt.Sprintf("… and %s more notices; see %s", thousands(l.suppressed), l.p.logName())})
 	l.suppressed, l.level = 0, ""
 }
 

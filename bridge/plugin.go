@@ -104,7 +104,7 @@ func (p *Plugin) install(inst *instance, decl *protocol.InitializeResult) (faile
 	case p.closed:
 		err = ErrClosed
 	case inst.ended:
-		err = fmt.Errorf("exited right after the handshake (%v); see its log", inst.waitReason())
+		err = fmt.Errorf("exited right after the handshake (%v); see %s", inst.waitReason(), p.logName())
 	default:
 		p.inst, failed, p.failed = inst, p.failed, 0
 		inst.live = true
@@ -117,6 +117,15 @@ func (p *Plugin) install(inst *instance, decl *protocol.InitializeResult) (faile
 		inst.stop()
 	}
 	return failed, err
+}
+
+// logName is the plugin's log for a message that sends the person to it:
+// "its log (<path>)", or "its log" where the path is not known.
+func (p *Plugin) logName() string {
+	if p.opts.LogPath == "" {
+		return "its log"
+	}
+	return "its log (" + p.opts.LogPath + ")"
 }
 
 // Declaration is what the host kept of what the plugin declared at its
@@ -196,11 +205,7 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 		err = fmt.Errorf("no answer to initialize within %s", p.opts.Deadlines.Initialize)
 	case gone(err):
 		inst.stop() // so the reason is the exit's, not just "closed its stdout"
-		log := "its log"
-		if p.opts.LogPath != "" {
-			log += " " + p.opts.LogPath
-		}
-		err = fmt.Errorf("exited during the handshake (%v); see %s", inst.waitReason(), log)
+		err = fmt.Errorf("exited during the handshake (%v); see %s", inst.waitReason(), p.logName())
 	case err != nil:
 		err = fmt.Errorf("initialize failed: %w", err)
 	default:
