@@ -44,7 +44,9 @@ func DefaultDeadlines() Deadlines {
 	}
 }
 
-func (d Deadlines) withDefaults() Deadlines {
+// WithDefaults returns d with every deadline left zero (or negative) set
+// to its default, as New does with Options.Deadlines.
+func (d Deadlines) WithDefaults() Deadlines {
 	def := DefaultDeadlines()
 	for _, f := range []struct{ v, def *time.Duration }{
 		{&d.Initialize, &def.Initialize}, {&d.Tool, &def.Tool}, {&d.Command, &def.Command},

@@ -47,7 +47,7 @@ type Plugin struct {
 
 // New returns a plugin that has not started. Call Start.
 func New(opts Options) *Plugin {
-	opts.Deadlines = opts.Deadlines.withDefaults()
+	opts.Deadlines = opts.Deadlines.WithDefaults()
 	opts.Limits = opts.Limits.withDefaults()
 	opts.Backoff = opts.Backoff.withDefaults()
 	if opts.Notify == nil {

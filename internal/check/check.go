@@ -106,7 +106,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		opts.Environ = os.Environ()
 	}
 	c := &checker{opts: opts, rep: &Report{Dir: abs, Findings: []Finding{}}, tap: &tap{}, stderr: &counter{}}
-	c.dl = withDefaults(opts.Deadlines)
+	c.dl = opts.Deadlines.WithDefaults()
 	c.run(ctx)
 	c.rep.Conforms = true
 	for _, f := range c.rep.Findings {
@@ -115,21 +115,6 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	return c.rep, nil
-}
-
-func withDefaults(d bridge.Deadlines) bridge.Deadlines {
-	def := bridge.DefaultDeadlines()
-	for _, f := range []struct{ v, def *time.Duration }{
-		{&d.Initialize, &def.Initialize}, {&d.Tool, &def.Tool}, {&d.Command, &def.Command},
-		{&d.Complete, &def.Complete}, {&d.Contributor, &def.Contributor}, {&d.Compactor, &def.Compactor},
-		{&d.Provider, &def.Provider}, {&d.ProviderIdle, &def.ProviderIdle}, {&d.ProviderTotal, &def.ProviderTotal},
-		{&d.Hook, &def.Hook}, {&d.Service, &def.Service}, {&d.Grace, &def.Grace},
-	} {
-		if *f.v <= 0 {
-			*f.v = *f.def
-		}
-	}
-	return d
 }
 
 func (c *checker) add(level, subject, format string, args ...any) {
