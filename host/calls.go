@@ -154,6 +154,14 @@ func short(raw []byte) string {
 	return string(raw)
 }
 
+// ownNotice reports whether a contribution's failure deserves a notice of
+// its own. A plugin that died already said so in its one death notice: a
+// hook or contributor answering nothing because of it is part of that. A
+// missed deadline is always the contribution's own.
+func ownNotice(err error) bool {
+	return !errors.Is(err, sdk.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
+}
+
 func errorOutput(err error) sdk.ToolOutput {
 	return sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart(err.Error())}, IsError: true}
 }
@@ -197,9 +205,7 @@ func (h *Host) decide(ctx context.Context, at sdk.HookPoint, payload any) decisi
 			defer wg.Done()
 			d, err := e.Hook.Decide(ctx, ev)
 			if err != nil {
-				// A plugin that died already said so in its one death
-				// notice; its hook answering nothing is part of that.
-				if !errors.Is(err, sdk.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+				if ownNotice(err) {
 					h.cfg.Notify(bridge.Notice{Plugin: e.Owner, Level: "warn", Message: fmt.Sprintf("hook %s decided nothing: %v", e.Hook.ID(), err)})
 				}
 				d = sdk.HookDecision{Outcome: sdk.HookContinue}

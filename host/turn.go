@@ -235,7 +235,7 @@ func (h *Host) system(ctx context.Context, prompt string) string {
 			defer wg.Done()
 			ps, err := c.Value.Contribute(ctx, q)
 			if err != nil {
-				if !errors.Is(err, sdk.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+				if ownNotice(err) {
 					h.cfg.Notify(bridge.Notice{Plugin: c.Owner, Level: "warn", Message: fmt.Sprintf("contributor %s dropped from this round: %v", c.Value.ID(), err)})
 				}
 				return
