@@ -131,3 +131,43 @@ func TestCorruptTrustFile(t *testing.T) {
 		t.Fatal("trusted again, the plugin did not start")
 	}
 }
+
+// A project's settings file that changed since the person trusted the
+// project only tightens again, with one notice saying so, until trusted
+// anew; its plugins keep their own trust.
+func TestChangedSettingsLapseAlone(t *testing.T) {
+	r := newTrustRig(t)
+	file := filepath.Join(r.project, ".bingo", "settings.json")
+	if err := os.WriteFile(file, []byte(`{"permissions": {"allow": ["plugin__deploy__a"]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Trust(r.home, r.project); err != nil {
+		t.Fatal(err)
+	}
+	open := func() (*Host, string) {
+		n := newNoticeLog()
+		h, err := Open(context.Background(), Config{Home: r.home, Cwd: r.project, Notify: n.Add,
+			Environ: []string{"MARKER=" + r.marker, "PATH=" + os.Getenv("PATH")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		return h, n.text()
+	}
+	if h, _ := open(); len(h.Settings().Permissions.Allow) != 1 {
+		t.Fatalf("trusted settings did not apply: %+v", h.Settings().Permissions)
+	}
+	if err := os.WriteFile(file, []byte(`{"permissions": {"allow": ["plugin__deploy__*"]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, notices := open()
+	if len(h.Settings().Permissions.Allow) != 0 {
+		t.Errorf("a changed settings file still widened: %+v", h.Settings().Permissions)
+	}
+	if !strings.Contains(notices, file+" changed since you trusted") || strings.Contains(notices, "trust lapsed") {
+		t.Errorf("notices = %s", notices)
+	}
+	if started, _, _ := r.open(nil); !started {
+		t.Error("the unchanged plugin lost its trust with the settings file")
+	}
+}
