@@ -119,7 +119,7 @@ func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest
 			}
 		}
 		cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("this repository's plugins %s were not started: %s is not trusted; %s",
-			strings.Join(t.untrustedExec(project), ", "), root, howToTrust(root))})
+			listSome(t.untrustedExec(project)), root, howToTrust(root))})
 	}
 	return t
 }
@@ -182,14 +182,33 @@ func (t *projectTrust) untrustedExec(project []*manifest.Manifest) []string {
 	return names
 }
 
+// question names what the repository would run, one line per plugin: its
+// command line as the manifest spells it, cut to maxShown characters (a
+// manifest may hold a megabyte of arguments).
 func (t *projectTrust) question(project []*manifest.Manifest) TrustQuestion {
 	q := TrustQuestion{Project: t.root}
 	for _, m := range project {
 		if m.Entry.Transport() == manifest.TransportExec && !t.plugins[m.Name] {
-			q.Plugins = append(q.Plugins, fmt.Sprintf("%s (%s)", m.Name, strings.Join(append([]string{m.Entry.Command}, m.Entry.Args...), " ")))
+			line := strings.Join(append([]string{m.Entry.Command}, m.Entry.Args...), " ")
+			if r := []rune(line); len(r) > maxShown {
+				line = string(r[:maxShown]) + "…"
+			}
+			q.Plugins = append(q.Plugins, fmt.Sprintf("%s (%s)", m.Name, line))
 		}
 	}
 	return q
+}
+
+// maxShown bounds what the trust prompt shows of one plugin's command line.
+const maxShown = 200
+
+// listSome joins names for one line: the first ten, then how many more.
+func listSome(names []string) string {
+	const most = 10
+	if len(names) <= most {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
 }
 
 // decide records the person's answer at the prompt: yes trusts the project

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,5 +170,28 @@ func TestChangedSettingsLapseAlone(t *testing.T) {
 	}
 	if started, _, _ := r.open(nil); !started {
 		t.Error("the unchanged plugin lost its trust with the settings file")
+	}
+}
+
+// What a repository's manifests say is bounded on the way to the person:
+// the one-line notice names ten plugins and counts the rest, and the
+// prompt shows at most maxShown characters of a command line.
+func TestTrustMessagesAreBounded(t *testing.T) {
+	names := make([]string, 25)
+	for i := range names {
+		names[i] = fmt.Sprintf("p%d", i)
+	}
+	if got := listSome(names); !strings.HasSuffix(got, "p9 and 15 more") || strings.Contains(got, "p10") {
+		t.Errorf("listSome = %q", got)
+	}
+	r := newTrustRig(t)
+	long := strings.Repeat("x", 100000)
+	m := `{"name": "deploy", "version": "1", "entry": {"command": "sh", "args": ["` + long + `"]}}`
+	if err := os.WriteFile(filepath.Join(r.project, ".bingo", "plugins", "deploy", "plugin.json"), []byte(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, asked, _ := r.open(func(TrustQuestion) bool { return false })
+	if len(asked) != 1 || len([]rune(asked[0].Plugins[0])) > maxShown+len("deploy (…)") {
+		t.Fatalf("question = %d lines, first %d characters", len(asked), len(asked[0].Plugins[0]))
 	}
 }
