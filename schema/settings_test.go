@@ -2,11 +2,9 @@ package schema
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -158,20 +156,6 @@ func TestSettingsSamples(t *testing.T) {
 	}
 }
 
-// fileSetting returns a settings file setting the key at path ("<name>"
-// standing for the plugin "x") to value.
-func fileSetting(path, value string) string {
-	parts := strings.Split(path, ".")
-	for i := len(parts) - 1; i >= 0; i-- {
-		name := parts[i]
-		if name == "<name>" {
-			name = "x"
-		}
-		value = `{"` + name + `": ` + value + `}`
-	}
-	return value
-}
-
 // Every key of the table is in the schema: set to its example and to its
 // default it is valid, and every section refuses a key it does not hold.
 func TestSettingsSchemaHasEveryKey(t *testing.T) {
@@ -186,17 +170,12 @@ func TestSettingsSchemaHasEveryKey(t *testing.T) {
 			}
 		}
 		for _, v := range values {
-			f := fileSetting(k.Path, v)
-			if k.Requires != "" { // beside the key it needs
-				parent := k.Path[:strings.LastIndexByte(k.Path, '.')]
-				f = fileSetting(parent, fmt.Sprintf(`{%q: "a/b", %q: %s}`, k.Requires, k.Path[len(parent)+1:], v))
-			}
-			if err := validate(sch, []byte(f)); err != nil {
+			if err := validate(sch, []byte(k.File(v))); err != nil {
 				t.Errorf("%s = %s: %v", k.Path, v, err)
 			}
 		}
 		if k.Kind == settings.KindSection {
-			if err := validate(sch, []byte(fileSetting(k.Path, `{"zzz": 1}`))); err == nil {
+			if err := validate(sch, []byte(k.File(`{"zzz": 1}`))); err == nil {
 				t.Errorf("%s: the schema takes an unknown key", k.Path)
 			}
 		}

@@ -386,3 +386,31 @@ func (k Key) Example() string {
 	}
 	panic("settings: no example of kind " + string(k.Kind))
 }
+
+// File returns a whole settings file that sets the key to value (JSON, as
+// a file writes it), "<name>" standing for the plugin "x". A key that
+// Requires a sibling is set beside it, the sibling at its Example: a file
+// the parser and schema/settings.json both take as it is, for the tests
+// of either and for examples.
+func (k Key) File(value string) string {
+	if k.Path == "" {
+		return value
+	}
+	parts := strings.Split(k.Path, ".")
+	if k.Requires != "" {
+		sib, ok := lookup(strings.Join(parts[:len(parts)-1], ".") + "." + k.Requires)
+		if !ok {
+			panic("settings: " + k.Path + " requires a key the table does not list")
+		}
+		value = fmt.Sprintf(`{%q: %s, %q: %s}`, k.Requires, sib.Example(), parts[len(parts)-1], value)
+		parts = parts[:len(parts)-1]
+	}
+	for i := len(parts) - 1; i >= 0; i-- {
+		name := parts[i]
+		if name == "<name>" {
+			name = "x"
+		}
+		value = fmt.Sprintf(`{%q: %s}`, name, value)
+	}
+	return value
+}

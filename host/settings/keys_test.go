@@ -2,7 +2,6 @@ package settings
 
 import (
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -10,21 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 )
-
-// fileSetting returns a settings file setting the key at path (in the
-// table's spelling, "<name>" standing for the plugin "x") to value.
-func fileSetting(path, value string) string {
-	parts := strings.Split(path, ".")
-	s := value
-	for i := len(parts) - 1; i >= 0; i-- {
-		name := parts[i]
-		if name == "<name>" {
-			name = "x"
-		}
-		s = `{"` + name + `": ` + s + `}`
-	}
-	return s
-}
 
 // The table is what the parser accepts: every key, set to a value of its
 // kind, is read, and its default too; every section refuses a key the
@@ -40,7 +24,7 @@ func TestKeysAreWhatTheParserAccepts(t *testing.T) {
 			values = append(values, v)
 		}
 		for _, v := range values {
-			f := withRequired(k, v)
+			f := k.File(v)
 			l, err := parse("f.json", []byte(f))
 			if err != nil {
 				t.Errorf("%s = %s: the parser refuses it: %v", k.Path, v, err)
@@ -54,10 +38,7 @@ func TestKeysAreWhatTheParserAccepts(t *testing.T) {
 			continue
 		}
 		known := children(k.Path)
-		f := fileSetting(k.Path, `{"zzz": 1}`)
-		if k.Path == "" {
-			f = `{"zzz": 1}`
-		}
+		f := k.File(`{"zzz": 1}`)
 		_, err := parse("f.json", []byte(f))
 		if want := "(known keys: " + strings.Join(known, ", ") + ")"; err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: an unknown key: %v, want an error ending %s", k.Path, err, want)
@@ -221,16 +202,3 @@ func TestChildren(t *testing.T) {
 	}
 }
 
-// withRequired is a file setting k to v, beside the key k requires.
-func withRequired(k Key, v string) string {
-	if k.Requires == "" {
-		return fileSetting(k.Path, v)
-	}
-	parent, name := k.Path[:strings.LastIndexByte(k.Path, '.')], k.Path[strings.LastIndexByte(k.Path, '.')+1:]
-	for _, sib := range KeySpecs() {
-		if sib.Path == parent+"."+k.Requires {
-			return fileSetting(parent, fmt.Sprintf(`{%q: %s, %q: %s}`, k.Requires, sib.Example(), name, v))
-		}
-	}
-	panic(k.Path + " requires a key the table does not list")
-}
