@@ -201,4 +201,3 @@ func TestChildren(t *testing.T) {
 		}
 	}
 }
-
