@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -23,6 +24,10 @@ var (
 	// testpluginExec is the same plugin built for this machine, run as a
 	// process.
 	testpluginExec string
+	// repo is this checkout, which a scaffolded wasm plugin builds on.
+	repo string
+	// goEnv is GOCACHE and GOMODCACHE, in that order.
+	goEnv []string
 )
 
 func TestMain(m *testing.M) {
@@ -85,6 +90,15 @@ func run(m *testing.M) int {
 		return 1
 	}
 	testpluginExec = filepath.Dir(execDir)
+	// A script that builds a scaffolded plugin uses the go command's own
+	// caches: with its fresh HOME it would rebuild the standard library.
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "go env:", err)
+		return 1
+	}
+	goEnv = strings.Fields(string(out))
+	repo = root
 	return m.Run()
 }
 
@@ -113,6 +127,11 @@ func setup(example string) func(*testscript.Env) error {
 		e.Setenv("PLUGIN_SRC", filepath.Join(examples, example))
 		e.Setenv("TESTPLUGIN_WASM", testpluginWasm)
 		e.Setenv("NO_COLOR", "1")
+		e.Setenv("REPO", repo)
+		e.Setenv("GOCACHE", goEnv[0])
+		e.Setenv("GOMODCACHE", goEnv[1])
+		e.Setenv("GOTOOLCHAIN", "local")
+		e.Setenv("GOPROXY", "off") // what a plugin builds on is here, or missing
 		return nil
 	}
 }

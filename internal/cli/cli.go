@@ -78,7 +78,7 @@ func (s subcommand) synopsis() string {
 
 // ownFlags are the flags of one subcommand only, by name; every other flag
 // is taken by every subcommand that takes flags.
-var ownFlags = map[string]string{"json": "plugins", "revoke": "trust", "inputs": "plugins", "lang": "plugins", "dir": "plugins"}
+var ownFlags = map[string]string{"json": "plugins", "revoke": "trust", "inputs": "plugins", "lang": "plugins", "dir": "plugins", "kit": "plugins"}
 
 // options are the flags.
 type options struct {

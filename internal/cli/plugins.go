@@ -18,13 +18,14 @@ import (
 
 // pluginsOptions are the flags of bingo plugins' own subcommands.
 type pluginsOptions struct {
-	inputs    string
-	lang, dir string
+	inputs         string
+	lang, dir, kit string
 }
 
 func (o *options) pluginsFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.lang, "lang", "", "with new: the plugin's `LANGUAGE`: "+strings.Join(scaffold.Langs, ", "))
 	fs.StringVar(&o.dir, "dir", "", "with new: write the plugin into `DIR` (default ./NAME)")
+	fs.StringVar(&o.kit, "kit", "", "with new --lang wasm: build against the bingo checkout in `DIR` (a replace directive in go.mod)")
 	fs.StringVar(&o.inputs, "inputs", "", "with check: the inputs to call the plugin with, from `FILE`: {\"tool\": {…input…}, \"service-key\": {\"method\": …, \"params\": …}}")
 }
 
@@ -56,7 +57,11 @@ func newPlugin(o options, name string, stdout, stderr io.Writer) int {
 	if o.cwd != "" && !filepath.IsAbs(dir) {
 		dir = filepath.Join(o.cwd, dir)
 	}
-	files, err := scaffold.Write(dir, name, o.lang)
+	kit := o.kit
+	if o.cwd != "" && kit != "" && !filepath.IsAbs(kit) {
+		kit = filepath.Join(o.cwd, kit)
+	}
+	files, err := scaffold.Write(dir, name, o.lang, kit)
 	if err != nil {
 		fmt.Fprintf(stderr, "bingo: plugins new: %v\n", err)
 		return ExitUsage
@@ -65,8 +70,14 @@ func newPlugin(o options, name string, stdout, stderr io.Writer) int {
 	for _, f := range files {
 		fmt.Fprintf(stdout, "  %s\n", f)
 	}
-	if o.lang == "go" {
+	switch o.lang {
+	case "go":
 		fmt.Fprintf(stdout, "build it: (cd %s && go build -o %s .)\n", dir, name)
+	case "wasm":
+		if kit == "" {
+			fmt.Fprintf(stdout, "its go.mod requires %s from the module proxy; to build against a bingo checkout, pass --kit DIR (or go mod edit -replace %s=DIR)\n", scaffold.Kit, scaffold.Kit)
+		}
+		fmt.Fprintf(stdout, "build it: (cd %s && GOOS=wasip1 GOARCH=wasm go build -o plugin.wasm .)\n", dir)
 	}
 	fmt.Fprintf(stdout, "check it: bingo plugins check %s\n", dir)
 	return ExitOK

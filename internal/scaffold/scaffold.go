@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"text/template"
@@ -19,12 +20,29 @@ import (
 //go:embed templates
 var templates embed.FS
 
-// Langs are the languages a plugin can be written in, by name.
-var Langs = []string{"python", "node", "go"}
+// Langs are the languages a plugin can be written in, by name: wasm is Go
+// built for WASI on pluginkit, run in the host's sandbox.
+var Langs = []string{"python", "node", "go", "wasm"}
+
+// Kit is the module a wasm plugin is built on (its pluginkit and sdk).
+const Kit = "github.com/bingo/bingo-plugin-rpc"
+
+// goVersion is the go directive of Kit's go.mod, which a module requiring
+// it must state too (a test holds the two together).
+const goVersion = "1.26.8"
+
+// unpublished is the version a go.mod requires Kit at when this bingo is
+// not a release: only a replace directive can then say where Kit is.
+const unpublished = "v0.0.0-00010101000000-000000000000"
 
 // data fills the templates.
 type data struct {
 	Name, Intro, Files, Build string
+	// Kit: the plugin is built on pluginkit, which speaks the wire.
+	Kit bool
+	// GoVersion, KitVersion and KitDir fill a pluginkit plugin's go.mod;
+	// KitDir, if set, is the replace directive's target.
+	GoVersion, KitVersion, KitDir string
 }
 
 var langData = map[string]data{
@@ -32,11 +50,21 @@ var langData = map[string]data{
 	"node":   {Intro: " in Node.js (18 or later), no dependencies", Files: "main.js       the plugin: a loop over stdin"},
 	"go": {Intro: " in Go, standard library only", Files: "main.go       the plugin: a loop over stdin\ngo.mod        its module",
 		Build: "\n## Build\n\nThe manifest runs the binary next to it; build it first, and after every change:\n\n```sh\ngo build -o {{.Name}} .\n```\n"},
+	"wasm": {Intro: " in Go, built to WebAssembly and run in bingo's sandbox", Kit: true,
+		Files: "main.go       the plugin: a tool and a command, served by pluginkit\ngo.mod        its module, which requires " + Kit,
+		Build: "\n## Build\n\nThe manifest runs `plugin.wasm` next to it; build it first, and after every change:\n\n" +
+			"```sh\nGOOS=wasip1 GOARCH=wasm go build -o plugin.wasm .\n```\n\n" +
+			"`go.mod` requires " + Kit + " (`pluginkit`, `sdk`). Built against a bingo checkout\n" +
+			"rather than a release, it says where the checkout is with a `replace` line:\n" +
+			"`bingo plugins new --kit DIR` writes it, or\n" +
+			"`go mod edit -replace " + Kit + "=/path/to/bingo` does.\n"},
 }
 
 // Write writes a new plugin named name in lang into dir, which must not
-// exist or be empty. It returns the files written, relative to dir.
-func Write(dir, name, lang string) ([]string, error) {
+// exist or be empty. kit, for a wasm plugin, is a directory holding Kit's
+// source to build against ("" for the release this bingo is, if it is
+// one). It returns the files written, relative to dir.
+func Write(dir, name, lang, kit string) ([]string, error) {
 	if err := manifest.ValidName(name); err != nil {
 		return nil, err
 	}
@@ -50,39 +78,86 @@ func Write(dir, name, lang string) ([]string, error) {
 	}
 	d := langData[lang]
 	d.Name = name
+	if d.Kit {
+		var err error
+		if d.KitDir, err = kitDir(kit); err != nil {
+			return nil, err
+		}
+		d.GoVersion, d.KitVersion = goVersion, kitVersion()
+	} else if kit != "" {
+		return nil, fmt.Errorf("a %s plugin is not built on pluginkit; --kit is for wasm", lang)
+	}
+	// Each language's own files, then the README they share.
 	root := path.Join("templates", lang)
 	var written []string
 	err := fs.WalkDir(templates, root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() {
 			return err
 		}
-		src, err := templates.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		out, err := render(string(src), d)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
-		// A template that would be Go source or a module file here (the
-		// go.mod would even hide its directory from go:embed) is stored
-		// as .tmpl.
-		rel := strings.TrimSuffix(strings.TrimPrefix(p, root+"/"), ".tmpl")
-		target := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
-		}
-		mode := os.FileMode(0o644)
-		if rel == "main.py" || rel == "main.js" {
-			mode = 0o755
-		}
-		if err := os.WriteFile(target, out, mode); err != nil {
-			return err
-		}
+		rel, err := write(dir, p, strings.TrimPrefix(p, root+"/"), d)
 		written = append(written, rel)
-		return nil
+		return err
 	})
-	return written, err
+	if err != nil {
+		return written, err
+	}
+	rel, err := write(dir, "templates/README.md", "README.md", d)
+	return append(written, rel), err
+}
+
+// write renders the template at p into dir as rel, returning the name it
+// wrote.
+func write(dir, p, rel string, d data) (string, error) {
+	src, err := templates.ReadFile(p)
+	if err != nil {
+		return "", err
+	}
+	out, err := render(string(src), d)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	// A template that would be Go source or a module file here (the
+	// go.mod would even hide its directory from go:embed) is stored as
+	// .tmpl.
+	rel = strings.TrimSuffix(rel, ".tmpl")
+	target := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return "", err
+	}
+	mode := os.FileMode(0o644)
+	if rel == "main.py" || rel == "main.js" {
+		mode = 0o755
+	}
+	return rel, os.WriteFile(target, out, mode)
+}
+
+// kitDir checks that dir, if set, holds Kit's source, and makes it
+// absolute: the plugin's go.mod may be anywhere.
+func kitDir(dir string) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	mod, err := os.ReadFile(filepath.Join(abs, "go.mod"))
+	if err != nil || !bytes.HasPrefix(mod, []byte("module "+Kit+"\n")) {
+		return "", fmt.Errorf("--kit %s: not a checkout of %s (no go.mod naming it)", dir, Kit)
+	}
+	return abs, nil
+}
+
+// kitVersion is the version of Kit a plugin's go.mod requires: the one
+// this bingo was built as, unless that is none a module proxy could have
+// (built outside version control, or from uncommitted changes); then a
+// placeholder only a replace directive makes good.
+func kitVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if v := bi.Main.Version; ok && bi.Main.Path == Kit && strings.HasPrefix(v, "v") && !strings.Contains(v, "+dirty") {
+		return v
+	}
+	return unpublished
 }
 
 // render runs src as a template on d; d's own fields may hold {{.Name}}.

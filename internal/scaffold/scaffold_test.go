@@ -15,7 +15,7 @@ import (
 func TestWriteEveryLang(t *testing.T) {
 	for _, lang := range Langs {
 		dir := filepath.Join(t.TempDir(), "my-plugin")
-		files, err := Write(dir, "my-plugin", lang)
+		files, err := Write(dir, "my-plugin", lang, "")
 		if err != nil {
 			t.Fatalf("%s: %v", lang, err)
 		}
@@ -40,13 +40,43 @@ func TestWriteEveryLang(t *testing.T) {
 func TestWriteRefuses(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "x"), nil, 0o644)
-	for _, c := range []struct{ dir, name, lang, want string }{
-		{filepath.Join(dir, "a"), "Bad", "python", "invalid plugin name"},
-		{filepath.Join(dir, "b"), "b", "rust", "choose one of python, node, go"},
-		{dir, "c", "node", "is not empty"},
+	for _, c := range []struct{ dir, name, lang, kit, want string }{
+		{filepath.Join(dir, "a"), "Bad", "python", "", "invalid plugin name"},
+		{filepath.Join(dir, "b"), "b", "rust", "", "choose one of python, node, go, wasm"},
+		{dir, "c", "node", "", "is not empty"},
+		{filepath.Join(dir, "d"), "d", "go", "../..", "--kit is for wasm"},
+		{filepath.Join(dir, "e"), "e", "wasm", dir, "not a checkout of " + Kit},
 	} {
-		if _, err := Write(c.dir, c.name, c.lang); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("Write(%s, %s, %s) = %v, want %q", c.dir, c.name, c.lang, err, c.want)
+		if _, err := Write(c.dir, c.name, c.lang, c.kit); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Write(%s, %s, %s, %q) = %v, want %q", c.dir, c.name, c.lang, c.kit, err, c.want)
+		}
+	}
+}
+
+// A wasm plugin's go.mod states the go version Kit's own go.mod does (a
+// module requiring Kit may state no less), requires Kit, and points at
+// the checkout --kit names.
+func TestWasmModule(t *testing.T) {
+	root, _ := filepath.Abs("../..")
+	kit, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(kit), "\ngo "+goVersion+"\n") {
+		t.Errorf("goVersion is %s; Kit's go.mod says otherwise:\n%s", goVersion, kit)
+	}
+	for _, k := range []string{"", "../.."} {
+		dir := filepath.Join(t.TempDir(), "w")
+		if _, err := Write(dir, "w", "wasm", k); err != nil {
+			t.Fatal(err)
+		}
+		mod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
+		want := "module w\n\ngo " + goVersion + "\n\nrequire " + Kit + " " + kitVersion() + "\n"
+		if k != "" {
+			want += "\n// pluginkit and sdk from a bingo checkout (bingo plugins new --kit).\nreplace " + Kit + " => " + root + "\n"
+		}
+		if string(mod) != want {
+			t.Errorf("--kit %q: go.mod is\n%s\nwant\n%s", k, mod, want)
 		}
 	}
 }
