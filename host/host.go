@@ -117,11 +117,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 		cfg.Session = fmt.Sprintf("s%d", time.Now().UnixNano())
 	}
 	notify := cfg.Notify
-	project := manifest.ProjectRoot(cfg.Cwd)
-	layers := manifest.Layers(cfg.Home, cfg.Cwd, cfg.PluginDirs)
-	if !hasLayer(layers, manifest.LayerProject) {
-		project = "" // the project is the home directory: its plugins are the user's
-	}
+	project, layers := projectOf(cfg)
 	found, problems := manifest.Discover(layers)
 	for _, p := range problems {
 		notify(bridge.Notice{Level: "error", Message: p.Error() + "; skipped"})

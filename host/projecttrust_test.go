@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/bridge"
 )
 
 // trustRig is a project with one exec plugin whose script leaves a marker
@@ -193,5 +196,48 @@ func TestTrustMessagesAreBounded(t *testing.T) {
 	_, asked, _ := r.open(func(TrustQuestion) bool { return false })
 	if len(asked) != 1 || len([]rune(asked[0].Plugins[0])) > maxShown+len("deploy (…)") {
 		t.Fatalf("question = %d lines, first %d characters", len(asked), len(asked[0].Plugins[0]))
+	}
+}
+
+// LoadSettings is what Open holds plugins to, without opening: the
+// person's file, and the project's only tightening until trusted, then in
+// full; each with Open's notices.
+func TestLoadSettingsIsOpens(t *testing.T) {
+	r := newTrustRig(t)
+	for file, data := range map[string]string{
+		filepath.Join(r.home, ".bingo", "settings.json"):    `{"deadlines": {"tool": "5s"}}`,
+		filepath.Join(r.project, ".bingo", "settings.json"): `{"deadlines": {"tool": "1s", "hook": "10s"}}`,
+	} {
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	both := func() (loaded, opened bridge.Deadlines, notices string) {
+		n := newNoticeLog()
+		cfg := Config{Home: r.home, Cwd: r.project, Notify: n.Add, Environ: []string{"MARKER=" + r.marker, "PATH=" + os.Getenv("PATH")}}
+		loaded = LoadSettings(context.Background(), cfg).Deadlines
+		notices = n.text()
+		h, err := Open(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		return loaded, h.Settings().Deadlines, notices
+	}
+	loaded, opened, notices := both()
+	if loaded != opened || loaded.Tool != time.Second || loaded.Hook != 2*time.Second {
+		t.Errorf("untrusted: LoadSettings %+v, Open %+v; want tool 1s (it tightens), hook 2s (it would widen)", loaded, opened)
+	}
+	if !strings.Contains(notices, "these keys are ignored: deadlines.hook") {
+		t.Errorf("notices = %s", notices)
+	}
+	if _, err := Trust(r.home, r.project); err != nil {
+		t.Fatal(err)
+	}
+	if loaded, opened, _ := both(); loaded != opened || loaded.Tool != time.Second || loaded.Hook != 10*time.Second {
+		t.Errorf("trusted: LoadSettings %+v, Open %+v; want tool 1s, hook 10s", loaded, opened)
 	}
 }

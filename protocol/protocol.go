@@ -108,10 +108,14 @@ type HookDecl struct {
 	Observe []string `json:"observe,omitempty"`
 }
 
-// ServiceDecl declares a service the plugin answers under Key.
+// ServiceDecl declares a service the plugin answers under Key. Methods
+// and Params are informative (the host routes every method of the key):
+// Params gives, by method name, the JSON Schema of that method's params,
+// from which `bingo plugins check` builds a call to make.
 type ServiceDecl struct {
-	Key     string   `json:"key" jsonschema:"minLength=1"`
-	Methods []string `json:"methods,omitempty"`
+	Key     string                     `json:"key" jsonschema:"minLength=1"`
+	Methods []string                   `json:"methods,omitempty"`
+	Params  map[string]json.RawMessage `json:"params,omitempty"`
 }
 
 // ToolCallParams runs a tool.

@@ -179,9 +179,9 @@ func field[S, F any](s *S, keys []string, key string) *F {
 	return nil
 }
 
-// deadlineField returns the Deadlines field a JSON key names, or nil for
-// an unknown key.
-func deadlineField(d *Deadlines, key string) *time.Duration {
+// DeadlineField returns the field of *d that key (deadlines.<key>) names,
+// or nil for an unknown key.
+func DeadlineField(d *Deadlines, key string) *time.Duration {
 	return field[Deadlines, time.Duration](d, deadlineKeys, key)
 }
 
@@ -225,7 +225,7 @@ func buildTable() []Key {
 	}
 	for _, key := range deadlineKeys {
 		t = append(t, Key{Path: "deadlines." + key, Kind: KindDuration,
-			Default: formatDuration(*deadlineField(&def.Deadlines, key)), Doc: deadlineDocs[key]})
+			Default: formatDuration(*DeadlineField(&def.Deadlines, key)), Doc: deadlineDocs[key]})
 	}
 	t = append(t, Key{Path: "limits", Kind: KindSection, Layer: LayerTighten,
 		Doc: "How much one crossing to a plugin may make the host hold; a later file wins key by key."})

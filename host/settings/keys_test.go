@@ -101,7 +101,7 @@ func TestKeyDefaultsAreInForce(t *testing.T) {
 		var want string
 		switch top {
 		case "deadlines":
-			if d := deadlineField(&def.Deadlines, key); d != nil {
+			if d := DeadlineField(&def.Deadlines, key); d != nil {
 				want = formatDuration(*d)
 				if got, err := time.ParseDuration(k.Default); err != nil || got != *d {
 					t.Errorf("%s: default %q does not parse as %s", k.Path, k.Default, *d)

@@ -154,7 +154,7 @@ func (ld *Loaded) restrict(l *layer, trusted bool, own map[string]bool) {
 func (l *layer) tightens(top, sub string, now Settings) bool {
 	switch top {
 	case "deadlines":
-		return l.deadlines[sub] < *deadlineField(&now.Deadlines, sub)
+		return l.deadlines[sub] < *DeadlineField(&now.Deadlines, sub)
 	case "limits":
 		return l.limits[sub] < *limitField(&now.Limits, sub)
 	case "turn":

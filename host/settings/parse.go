@@ -419,7 +419,7 @@ func (p *parser) deadlines(l *layer) error {
 	l.deadlines = make(map[string]time.Duration)
 	var scratch Deadlines
 	return p.section(l, "deadlines", func(key string, at int64) error {
-		if deadlineField(&scratch, key) == nil {
+		if DeadlineField(&scratch, key) == nil {
 			return p.unknown(at, key, "deadlines", deadlineKeys)
 		}
 		d, err := p.duration("deadlines." + key)

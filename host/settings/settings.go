@@ -186,7 +186,7 @@ func (s *Settings) apply(l *layer) {
 		putAll(&s.Env.Plugins, l.env.Plugins)
 	}
 	for key, d := range l.deadlines {
-		*deadlineField(&s.Deadlines, key) = d
+		*DeadlineField(&s.Deadlines, key) = d
 	}
 	for key, n := range l.limits {
 		*limitField(&s.Limits, key) = n

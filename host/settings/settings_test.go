@@ -60,7 +60,7 @@ func TestDefaults(t *testing.T) {
 // Every deadline and limit field has exactly one JSON key, so none can be
 // unsettable.
 func TestKeysCoverEveryField(t *testing.T) {
-	t.Run("deadlines", func(t *testing.T) { keysCoverEveryField(t, deadlineKeys, deadlineField) })
+	t.Run("deadlines", func(t *testing.T) { keysCoverEveryField(t, deadlineKeys, DeadlineField) })
 	t.Run("limits", func(t *testing.T) { keysCoverEveryField(t, limitKeys, limitField) })
 }
 

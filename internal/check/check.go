@@ -6,15 +6,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/host"
+	"github.com/bingo/bingo-plugin-rpc/host/settings"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
+	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 	"github.com/bingo/bingo-plugin-rpc/transport"
@@ -61,9 +66,12 @@ type Options struct {
 	// Inputs are the author's inputs, by declared tool name (the tool's
 	// input object) or service key ({"method": …, "params": …}).
 	Inputs map[string]json.RawMessage
-	// Deadlines are the deadlines answers are held to; zero fields take
-	// the host's defaults.
-	Deadlines bridge.Deadlines
+	// Home is the person's home directory. Answers are held to the
+	// deadlines, and the plugin to the limits, that the person's settings
+	// (and a trusted project's around Cwd) set for a run there, loaded by
+	// the host's own rules (host.LoadSettings); "" holds them to the
+	// host's defaults.
+	Home string
 	// CacheDir is the wasm compilation cache; "" compiles every time.
 	CacheDir string
 	// Environ is the environment an exec plugin inherits; nil is the
@@ -81,6 +89,7 @@ type ServiceInput struct {
 type checker struct {
 	opts     Options
 	dl       bridge.Deadlines
+	limits   bridge.Limits
 	rep      *Report
 	tap      *tap
 	stderr   *counter
@@ -105,8 +114,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Environ == nil {
 		opts.Environ = os.Environ()
 	}
-	c := &checker{opts: opts, rep: &Report{Dir: abs, Findings: []Finding{}}, tap: &tap{}, stderr: &counter{}}
-	c.dl = opts.Deadlines.WithDefaults()
+	c := &checker{opts: opts, rep: &Report{Dir: abs, Findings: []Finding{}}, tap: &tap{}, stderr: &counter{},
+		dl: bridge.DefaultDeadlines(), limits: bridge.DefaultLimits()}
+	c.settings(ctx)
 	c.run(ctx)
 	c.rep.Conforms = true
 	for _, f := range c.rep.Findings {
@@ -115,6 +125,34 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	return c.rep, nil
+}
+
+// settings holds the check to the person's settings, saying which
+// deadlines differ from the defaults and what the host had to say about
+// the files.
+func (c *checker) settings(ctx context.Context) {
+	if c.opts.Home == "" {
+		return
+	}
+	var notices []bridge.Notice
+	s := host.LoadSettings(ctx, host.Config{Home: c.opts.Home, Cwd: c.opts.Cwd,
+		Notify: func(n bridge.Notice) { notices = append(notices, n) }})
+	c.dl, c.limits = s.Deadlines, s.Limits
+	for _, n := range notices {
+		c.add(Warn, "settings", "%s", n.Message)
+	}
+	var differ []string
+	def := bridge.DefaultDeadlines()
+	for _, k := range settings.KeySpecs() {
+		if top, sub, _ := strings.Cut(k.Path, "."); top == "deadlines" && sub != "" {
+			if d, dd := settings.DeadlineField(&c.dl, sub), settings.DeadlineField(&def, sub); d != nil && *d != *dd {
+				differ = append(differ, fmt.Sprintf("%s %s (default %s)", sub, *d, *dd))
+			}
+		}
+	}
+	if len(differ) > 0 {
+		c.add(OK, "settings", "held to the deadlines the settings in force set: %s", strings.Join(differ, ", "))
+	}
 }
 
 func (c *checker) add(level, subject, format string, args ...any) {
@@ -182,7 +220,7 @@ func (c *checker) run(ctx context.Context) {
 	}
 	c.plugin = bridge.New(bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: &tapTransport{tr, c.tap}, Env: m.Entry.Env,
-		Deadlines: c.dl, Notify: c.notify, Log: c.stderr.log(), Services: c.services,
+		Deadlines: c.dl, Limits: c.limits, Notify: c.notify, Log: c.stderr.log(), Services: c.services,
 	})
 	defer c.wire() // the wire is read last, whatever happened
 	defer c.close()
@@ -301,21 +339,66 @@ func (c *checker) exercise(ctx context.Context) {
 			c.add(OK, "hook "+h.ID()+" at "+point, "sent an observation (no answer is due)")
 		}
 	}
-	for _, s := range contrib.Services {
-		raw, ok := c.opts.Inputs[s.Key()]
-		if !ok {
-			c.add(OK, "service "+s.Key(), "not called: give it an input in --inputs ({%q: {\"method\": …, \"params\": …}})", s.Key())
-			continue
-		}
+	for i, s := range contrib.Services {
+		c.service(ctx, s, decl.Services[i])
+	}
+}
+
+// service calls the service s declared as d: with the author's input if
+// there is one, else each method whose params d gives a schema for, with
+// a sample built from it. A method with no schema is named as not called.
+func (c *checker) service(ctx context.Context, s sdk.Service, d protocol.ServiceDecl) {
+	subject := "service " + s.Key()
+	if raw, ok := c.opts.Inputs[s.Key()]; ok {
 		var in ServiceInput
 		if err := json.Unmarshal(raw, &in); err != nil || in.Method == "" {
-			c.add(Fail, "service "+s.Key(), "the input for it must be {\"method\": …, \"params\": …}")
-			continue
+			c.add(Fail, subject, "the input for it must be {\"method\": …, \"params\": …}")
+			return
 		}
-		start := time.Now()
-		_, err := s.Call(ctx, in.Method, in.Params)
-		c.timed("service "+s.Key()+" "+in.Method, time.Since(start), c.dl.Service, err, "")
+		c.serviceCall(ctx, s, in.Method, in.Params, "the input from --inputs")
+		return
 	}
+	var unsampled []string
+	for _, m := range d.Methods {
+		if _, ok := d.Params[m]; !ok {
+			unsampled = append(unsampled, m)
+		}
+	}
+	for _, m := range slices.Sorted(maps.Keys(d.Params)) {
+		params, _ := json.Marshal(sample(d.Params[m], 0))
+		c.serviceCall(ctx, s, m, params, "the sample params "+string(params))
+	}
+	switch {
+	case len(d.Params) == 0 && len(unsampled) == 0:
+		c.add(Warn, subject, "not called: its declaration names no method and gives no params schema; "+
+			"declare \"params\": {\"<method>\": {…JSON Schema…}}, or give it an input with --inputs ({%q: {\"method\": …, \"params\": …}})", s.Key())
+	case len(unsampled) > 0:
+		c.add(Warn, subject, "%s not called: the declaration gives no params schema for %s to build a sample from; "+
+			"declare \"params\": {%q: {…JSON Schema…}}, or give it an input with --inputs", strings.Join(unsampled, ", "), them(len(unsampled)), unsampled[0])
+	}
+}
+
+func them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+// serviceCall calls method of s with params and times the answer. An
+// error the plugin answers with is its answer, as a tool's own error is.
+func (c *checker) serviceCall(ctx context.Context, s sdk.Service, method string, params json.RawMessage, from string) {
+	start := time.Now()
+	res, err := s.Call(ctx, method, params)
+	what := " with " + from
+	var rerr *bridge.RemoteError
+	if errors.As(err, &rerr) {
+		what += fmt.Sprintf(" (its own error answer: %d %s)", rerr.Code, oneLine(rerr.Message, 100))
+		err = nil
+	} else if err == nil {
+		what += " (" + oneLine(string(res), 100) + ")"
+	}
+	c.timed("service "+s.Key()+" "+method, time.Since(start), c.dl.Service, err, what)
 }
 
 // toolInput is the author's input for a tool, or a sample built from its

@@ -14,8 +14,12 @@
 //     command (run with no arguments, completed from ""), contributor,
 //     compactor (a short conversation), provider (one request, cancelled
 //     after its first delta), hook (every declared point, with a sample
-//     payload of the shape the host sends) and service (only with an input
-//     from the author), once each, timing each answer against its deadline;
+//     payload of the shape the host sends) and service (each method whose
+//     params schema its declaration gives, with a sample built from it, or
+//     the author's input; a method without one is named as not called),
+//     once each, timing each answer against its deadline: the deadlines
+//     the person's settings set for a run in Cwd (host.LoadSettings), so a
+//     person who tightened one sees a plugin too slow for it;
 //   - starts a tool call and cancels it, recording whether the answer
 //     still comes within the deadline;
 //   - kills the instance and calls again, to see it respawn cleanly;

@@ -106,6 +106,7 @@ func checkPlugin(o options, dir string, stdout, stderr io.Writer) int {
 		}
 	}
 	if home, err := os.UserHomeDir(); err == nil {
+		opts.Home = home
 		opts.CacheDir = filepath.Join(home, ".bingo", "data", "cache", "wasm")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
