@@ -110,7 +110,7 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.Var(&o.pluginDirs, "plugin-dir", "load plugins from `DIR`, a directory of plugins or one plugin's own, as an extra layer (repeatable)")
 	fs.StringVar(&o.cwd, "cwd", "", "the session's working `DIR`")
 	fs.Var(&o.allow, "allow", "allow `TOOL` for this run (repeatable; prefix* patterns too)")
-	fs.BoolVar(&o.json, "json", false, "print JSON")
+	fs.BoolVar(&o.json, "json", false, "print the list of plugins, or check's report, as JSON")
 	fs.BoolVar(&o.revoke, "revoke", false, "withdraw your trust in the project")
 	o.pluginsFlags(fs)
 	return fs
