@@ -155,7 +155,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	if err != nil {
-		return usageError(stderr, fs, sub.name, "%v", err)
+		return usageError(stderr, fs, sub.name, "%s", flagError(err))
 	}
 	var misplaced string
 	fs.Visit(func(f *flag.Flag) {
@@ -247,6 +247,20 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return r.command(ctx, h, prompt)
 	}
 	return r.turn(ctx, h, prompt)
+}
+
+// flagError says in bingo's words what the flag package found wrong: its
+// messages spell a flag -name, whatever was typed, where bingo's usage and
+// docs spell it --name, and an unknown one is most often a prompt's word.
+func flagError(err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return fmt.Sprintf("unknown flag --%s (a PROMPT word starting with - goes after --)", name)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return fmt.Sprintf("--%s needs a value", name)
+	}
+	return strings.Replace(msg, " for -", " for --", 1)
 }
 
 // showUsage writes the usage of the subcommand name, or all of bingo's for
