@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 )
@@ -190,4 +191,22 @@ type Options struct {
 	Services ServiceRouter
 	// Now is the clock the backoff reads; nil is time.Now.
 	Now func() time.Time
+
+	// Declared, if set, is the plugin's declaration as a handshake kept
+	// it before (the host's declaration cache): the plugin contributes
+	// from it at once, and its first instance starts on the first read,
+	// through the respawn path (see the package doc, "Lazy start").
+	Declared *protocol.InitializeResult
+	// Redeclared, if set, is called with the declaration a handshake kept
+	// whenever it differs from the one held (a Declared that has gone
+	// stale, a plugin that changed between two starts): the plugin's
+	// proxies are then those of the new declaration, and whoever
+	// registered the old ones should register Contributions again. It is
+	// called on the read that started the instance, without locks held.
+	Redeclared func(protocol.InitializeResult)
+	// IdleStop stops an instance that has had nothing to do (no request
+	// in flight, nothing owed, no request of its own being answered) for
+	// this long, quietly: it is no death, and the next read starts it
+	// again. Zero never stops one.
+	IdleStop time.Duration
 }
