@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -82,6 +83,25 @@ func readDeclaration(plugin string, raw json.RawMessage) (decl protocol.Initiali
 	})
 	r.unknownKeys()
 	return decl, r.refused, nil
+}
+
+// CheckDeclared holds a declaration kept earlier (a cache's) to the rules
+// a handshake's answer is held to, as if plugin had just answered it: it
+// says why one that a handshake would not have kept whole is not to be
+// given as Options.Declared.
+func CheckDeclared(plugin string, decl protocol.InitializeResult) error {
+	raw, err := json.Marshal(decl)
+	if err != nil {
+		return err
+	}
+	_, refused, err := readDeclaration(plugin, raw)
+	switch {
+	case err != nil:
+		return err
+	case len(refused) > 0:
+		return errors.New(refused[0])
+	}
+	return nil
 }
 
 // declReader hands out a declaration's keys and collects what it refuses.

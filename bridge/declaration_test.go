@@ -147,3 +147,22 @@ func TestDeclarationKeepsAGoodOneWhole(t *testing.T) {
 		t.Fatalf("got %+v\nrefused %q, err %v", got, refused, err)
 	}
 }
+
+func TestCheckDeclared(t *testing.T) {
+	good := basicDecl()
+	if err := CheckDeclared("t", good); err != nil {
+		t.Fatalf("a kept declaration: %v", err)
+	}
+	for name, bad := range map[string]func(*protocol.InitializeResult){
+		"another name":  func(d *protocol.InitializeResult) { d.Name = "u" },
+		"old protocol":  func(d *protocol.InitializeResult) { d.Protocol = protocol.Version - 1 },
+		"reserved key":  func(d *protocol.InitializeResult) { d.Services = []protocol.ServiceDecl{{Key: protocol.HostServiceKey}} },
+		"unknown point": func(d *protocol.InitializeResult) { d.Hooks = []protocol.HookDecl{{ID: "h", Decide: []string{"x/y"}}} },
+	} {
+		d := basicDecl()
+		bad(&d)
+		if err := CheckDeclared("t", d); err == nil {
+			t.Errorf("%s: a declaration no handshake would keep passed", name)
+		}
+	}
+}

@@ -69,7 +69,7 @@
 //     declaration differs from the one held replaces it, with one notice,
 //     and Options.Redeclared tells the host to register the new proxies.
 //   - Idle stop: an instance with nothing in flight and nothing owed for
-//     Options.IdleStop is stopped quietly (no death, no notice, a line in
+//     Deadlines.IdleStop (5m) is stopped quietly (no death, no notice, a line in
 //     its log); it is asleep again, and the next read starts it.
 //   - The wire is line-delimited JSON-RPC (protocol.LineStream): a line that
 //     is not a message, or is over the cap, goes to the plugin's log and is

@@ -7,16 +7,14 @@ import (
 
 // An instance is idle when nothing is in flight on it: no read of the
 // plugin (hold/release), no request of its own being answered, and
-// nothing it owes (owed). Options.IdleStop after it became idle it is
+// nothing it owes (owed). Deadlines.IdleStop after it became idle it is
 // stopped, which is no death: the plugin is asleep, as if it had not been
 // started, and the next read starts it.
 
 // armIdle starts inst's idle clock, just made live. Called with p.mu held.
 func (p *Plugin) armIdle(inst *instance) {
 	inst.lastUsed = time.Now()
-	if p.opts.IdleStop > 0 {
-		inst.idle = time.AfterFunc(p.opts.IdleStop, func() { p.idleCheck(inst) })
-	}
+	inst.idle = time.AfterFunc(p.opts.Deadlines.IdleStop, func() { p.idleCheck(inst) })
 }
 
 // hold counts a piece of work in on inst: with current, only if inst is
@@ -40,7 +38,7 @@ func (p *Plugin) release(inst *instance) {
 	inst.busy--
 	inst.lastUsed = time.Now()
 	if inst.busy == 0 && inst.idle != nil && p.inst == inst {
-		inst.idle.Reset(p.opts.IdleStop)
+		inst.idle.Reset(p.opts.Deadlines.IdleStop)
 	}
 }
 
@@ -54,8 +52,8 @@ func (p *Plugin) idleCheck(inst *instance) {
 		p.mu.Unlock()
 		return
 	}
-	if left := p.opts.IdleStop - time.Since(inst.lastUsed); left > 0 || inst.owed.pending() {
-		inst.idle.Reset(max(left, p.opts.IdleStop/4, time.Millisecond))
+	if left := p.opts.Deadlines.IdleStop - time.Since(inst.lastUsed); left > 0 || inst.owed.pending() {
+		inst.idle.Reset(max(left, p.opts.Deadlines.IdleStop/4, time.Millisecond))
 		p.mu.Unlock()
 		return
 	}
@@ -66,6 +64,6 @@ func (p *Plugin) idleCheck(inst *instance) {
 	p.watchers.Add(1)
 	p.mu.Unlock()
 	defer p.watchers.Done()
-	fmt.Fprintf(p.opts.Log, "bridge: idle for %s; stopped it (the next use starts it again)\n", p.opts.IdleStop)
+	fmt.Fprintf(p.opts.Log, "bridge: idle for %s; stopped it (the next use starts it again)\n", p.opts.Deadlines.IdleStop)
 	inst.stop()
 }

@@ -31,7 +31,7 @@ type instance struct {
 	live, ended bool
 	busy        int
 	lastUsed    time.Time
-	idle        *time.Timer // nil unless Options.IdleStop
+	idle        *time.Timer
 
 	// The instance's one notice: the first to claim it (its death, a wedge
 	// verdict, or a stop that needs none) decides what it says.

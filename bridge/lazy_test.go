@@ -151,7 +151,7 @@ func TestIdleStopIsQuietAndTheNextReadStartsIt(t *testing.T) {
 	}}
 	ct := &countingTransport{Transport: mem.New(s.main, nil)}
 	const idle = 30 * time.Millisecond
-	e := mustStart(t, s, func(o *Options) { o.Transport = ct; o.IdleStop = idle })
+	e := mustStart(t, s, func(o *Options) { o.Transport = ct; o.Deadlines.IdleStop = idle })
 	tl := e.tool("plugin__t__echo")
 
 	// A call that outlasts IdleStop keeps its instance.
@@ -196,7 +196,7 @@ func TestStartAfterIdleStopThatFailsSaysSo(t *testing.T) {
 		}
 		p.reply(m, basicDecl())
 	}, handle: func(p *peer, m msg) bool { echoAnswer(p, m); return true }}
-	e := mustStart(t, s, func(o *Options) { o.IdleStop = 10 * time.Millisecond })
+	e := mustStart(t, s, func(o *Options) { o.Deadlines.IdleStop = 10 * time.Millisecond })
 	waitStatus(t, e.plugin, "idle")
 	mu.Lock()
 	broken = true

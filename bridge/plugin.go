@@ -193,6 +193,15 @@ func (p *Plugin) Declaration() (protocol.InitializeResult, bool) {
 	return *p.decl, true
 }
 
+// Refused is what the host refused of the declaration held, one message
+// each (see readDeclaration): empty for one given as Options.Declared
+// until a handshake declares otherwise.
+func (p *Plugin) Refused() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.refused...)
+}
+
 // Status is "running", "idle" (declared, but not running: the next read
 // starts it), "dead" (will respawn on the next read), "not started" or
 // "closed".
