@@ -154,9 +154,11 @@ func TestCheckDeclared(t *testing.T) {
 		t.Fatalf("a kept declaration: %v", err)
 	}
 	for name, bad := range map[string]func(*protocol.InitializeResult){
-		"another name":  func(d *protocol.InitializeResult) { d.Name = "u" },
-		"old protocol":  func(d *protocol.InitializeResult) { d.Protocol = protocol.Version - 1 },
-		"reserved key":  func(d *protocol.InitializeResult) { d.Services = []protocol.ServiceDecl{{Key: protocol.HostServiceKey}} },
+		"another name": func(d *protocol.InitializeResult) { d.Name = "u" },
+		"old protocol": func(d *protocol.InitializeResult) { d.Protocol = protocol.Version - 1 },
+		"reserved key": func(d *protocol.InitializeResult) {
+			d.Services = []protocol.ServiceDecl{{Key: protocol.HostServiceKey}}
+		},
 		"unknown point": func(d *protocol.InitializeResult) { d.Hooks = []protocol.HookDecl{{ID: "h", Decide: []string{"x/y"}}} },
 	} {
 		d := basicDecl()

@@ -62,7 +62,10 @@
 //   - Lazy start: a plugin given a declaration (Options.Declared, the
 //     host's cache of what it declared last time) contributes from it at
 //     once and is asleep: nothing runs until the first read (or a hook
-//     observation) starts it through the respawn path. A start that
+//     observation) starts it through the respawn path; that read waits
+//     for the start as long as a handshake may take (Initialize), and its
+//     own deadline counts from there, since the host, not a death, put
+//     the start off. A start that
 //     follows no death, this one or one after an idle stop, has had no
 //     notice: if it fails, that is its one notice ("could not start"),
 //     and from then on it backs off like a death. A handshake whose kept

@@ -234,3 +234,17 @@ func TestObservationStartsAnAsleepPlugin(t *testing.T) {
 		t.Fatalf("starts = %d, want 1", ct.count())
 	}
 }
+
+// Waking an asleep plugin is the start the host put off, not part of the
+// read: a hook or tool whose deadline is shorter than the plugin's start
+// still gets its answer, as it would had the plugin started with the host.
+func TestWakingIsNotCountedAgainstTheReadsDeadline(t *testing.T) {
+	slow := script{decl: basicDecl(), init: func(p *peer, m msg) {
+		time.Sleep(200 * time.Millisecond) // a start slower than the tool's deadline
+		p.reply(m, basicDecl())
+	}, handle: func(p *peer, m msg) bool { echoAnswer(p, m); return true }}
+	e, _ := lazy(t, slow, basicDecl(), func(o *Options) { o.Deadlines.Tool = 50 * time.Millisecond })
+	if _, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c", nil); err != nil {
+		t.Fatalf("the first read of an asleep plugin: %v", err)
+	}
+}

@@ -290,12 +290,13 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 // acquire returns the live instance, starting one if there is none, and
 // holds it for the read (see hold): the caller releases it. It starts
 // again when an instance it started was stopped for idleness before the
-// read could hold it.
-func (p *Plugin) acquire(ctx context.Context, bound time.Duration) (*instance, error) {
+// read could hold it. woke says the read waited for an asleep plugin to
+// start: that wait is the handshake's, not the read's.
+func (p *Plugin) acquire(ctx context.Context, bound time.Duration) (inst *instance, woke bool, err error) {
 	for {
-		inst, err := p.current(ctx, bound)
+		inst, woke, err = p.current(ctx, bound)
 		if err != nil || p.hold(inst, true) {
-			return inst, err
+			return inst, woke, err
 		}
 	}
 }
@@ -304,21 +305,26 @@ func (p *Plugin) acquire(ctx context.Context, bound time.Duration) (*instance, e
 // backoff says not yet. Concurrent reads share one respawn. A reader waits
 // for the respawn no longer than its own bound (its request's deadline) or
 // its context; the respawn itself goes on, bounded by the handshake
-// deadline, and serves the next read.
-func (p *Plugin) current(ctx context.Context, bound time.Duration) (*instance, error) {
+// deadline, and serves the next read. An asleep plugin had its start put
+// off by the host, not lost to a death: a read waits for that start as
+// long as the handshake may take, as it would have at the host's start.
+func (p *Plugin) current(ctx context.Context, bound time.Duration) (inst *instance, woke bool, err error) {
 	p.mu.Lock()
-	inst, closed, started, retryAt := p.inst, p.closed, p.decl != nil, p.retryAt
+	inst, closed, started, retryAt, asleep := p.inst, p.closed, p.decl != nil, p.retryAt, p.asleep
 	p.mu.Unlock()
+	if asleep && inst == nil {
+		bound, woke = max(bound, p.opts.Deadlines.Initialize), true
+	}
 	switch {
 	case closed:
-		return nil, ErrClosed
+		return nil, woke, ErrClosed
 	case inst != nil:
-		return inst, nil
+		return inst, woke, nil
 	case !started:
-		return nil, fmt.Errorf("plugin %s did not start: %w", p.opts.Name, sdk.ErrUnavailable)
+		return nil, woke, fmt.Errorf("plugin %s did not start: %w", p.opts.Name, sdk.ErrUnavailable)
 	}
 	if now := p.opts.Now(); now.Before(retryAt) {
-		return nil, fmt.Errorf("plugin %s is down; next restart in %s: %w", p.opts.Name, retryAt.Sub(now).Round(time.Millisecond), sdk.ErrUnavailable)
+		return nil, woke, fmt.Errorf("plugin %s is down; next restart in %s: %w", p.opts.Name, retryAt.Sub(now).Round(time.Millisecond), sdk.ErrUnavailable)
 	}
 	respawned := p.spawning.DoChan("spawn", p.respawn)
 	timer := time.NewTimer(bound)
@@ -327,15 +333,15 @@ func (p *Plugin) current(ctx context.Context, bound time.Duration) (*instance, e
 	case r := <-respawned:
 		if r.Err != nil {
 			if errors.Is(r.Err, ErrClosed) {
-				return nil, ErrClosed
+				return nil, woke, ErrClosed
 			}
-			return nil, fmt.Errorf("plugin %s: %w: %w", p.opts.Name, r.Err, sdk.ErrUnavailable)
+			return nil, woke, fmt.Errorf("plugin %s: %w: %w", p.opts.Name, r.Err, sdk.ErrUnavailable)
 		}
-		return r.Val.(*instance), nil
+		return r.Val.(*instance), woke, nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("plugin %s is restarting: %w", p.opts.Name, ctx.Err())
+		return nil, woke, fmt.Errorf("plugin %s is restarting: %w", p.opts.Name, ctx.Err())
 	case <-timer.C:
-		return nil, fmt.Errorf("plugin %s is still restarting after %s: %w", p.opts.Name, bound, sdk.ErrUnavailable)
+		return nil, woke, fmt.Errorf("plugin %s is still restarting after %s: %w", p.opts.Name, bound, sdk.ErrUnavailable)
 	}
 }
 
@@ -422,9 +428,12 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	// is part of it.
 	deadline := p.opts.Deadlines.For(req.Kind)
 	start := time.Now()
-	inst, err := p.acquire(ctx, deadline)
+	inst, woke, err := p.acquire(ctx, deadline)
 	if err != nil {
 		return err
+	}
+	if woke {
+		start = time.Now()
 	}
 	defer p.release(inst)
 	id := jsonrpc2.ID{Str: "h" + strconv.FormatUint(p.nextReq.Add(1), 10), IsString: true}
@@ -563,7 +572,7 @@ func (p *Plugin) Notify(ctx context.Context, method string, params any) error {
 	p.mu.Unlock()
 	if asleep {
 		var err error
-		if inst, err = p.acquire(ctx, p.opts.Deadlines.Initialize); err != nil {
+		if inst, _, err = p.acquire(ctx, p.opts.Deadlines.Initialize); err != nil {
 			return err
 		}
 		defer p.release(inst)
