@@ -85,23 +85,19 @@ func readDeclaration(plugin string, raw json.RawMessage) (decl protocol.Initiali
 	return decl, r.refused, nil
 }
 
-// CheckDeclared holds a declaration kept earlier (a cache's) to the rules
-// a handshake's answer is held to, as if plugin had just answered it: it
-// says why one that a handshake would not have kept whole is not to be
-// given as Options.Declared.
-func CheckDeclared(plugin string, decl protocol.InitializeResult) error {
-	raw, err := json.Marshal(decl)
-	if err != nil {
-		return err
-	}
-	_, refused, err := readDeclaration(plugin, raw)
+// ReadDeclared reads a declaration kept earlier (a cache's), holding it to
+// the rules a handshake's answer is held to, as if plugin had just
+// answered it: one that a handshake would not have kept whole is refused,
+// with why, and is not to be given as Options.Declared.
+func ReadDeclared(plugin string, raw json.RawMessage) (protocol.InitializeResult, error) {
+	decl, refused, err := readDeclaration(plugin, raw)
 	switch {
 	case err != nil:
-		return err
+		return decl, err
 	case len(refused) > 0:
-		return errors.New(refused[0])
+		return decl, errors.New(refused[0])
 	}
-	return nil
+	return decl, nil
 }
 
 // declReader hands out a declaration's keys and collects what it refuses.

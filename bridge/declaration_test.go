@@ -148,10 +148,10 @@ func TestDeclarationKeepsAGoodOneWhole(t *testing.T) {
 	}
 }
 
-func TestCheckDeclared(t *testing.T) {
-	good := basicDecl()
-	if err := CheckDeclared("t", good); err != nil {
-		t.Fatalf("a kept declaration: %v", err)
+func TestReadDeclared(t *testing.T) {
+	good, _ := json.Marshal(basicDecl())
+	if d, err := ReadDeclared("t", good); err != nil || !reflect.DeepEqual(d, basicDecl()) {
+		t.Fatalf("a kept declaration: %v %+v", err, d)
 	}
 	for name, bad := range map[string]func(*protocol.InitializeResult){
 		"another name": func(d *protocol.InitializeResult) { d.Name = "u" },
@@ -163,7 +163,8 @@ func TestCheckDeclared(t *testing.T) {
 	} {
 		d := basicDecl()
 		bad(&d)
-		if err := CheckDeclared("t", d); err == nil {
+		raw, _ := json.Marshal(d)
+		if _, err := ReadDeclared("t", raw); err == nil {
 			t.Errorf("%s: a declaration no handshake would keep passed", name)
 		}
 	}

@@ -87,6 +87,7 @@ type Host struct {
 	cfg      Config
 	settings settings.Settings
 	gate     *gate.Gate
+	wasmMu   sync.Mutex // held while Open's builds make wasm
 	wasm     *wasm.Host
 
 	trust   *projectTrust
@@ -160,9 +161,15 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	h.reg.rank = func(owner string) int { return ranks[owner] }
 	h.reg.AddCommand("", compactCommand{h}) // the host's own commands win their names
 
-	for _, m := range found {
-		h.plugins = append(h.plugins, h.build(ctx, m))
+	// Built in parallel: keying each plugin's cached declaration reads
+	// its files and its cache entry, and with many installed that is most
+	// of what a run that starts nothing does.
+	h.plugins = make([]*loaded, len(found))
+	var builds errgroup.Group
+	for i, m := range found {
+		builds.Go(func() error { h.plugins[i] = h.build(ctx, m); return nil })
 	}
+	builds.Wait()
 
 	// Start in parallel: a slow plugin does not add its start-up to every
 	// other's, and a failed one costs one notice. A cached one says again
@@ -237,14 +244,11 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		Config: h.settings.Plugins[m.Name]}
 	switch m.Entry.Transport() {
 	case "wasm":
-		if h.wasm == nil {
-			h.wasm, err = wasm.NewHost(context.WithoutCancel(ctx), wasm.HostConfig{
-				CacheDir: filepath.Join(h.cfg.Home, ".bingo", "data", "cache", "wasm")})
-			if err != nil {
-				l.err = err
-				h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: " + err.Error()})
-				return l
-			}
+		wh, err := h.wasmHost(ctx)
+		if err != nil {
+			l.err = err
+			h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: " + err.Error()})
+			return l
 		}
 		// An untrusted project's module runs in the default sandbox:
 		// what the person granted a plugin of that name is not for it.
@@ -273,7 +277,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		for _, mt := range mounts {
 			start.Grants = append(start.Grants, fmt.Sprintf("mount %s writable=%v", mt.Dir, mt.Writable))
 		}
-		tr = h.wasm.Transport(wasm.Config{
+		tr = wh.Transport(wasm.Config{
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
 			Dir: h.cfg.Cwd, Writable: grant.Writable, Mounts: mounts, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
 			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow,
@@ -300,19 +304,35 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	var problem error
 	l.key, l.cached, problem = h.decls.Lookup(m, start)
 	if l.cached != nil {
-		if err := bridge.CheckDeclared(m.Name, l.cached.Declaration); err != nil {
+		decl, err := bridge.ReadDeclared(m.Name, l.cached.Declaration)
+		if err != nil {
 			problem = fmt.Errorf("declaration cache: the cached declaration is not one a handshake would keep (%v); starting the plugin instead", err)
 			l.cached = nil
+		} else {
+			opts.Declared = &decl
 		}
 	}
 	if problem != nil {
 		fmt.Fprintf(log, "bingo: %v\n", problem)
 	}
-	if l.cached != nil {
-		opts.Declared = &l.cached.Declaration
-	}
 	l.plugin = bridge.New(opts)
 	return l
+}
+
+// wasmHost returns the run's wasm runtime, made by the first wasm plugin
+// built.
+func (h *Host) wasmHost(ctx context.Context) (*wasm.Host, error) {
+	h.wasmMu.Lock()
+	defer h.wasmMu.Unlock()
+	if h.wasm == nil {
+		wh, err := wasm.NewHost(context.WithoutCancel(ctx), wasm.HostConfig{
+			CacheDir: filepath.Join(h.cfg.Home, ".bingo", "data", "cache", "wasm")})
+		if err != nil {
+			return nil, err
+		}
+		h.wasm = wh
+	}
+	return h.wasm, nil
 }
 
 // cache keeps what l declared at a handshake, for the next run to offer

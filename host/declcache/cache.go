@@ -45,12 +45,14 @@ type Start struct {
 	Grants        []string        // anything else it is given, one line each
 }
 
-// Entry is one cached declaration.
+// Entry is one cached declaration. The declaration is kept as the JSON it
+// was written as: only a hit's is decoded, by the reader that holds it to
+// a handshake's rules (bridge.ReadDeclared).
 type Entry struct {
-	Key         string                    `json:"key"`
-	Declaration protocol.InitializeResult `json:"declaration"`
-	Refused     []string                  `json:"refused,omitempty"`
-	Files       []trust.FileSum           `json:"files,omitempty"`
+	Key         string          `json:"key"`
+	Declaration json.RawMessage `json:"declaration"`
+	Refused     []string        `json:"refused,omitempty"`
+	Files       []trust.FileSum `json:"files,omitempty"`
 }
 
 type cacheFile struct {
@@ -101,7 +103,7 @@ func (c *Cache) Lookup(m *manifest.Manifest, s Start) (k Key, hit *Entry, proble
 		if !slices.Equal(e.Files, k.files) {
 			// The same contents at new versions (a touch, a copy): keep
 			// the new versions, so the next run need not read them.
-			_ = c.Store(k, e.Declaration, e.Refused)
+			_ = c.write(k, e.Declaration, e.Refused)
 		}
 		return k, &entries[i], problem
 	}
@@ -111,6 +113,15 @@ func (c *Cache) Lookup(m *manifest.Manifest, s Start) (k Key, hit *Entry, proble
 // Store caches decl, and what was refused of it, under k: the latest of
 // the plugin's entries.
 func (c *Cache) Store(k Key, decl protocol.InitializeResult, refused []string) error {
+	raw, err := json.Marshal(decl)
+	if err != nil {
+		return err
+	}
+	return c.write(k, raw, refused)
+}
+
+// write is Store, of a declaration already encoded.
+func (c *Cache) write(k Key, decl json.RawMessage, refused []string) error {
 	path, ok := c.path(k.name)
 	if !ok || !k.Valid() {
 		return nil

@@ -50,7 +50,7 @@ func TestLookupHitsOnlyWhatWasStoredForTheSameStart(t *testing.T) {
 	}
 	must(t, c.Store(k, decl("p"), []string{"tools[0]: refused"}))
 	_, hit, problem = c.Lookup(m, start)
-	if hit == nil || problem != nil || hit.Declaration.Name != "p" || len(hit.Refused) != 1 {
+	if hit == nil || problem != nil || !strings.Contains(string(hit.Declaration), `"name":"p"`) || len(hit.Refused) != 1 {
 		t.Fatalf("after Store: hit %+v, problem %v", hit, problem)
 	}
 
