@@ -60,7 +60,7 @@ type PluginInfo struct {
 	Layer     string `json:"layer"`
 	Dir       string `json:"dir"`
 	Transport string `json:"transport"`
-	Status    string `json:"status"` // running, dead, not started, failed, shadowed, …
+	Status    string `json:"status"` // running, idle, dead, not started, failed, shadowed, …
 	Error     string `json:"error,omitempty"`
 	// Trust is "trusted", "untrusted" or "untrusted (sandboxed)" for a
 	// project plugin, and "" for the person's own and --plugin-dir ones.
