@@ -248,3 +248,22 @@ func TestWakingIsNotCountedAgainstTheReadsDeadline(t *testing.T) {
 		t.Fatalf("the first read of an asleep plugin: %v", err)
 	}
 }
+
+// A request past its deadline is still owed, and the wedge rule's to
+// judge: the idle stop waits it out rather than stop the instance under it.
+func TestIdleStopWaitsForWhatIsOwed(t *testing.T) {
+	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool { return true }} // never answers
+	const idle = 20 * time.Millisecond
+	e := mustStart(t, s, func(o *Options) {
+		o.Deadlines.IdleStop = idle
+		o.Deadlines.Tool = 10 * time.Millisecond
+		o.Deadlines.Grace = time.Minute
+	})
+	if _, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c", nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%v, want the deadline", err)
+	}
+	time.Sleep(10 * idle)
+	if got := e.plugin.Status(); got != "running" {
+		t.Fatalf("owing an answer, status %s; want running", got)
+	}
+}

@@ -129,16 +129,17 @@ func (p *Plugin) install(inst *instance) (failed int, err error) {
 func (p *Plugin) keep(decl protocol.InitializeResult, refused []string) {
 	p.mu.Lock()
 	held := p.decl
+	same := held != nil && sameDeclaration(*held, decl)
 	if held == nil {
 		p.decl = &decl
 	}
-	if held == nil || !sameDeclaration(*held, decl) {
+	if !same {
 		p.refused = refused
 	}
 	p.mu.Unlock()
 	switch {
 	case held == nil:
-	case sameDeclaration(*held, decl):
+	case same:
 		return
 	default:
 		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "info",
