@@ -41,8 +41,10 @@ schema:
 # bingo's start-up against bare interpreters, wasm cold against warm start,
 # wasm warm start (in a fresh runtime and in a new process) against
 # wazero's own minimal file-cache start (budget 1.2x), 20 identical wasm
-# plugins against one. BEFORE=<git ref> also times the testplugin built
-# from that ref beside this tree's, in the same runs (make bench BEFORE=main).
+# plugins against one, bingo with 20 plugins installed against 1 (start-up on
+# a warm declaration cache, budget 1.3x; peak RSS after a turn, budget 2x).
+# BEFORE=<git ref> also times the testplugin built from that ref beside this
+# tree's, in the same runs (make bench BEFORE=main).
 bench:
 	@before=$$(if [ -n "$(BEFORE)" ]; then bash scripts/bench-before.sh "$(BEFORE)"; fi) && \
 	BINGO_BENCH_BEFORE=$$before $(GO) test -run '^$$' -bench 'ToolCall|BridgeOverhead|GoPluginCall' -benchtime 3000x ./internal/conformance && \

@@ -59,6 +59,21 @@
 //     only when something reads it; reads in between answer
 //     sdk.ErrUnavailable at once. Giving up would leave no way back, once
 //     the person has fixed the plugin, short of restarting the host.
+//   - Lazy start: a plugin given a declaration (Options.Declared, the
+//     host's cache of what it declared last time) contributes from it at
+//     once and is asleep: nothing runs until the first read (or a hook
+//     observation) starts it through the respawn path; that read waits
+//     for the start as long as a handshake may take (Initialize), and its
+//     own deadline counts from there, since the host, not a death, put
+//     the start off. A start that
+//     follows no death, this one or one after an idle stop, has had no
+//     notice: if it fails, that is its one notice ("could not start"),
+//     and from then on it backs off like a death. A handshake whose kept
+//     declaration differs from the one held replaces it, with one notice,
+//     and Options.Redeclared tells the host to register the new proxies.
+//   - Idle stop: an instance with nothing in flight and nothing owed for
+//     Deadlines.IdleStop (5m) is stopped quietly (no death, no notice, a line in
+//     its log); it is asleep again, and the next read starts it.
 //   - The wire is line-delimited JSON-RPC (protocol.LineStream): a line that
 //     is not a message, or is over the cap, goes to the plugin's log and is
 //     skipped; an answer with an unknown id is logged and dropped.

@@ -26,8 +26,12 @@ type instance struct {
 	owed    *owed // what it has yet to answer: the wedge rule
 
 	// Guarded by p.mu: whether it was made the live instance, and whether
-	// its end has been recorded (died).
+	// its end has been recorded (died); the work in flight on it, when
+	// the last ended, and the clock that stops it once idle (idle.go).
 	live, ended bool
+	busy        int
+	lastUsed    time.Time
+	idle        *time.Timer
 
 	// The instance's one notice: the first to claim it (its death, a wedge
 	// verdict, or a stop that needs none) decides what it says.
@@ -223,8 +227,10 @@ func (inst *instance) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc
 			<-inst.inflight
 			return
 		}
+		p.hold(inst, false)
 		go func() {
 			defer inst.handlers.Done()
+			defer p.release(inst)
 			defer func() { <-inst.inflight }()
 			res, err := p.serveService(inst.ctx, params)
 			if err != nil {

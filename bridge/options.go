@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 )
@@ -32,6 +33,11 @@ type Deadlines struct {
 	// killed; and the least time a write to it may block before it counts
 	// as not reading its input (see the package doc).
 	Grace time.Duration
+	// IdleStop stops an instance that has had nothing to do (no request
+	// in flight, nothing owed, no request of its own being answered) for
+	// this long, quietly: it is no death, and the next read starts it
+	// again (see the package doc, "Idle stop").
+	IdleStop time.Duration
 }
 
 // DefaultDeadlines are the deadlines a zero Deadlines field takes.
@@ -41,6 +47,7 @@ func DefaultDeadlines() Deadlines {
 		Complete: 2 * time.Second, Contributor: 2 * time.Second, Compactor: 30 * time.Second,
 		Provider: 60 * time.Second, ProviderIdle: 30 * time.Second, ProviderTotal: 10 * time.Minute,
 		Hook: 2 * time.Second, Service: 10 * time.Second, Grace: 5 * time.Second,
+		IdleStop: 5 * time.Minute,
 	}
 }
 
@@ -52,7 +59,7 @@ func (d Deadlines) WithDefaults() Deadlines {
 		{&d.Initialize, &def.Initialize}, {&d.Tool, &def.Tool}, {&d.Command, &def.Command},
 		{&d.Complete, &def.Complete}, {&d.Contributor, &def.Contributor}, {&d.Compactor, &def.Compactor},
 		{&d.Provider, &def.Provider}, {&d.ProviderIdle, &def.ProviderIdle}, {&d.ProviderTotal, &def.ProviderTotal},
-		{&d.Hook, &def.Hook}, {&d.Service, &def.Service}, {&d.Grace, &def.Grace},
+		{&d.Hook, &def.Hook}, {&d.Service, &def.Service}, {&d.Grace, &def.Grace}, {&d.IdleStop, &def.IdleStop},
 	} {
 		if *f.v <= 0 {
 			*f.v = *f.def
@@ -190,4 +197,17 @@ type Options struct {
 	Services ServiceRouter
 	// Now is the clock the backoff reads; nil is time.Now.
 	Now func() time.Time
+
+	// Declared, if set, is the plugin's declaration as a handshake kept
+	// it before (the host's declaration cache): the plugin contributes
+	// from it at once, and its first instance starts on the first read,
+	// through the respawn path (see the package doc, "Lazy start").
+	Declared *protocol.InitializeResult
+	// Redeclared, if set, is called with the declaration a handshake kept
+	// whenever it differs from the one held (a Declared that has gone
+	// stale, a plugin that changed between two starts): the plugin's
+	// proxies are then those of the new declaration, and whoever
+	// registered the old ones should register Contributions again. It is
+	// called on the read that started the instance, without locks held.
+	Redeclared func(protocol.InitializeResult)
 }

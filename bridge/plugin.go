@@ -35,8 +35,13 @@ type Plugin struct {
 	notices    noticeLimiter  // the plugin's own notices
 
 	mu      sync.Mutex
-	inst    *instance // nil while dead
+	inst    *instance // nil while dead or asleep
 	decl    *protocol.InitializeResult
+	refused []string // what the handshake that gave decl refused
+	// asleep: no instance, and none has died to say so — the declaration
+	// came from Options.Declared, or the last instance was stopped for
+	// idleness. A read starts one; a start that fails says so once.
+	asleep  bool
 	closed  bool
 	deaths  int               // in a row
 	failed  int               // restarts failed since the last death
@@ -61,6 +66,10 @@ func New(opts Options) *Plugin {
 	}
 	p := &Plugin{opts: opts, routes: map[string]*route{}, byReq: map[jsonrpc2.ID]*route{}}
 	p.notices.p = p
+	if opts.Declared != nil {
+		decl := *opts.Declared
+		p.decl, p.asleep = &decl, true
+	}
 	return p
 }
 
@@ -77,10 +86,65 @@ func (p *Plugin) Kind() string { return p.opts.Transport.Kind() }
 func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
 	inst, decl, refused, err := p.spawn(ctx)
 	if err == nil {
-		_, err = p.install(inst, &decl)
+		_, err = p.install(inst)
 	}
 	if err != nil {
 		return protocol.InitializeResult{}, err
+	}
+	p.keep(decl, refused)
+	return decl, nil
+}
+
+// install makes inst, just through its handshake, the live instance. It
+// returns how many restarts had failed before it, and counts them off. It
+// refuses, and stops inst, when the plugin was closed meanwhile
+// (ErrClosed) or inst has already ended: it died before anyone could use
+// it, which is a failed start — its death is no death of a live instance,
+// and says nothing.
+func (p *Plugin) install(inst *instance) (failed int, err error) {
+	p.mu.Lock()
+	switch {
+	case p.closed:
+		err = ErrClosed
+	case inst.ended:
+		err = fmt.Errorf("exited right after the handshake (%v); see %s", inst.waitReason(), p.logName())
+	default:
+		p.inst, failed, p.failed, p.asleep = inst, p.failed, 0, false
+		inst.live = true
+		p.armIdle(inst)
+	}
+	p.mu.Unlock()
+	if err != nil {
+		inst.stop()
+	}
+	return failed, err
+}
+
+// keep holds what a handshake declared. The first declaration is kept, and
+// what the host refused of it costs a notice each. After that, a handshake
+// that declares the same says nothing; one that declares otherwise (a
+// cached declaration gone stale, a plugin changed between two starts)
+// replaces the declaration held, with one notice and its refusals, and the
+// host hears of it (redeclare).
+func (p *Plugin) keep(decl protocol.InitializeResult, refused []string) {
+	p.mu.Lock()
+	held := p.decl
+	same := held != nil && sameDeclaration(*held, decl)
+	if held == nil {
+		p.decl = &decl
+	}
+	if !same {
+		p.refused = refused
+	}
+	p.mu.Unlock()
+	switch {
+	case held == nil:
+	case same:
+		return
+	default:
+		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "info",
+			Message: "its declaration changed since it last started; what it contributes is now what it declared this time"})
+		p.redeclare(decl)
 	}
 	const most = 20 // a declaration of a thousand bad entries needs no thousand notices
 	if len(refused) > most {
@@ -89,34 +153,25 @@ func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
 	for _, msg := range refused {
 		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: msg})
 	}
-	return decl, nil
 }
 
-// install makes inst, just through its handshake, the live instance (and
-// decl, unless nil, the plugin's declaration). It returns how many
-// restarts had failed before it, and counts them off. It refuses, and
-// stops inst, when the plugin was closed meanwhile (ErrClosed) or inst has
-// already ended: it died before anyone could use it, which is a failed
-// start — its death is no death of a live instance, and says nothing.
-func (p *Plugin) install(inst *instance, decl *protocol.InitializeResult) (failed int, err error) {
+// redeclare makes decl the declaration the plugin contributes from, and
+// tells Options.Redeclared, so the host registers the new contributions.
+func (p *Plugin) redeclare(decl protocol.InitializeResult) {
 	p.mu.Lock()
-	switch {
-	case p.closed:
-		err = ErrClosed
-	case inst.ended:
-		err = fmt.Errorf("exited right after the handshake (%v); see %s", inst.waitReason(), p.logName())
-	default:
-		p.inst, failed, p.failed = inst, p.failed, 0
-		inst.live = true
-		if decl != nil {
-			p.decl = decl
-		}
-	}
+	p.decl = &decl
 	p.mu.Unlock()
-	if err != nil {
-		inst.stop()
+	if p.opts.Redeclared != nil {
+		p.opts.Redeclared(decl)
 	}
-	return failed, err
+}
+
+// sameDeclaration reports whether two kept declarations say the same, as
+// they would cross the wire (a nil list and an empty one are the same).
+func sameDeclaration(a, b protocol.InitializeResult) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
 }
 
 // logName is the plugin's log for a message that sends the person to it:
@@ -128,8 +183,8 @@ func (p *Plugin) logName() string {
 	return "its log (" + p.opts.LogPath + ")"
 }
 
-// Declaration is what the host kept of what the plugin declared at its
-// first handshake.
+// Declaration is what the host kept of what the plugin declared: at its
+// latest handshake, or Options.Declared before its first.
 func (p *Plugin) Declaration() (protocol.InitializeResult, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -139,8 +194,18 @@ func (p *Plugin) Declaration() (protocol.InitializeResult, bool) {
 	return *p.decl, true
 }
 
-// Status is "running", "dead" (will respawn on the next read), "not
-// started" or "closed".
+// Refused is what the host refused of the declaration held, one message
+// each (see readDeclaration): empty for one given as Options.Declared
+// until a handshake declares otherwise.
+func (p *Plugin) Refused() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.refused...)
+}
+
+// Status is "running", "idle" (declared, but not running: the next read
+// starts it), "dead" (will respawn on the next read), "not started" or
+// "closed".
 func (p *Plugin) Status() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -149,6 +214,8 @@ func (p *Plugin) Status() string {
 		return "closed"
 	case p.inst != nil:
 		return "running"
+	case p.asleep:
+		return "idle"
 	case p.decl != nil:
 		return "dead"
 	}
@@ -165,6 +232,9 @@ func (p *Plugin) Close() error {
 	p.closed = true
 	inst := p.inst
 	p.inst = nil
+	if inst != nil && inst.idle != nil {
+		inst.idle.Stop()
+	}
 	p.mu.Unlock()
 	if inst != nil {
 		select {
@@ -218,25 +288,44 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 	return inst, decl, refused, nil
 }
 
-// acquire returns the live instance, respawning a dead one unless the
+// acquire returns the live instance, starting one if there is none, and
+// holds it for the read (see hold): the caller releases it. It starts
+// again when an instance it started was stopped for idleness before the
+// read could hold it. woke says the read waited for an asleep plugin to
+// start: that wait is the handshake's, not the read's.
+func (p *Plugin) acquire(ctx context.Context, bound time.Duration) (inst *instance, woke bool, err error) {
+	for {
+		inst, woke, err = p.current(ctx, bound)
+		if err != nil || p.hold(inst, true) {
+			return inst, woke, err
+		}
+	}
+}
+
+// current returns the live instance, respawning a dead one unless the
 // backoff says not yet. Concurrent reads share one respawn. A reader waits
 // for the respawn no longer than its own bound (its request's deadline) or
 // its context; the respawn itself goes on, bounded by the handshake
-// deadline, and serves the next read.
-func (p *Plugin) acquire(ctx context.Context, bound time.Duration) (*instance, error) {
+// deadline, and serves the next read. An asleep plugin had its start put
+// off by the host, not lost to a death: a read waits for that start as
+// long as the handshake may take, as it would have at the host's start.
+func (p *Plugin) current(ctx context.Context, bound time.Duration) (inst *instance, woke bool, err error) {
 	p.mu.Lock()
-	inst, closed, started, retryAt := p.inst, p.closed, p.decl != nil, p.retryAt
+	inst, closed, started, retryAt, asleep := p.inst, p.closed, p.decl != nil, p.retryAt, p.asleep
 	p.mu.Unlock()
+	if asleep && inst == nil {
+		bound, woke = max(bound, p.opts.Deadlines.Initialize), true
+	}
 	switch {
 	case closed:
-		return nil, ErrClosed
+		return nil, woke, ErrClosed
 	case inst != nil:
-		return inst, nil
+		return inst, woke, nil
 	case !started:
-		return nil, fmt.Errorf("plugin %s did not start: %w", p.opts.Name, sdk.ErrUnavailable)
+		return nil, woke, fmt.Errorf("plugin %s did not start: %w", p.opts.Name, sdk.ErrUnavailable)
 	}
 	if now := p.opts.Now(); now.Before(retryAt) {
-		return nil, fmt.Errorf("plugin %s is down; next restart in %s: %w", p.opts.Name, retryAt.Sub(now).Round(time.Millisecond), sdk.ErrUnavailable)
+		return nil, woke, fmt.Errorf("plugin %s is down; next restart in %s: %w", p.opts.Name, retryAt.Sub(now).Round(time.Millisecond), sdk.ErrUnavailable)
 	}
 	respawned := p.spawning.DoChan("spawn", p.respawn)
 	timer := time.NewTimer(bound)
@@ -245,15 +334,15 @@ func (p *Plugin) acquire(ctx context.Context, bound time.Duration) (*instance, e
 	case r := <-respawned:
 		if r.Err != nil {
 			if errors.Is(r.Err, ErrClosed) {
-				return nil, ErrClosed
+				return nil, woke, ErrClosed
 			}
-			return nil, fmt.Errorf("plugin %s: %w: %w", p.opts.Name, r.Err, sdk.ErrUnavailable)
+			return nil, woke, fmt.Errorf("plugin %s: %w: %w", p.opts.Name, r.Err, sdk.ErrUnavailable)
 		}
-		return r.Val.(*instance), nil
+		return r.Val.(*instance), woke, nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("plugin %s is restarting: %w", p.opts.Name, ctx.Err())
+		return nil, woke, fmt.Errorf("plugin %s is restarting: %w", p.opts.Name, ctx.Err())
 	case <-timer.C:
-		return nil, fmt.Errorf("plugin %s is still restarting after %s: %w", p.opts.Name, bound, sdk.ErrUnavailable)
+		return nil, woke, fmt.Errorf("plugin %s is still restarting after %s: %w", p.opts.Name, bound, sdk.ErrUnavailable)
 	}
 }
 
@@ -261,7 +350,10 @@ func (p *Plugin) acquire(ctx context.Context, bound time.Duration) (*instance, e
 // waiting at the time. A failed restart is part of the death it follows,
 // which has had its notice: it says why in the plugin's log and in the
 // error of the read that tried, and backs off like a death. Coming back
-// after failed restarts is the death's second and last notice.
+// after failed restarts is the death's second and last notice. A start
+// that follows no death (the first start of a plugin whose declaration was
+// cached, or one stopped for idleness) has had no notice: if it fails, it
+// is the one notice, and from then on it is a death like any other.
 func (p *Plugin) respawn() (any, error) {
 	p.mu.Lock()
 	if inst, closed := p.inst, p.closed; inst != nil || closed {
@@ -272,10 +364,10 @@ func (p *Plugin) respawn() (any, error) {
 		return inst, nil
 	}
 	p.mu.Unlock()
-	inst, _, _, err := p.spawn(context.Background())
+	inst, decl, refused, err := p.spawn(context.Background())
 	var failed int
 	if err == nil {
-		failed, err = p.install(inst, nil)
+		failed, err = p.install(inst)
 	}
 	switch {
 	case errors.Is(err, ErrClosed):
@@ -285,13 +377,20 @@ func (p *Plugin) respawn() (any, error) {
 		p.deaths++
 		p.failed++
 		p.retryAt = p.opts.Now().Add(p.opts.Backoff.delay(p.deaths))
+		unsaid := p.asleep
+		p.asleep = false
 		p.mu.Unlock()
 		fmt.Fprintf(p.opts.Log, "bridge: restart failed: %v\n", err)
+		if unsaid {
+			p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "error",
+				Message: "could not start: " + err.Error() + "; its contributions answer nothing until a later use starts it"})
+		}
 		return nil, err
 	}
 	if failed > 0 {
 		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "info", Message: fmt.Sprintf("running again; failed restarts before this one: %d", failed)})
 	}
+	p.keep(decl, refused)
 	return inst, nil
 }
 
@@ -300,6 +399,9 @@ func (p *Plugin) respawn() (any, error) {
 func (p *Plugin) died(inst *instance, why error) {
 	p.mu.Lock()
 	inst.ended = true
+	if inst.idle != nil {
+		inst.idle.Stop()
+	}
 	live := inst.live
 	current := p.inst == inst
 	if current {
@@ -327,10 +429,14 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	// is part of it.
 	deadline := p.opts.Deadlines.For(req.Kind)
 	start := time.Now()
-	inst, err := p.acquire(ctx, deadline)
+	inst, woke, err := p.acquire(ctx, deadline)
 	if err != nil {
 		return err
 	}
+	if woke {
+		start = time.Now()
+	}
+	defer p.release(inst)
 	id := jsonrpc2.ID{Str: "h" + strconv.FormatUint(p.nextReq.Add(1), 10), IsString: true}
 	rt := p.addRoute(inst, id, req)
 	defer p.endRoute(id)
@@ -458,11 +564,20 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, id jsonrpc2.ID,
 }
 
 // Notify implements proxy.Caller. A dead plugin is not respawned for a
-// notification: nothing waits on it, so nothing is lost.
+// notification: nothing waits on it, so nothing is lost. An asleep one is
+// started: it declared it wants to hear this (a hook's observation), and
+// it is asleep only because the host had not needed it yet.
 func (p *Plugin) Notify(ctx context.Context, method string, params any) error {
 	p.mu.Lock()
-	inst := p.inst
+	inst, asleep := p.inst, p.inst == nil && p.asleep
 	p.mu.Unlock()
+	if asleep {
+		var err error
+		if inst, _, err = p.acquire(ctx, p.opts.Deadlines.Initialize); err != nil {
+			return err
+		}
+		defer p.release(inst)
+	}
 	if inst == nil {
 		return fmt.Errorf("plugin %s: %w", p.opts.Name, sdk.ErrUnavailable)
 	}

@@ -97,6 +97,13 @@ func (o *owed) forget(id jsonrpc2.ID) {
 	}
 }
 
+// pending reports whether anything is owed.
+func (o *owed) pending() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.calls) > 0
+}
+
 // stop ends the watch: the instance is gone.
 func (o *owed) stop() {
 	o.mu.Lock()

@@ -4,14 +4,20 @@
 //
 // Open discovers manifests in the layers (~/.bingo/plugins, the project's
 // .bingo/plugins, --plugin-dir), builds each plugin's transport (exec or
-// wasm) and bridge, starts them all in parallel, and registers what each
-// declared. A broken manifest, a failed handshake or a refused declaration
-// costs a notice and that one plugin or contribution, never the run.
+// wasm) and bridge, and registers what each declares. A plugin whose
+// declaration is cached and current (package declcache) is registered from
+// the cache and not started: the first use of one of its contributions
+// starts it (the bridge's lazy start), and a declaration that changed
+// replaces its registrations (Registry.replace). The others are started
+// in parallel and cached. A broken manifest, a failed handshake or a
+// refused declaration costs a notice and that one plugin or contribution,
+// never the run.
 //
 // Everything is registered by the sdk's own interfaces, so a plugin's proxy
-// and the host's own in-process /compact are used alike. Names are first
-// come, first kept: the host's own commands first, then plugins by rank
-// (below) and name; a clash is a notice naming who keeps the name. Tool
+// and the host's own in-process /compact are used alike. A name only one
+// may keep goes to the host's own commands first, then to plugins by rank
+// (below) and name, whatever the order they are registered in; a clash is
+// a notice naming who keeps the name. Tool
 // names cannot clash across plugins (plugin__<plugin>__<tool>).
 //
 // A tool call (CallTool) runs hooks at tool/before, then the gate, then the

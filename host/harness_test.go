@@ -66,7 +66,7 @@ func newTestHost(t *testing.T, s settings.Settings, plugins ...memPlugin) (*Host
 		if _, err := p.Start(context.Background()); err != nil {
 			t.Fatalf("start %s: %v", mp.name, err)
 		}
-		h.reg.add(m, p.Contributions())
+		h.reg.add(m.Name, p.Contributions())
 	}
 	t.Cleanup(func() { h.Close() })
 	return h, n

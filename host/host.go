@@ -15,9 +15,12 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/host/declcache"
 	"github.com/bingo/bingo-plugin-rpc/host/gate"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
+	"github.com/bingo/bingo-plugin-rpc/host/trust"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
+	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 	"github.com/bingo/bingo-plugin-rpc/transport/exec"
@@ -57,7 +60,7 @@ type PluginInfo struct {
 	Layer     string `json:"layer"`
 	Dir       string `json:"dir"`
 	Transport string `json:"transport"`
-	Status    string `json:"status"` // running, dead, not started, failed, shadowed, …
+	Status    string `json:"status"` // running, idle, dead, not started, failed, shadowed, …
 	Error     string `json:"error,omitempty"`
 	// Trust is "trusted", "untrusted" or "untrusted (sandboxed)" for a
 	// project plugin, and "" for the person's own and --plugin-dir ones.
@@ -74,6 +77,8 @@ type loaded struct {
 	log    *LogFile
 	exec   *exec.Transport // nil unless it runs as a process: Quit signals it
 	err    error
+	key    declcache.Key    // its declaration's key in the cache
+	cached *declcache.Entry // its declaration as cached, if current: it is not started at Open
 }
 
 // Host owns the plugins of one run and the registry of what they
@@ -82,10 +87,13 @@ type Host struct {
 	cfg      Config
 	settings settings.Settings
 	gate     *gate.Gate
+	wasmMu   sync.Mutex // held while Open's builds make wasm
 	wasm     *wasm.Host
 
 	trust   *projectTrust
-	keyEnv  []string // the variables the person's provider key is read from: kept from plugins by default
+	sums    *trust.Sums      // every file digested this run, read once
+	decls   *declcache.Cache // what each plugin declared last time
+	keyEnv  []string         // the variables the person's provider key is read from: kept from plugins by default
 	plugins []*loaded
 	reg     *Registry
 
@@ -102,10 +110,14 @@ type Host struct {
 	calls atomic.Uint64 // names the session's tool calls (see CallTool)
 }
 
-// Open loads settings and manifests, starts every plugin in parallel and
-// registers what each declared. Problems with one plugin (a broken
-// manifest, a failed handshake) are notices, never the run's failure; Open
-// fails only when the host itself cannot work (an invalid --allow rule).
+// Open loads settings and manifests and registers what each plugin
+// declares. A plugin whose declaration is cached and current (package
+// declcache) is registered from the cache and not started: the first use
+// of one of its contributions starts it. The others are started, in
+// parallel, and what they declare is cached. Problems with one plugin (a
+// broken manifest, a failed handshake) are notices, never the run's
+// failure; Open fails only when the host itself cannot work (an invalid
+// --allow rule).
 func Open(ctx context.Context, cfg Config) (*Host, error) {
 	if cfg.Environ == nil {
 		cfg.Environ = os.Environ()
@@ -128,32 +140,55 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 				m.Layer, m.Root, sh.Layer, sh.Root)})
 		}
 	}
-	trust := assessTrust(ctx, cfg, project, found)
+	sums := trust.NewSums()
+	trust := assessTrust(ctx, cfg, project, found, sums)
 	s, keyEnv := loadSettings(cfg, project, trust, found)
 	g, err := gate.New(s.Permissions, cfg.Allow, trust.untrustedNames()...)
 	if err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, keyEnv: keyEnv}
+	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, keyEnv: keyEnv, sums: sums,
+		decls: declcache.New(filepath.Join(cfg.Home, ".bingo", "data", "cache", "declarations"), sums)}
 	h.reg = newRegistry(notify)
+	ranks := map[string]int{}
+	for _, m := range found {
+		ranks[m.Name] = h.rank(m)
+	}
+	h.reg.rank = func(owner string) int { return ranks[owner] }
 	h.reg.AddCommand("", compactCommand{h}) // the host's own commands win their names
 
-	for _, m := range found {
-		h.plugins = append(h.plugins, h.build(ctx, m))
+	// Built in parallel: keying each plugin's cached declaration reads
+	// its files and its cache entry, and with many installed that is most
+	// of what a run that starts nothing does.
+	h.plugins = make([]*loaded, len(found))
+	var builds errgroup.Group
+	for i, m := range found {
+		builds.Go(func() error { h.plugins[i] = h.build(ctx, m); return nil })
 	}
+	builds.Wait()
 
 	// Start in parallel: a slow plugin does not add its start-up to every
-	// other's, and a failed one costs one notice.
+	// other's, and a failed one costs one notice. A cached one says again
+	// what was refused of its declaration, as its start would.
 	var eg errgroup.Group
 	for _, l := range h.plugins {
-		if l.plugin == nil {
+		switch {
+		case l.plugin == nil:
+			continue
+		case l.cached != nil:
+			for _, msg := range l.cached.Refused {
+				notify(bridge.Notice{Plugin: l.m.Name, Level: "warn", Message: msg})
+			}
 			continue
 		}
 		eg.Go(func() error {
-			if _, err := l.plugin.Start(ctx); err != nil {
+			decl, err := l.plugin.Start(ctx)
+			if err != nil {
 				l.err = err
 				notify(bridge.Notice{Plugin: l.m.Name, Level: "error", Message: "not loaded: " + err.Error()})
+				return nil
 			}
+			h.cache(l, decl)
 			return nil
 		})
 	}
@@ -164,7 +199,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	sort.SliceStable(order, func(i, j int) bool { return h.rank(order[i].m) > h.rank(order[j].m) })
 	for _, l := range order {
 		if l.plugin != nil && l.err == nil {
-			h.reg.add(l.m, l.plugin.Contributions())
+			h.reg.add(l.m.Name, l.plugin.Contributions())
 		}
 	}
 	return h, nil
@@ -201,16 +236,15 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		}
 	}
 	var tr transport.Transport
+	start := declcache.Start{Transport: m.Entry.Transport(), Root: m.Root, DataDir: dataDir, Dir: h.cfg.Cwd,
+		Config: h.settings.Plugins[m.Name]}
 	switch m.Entry.Transport() {
 	case "wasm":
-		if h.wasm == nil {
-			h.wasm, err = wasm.NewHost(context.WithoutCancel(ctx), wasm.HostConfig{
-				CacheDir: filepath.Join(h.cfg.Home, ".bingo", "data", "cache", "wasm")})
-			if err != nil {
-				l.err = err
-				h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: " + err.Error()})
-				return l
-			}
+		wh, err := h.wasmHost(ctx)
+		if err != nil {
+			l.err = err
+			h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: " + err.Error()})
+			return l
 		}
 		// An untrusted project's module runs in the default sandbox:
 		// what the person granted a plugin of that name is not for it.
@@ -232,27 +266,78 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		// The bridge bounds the handshake, not Transport.Start, and a
 		// respawn starts without a deadline: the module's start function,
 		// which runs inside Start, gets the handshake's deadline too.
-		tr = h.wasm.Transport(wasm.Config{
+		for k, v := range m.Entry.Env {
+			start.Env = append(start.Env, k+"="+v)
+		}
+		start.Grants = []string{fmt.Sprintf("writable %v", grant.Writable), fmt.Sprintf("memoryMiB %d", grant.MemoryMiB)}
+		for _, mt := range mounts {
+			start.Grants = append(start.Grants, fmt.Sprintf("mount %s writable=%v", mt.Dir, mt.Writable))
+		}
+		tr = wh.Transport(wasm.Config{
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
 			Dir: h.cfg.Cwd, Writable: grant.Writable, Mounts: mounts, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
 			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow,
 		})
 	default:
+		start.Env = m.Environ(h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv))
 		l.exec = exec.New(exec.Config{
-			Command: m.Entry.Command, Args: m.Entry.Args,
-			Env: m.Environ(h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)),
+			Command: m.Entry.Command, Args: m.Entry.Args, Env: start.Env,
 			Dir: h.cfg.Cwd, Stderr: log,
 		})
 		tr = l.exec
 	}
-	l.plugin = bridge.New(bridge.Options{
+	opts := bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: tr,
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env, DataDir: dataDir,
 		Deadlines: h.settings.Deadlines, Limits: h.settings.Limits,
 		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace,
 		Services: h.reg.routeService,
-	})
+		Redeclared: func(decl protocol.InitializeResult) {
+			h.reg.replace(m.Name, l.plugin.Contributions())
+			h.cache(l, decl)
+		},
+	}
+	var problem error
+	l.key, l.cached, problem = h.decls.Lookup(m, start)
+	if l.cached != nil {
+		decl, err := bridge.ReadDeclared(m.Name, l.cached.Declaration)
+		if err != nil {
+			problem = fmt.Errorf("declaration cache: the cached declaration is not one a handshake would keep (%v); starting the plugin instead", err)
+			l.cached = nil
+		} else {
+			opts.Declared = &decl
+		}
+	}
+	if problem != nil {
+		fmt.Fprintf(log, "bingo: %v\n", problem)
+	}
+	l.plugin = bridge.New(opts)
 	return l
+}
+
+// wasmHost returns the run's wasm runtime, made by the first wasm plugin
+// built.
+func (h *Host) wasmHost(ctx context.Context) (*wasm.Host, error) {
+	h.wasmMu.Lock()
+	defer h.wasmMu.Unlock()
+	if h.wasm == nil {
+		wh, err := wasm.NewHost(context.WithoutCancel(ctx), wasm.HostConfig{
+			CacheDir: filepath.Join(h.cfg.Home, ".bingo", "data", "cache", "wasm")})
+		if err != nil {
+			return nil, err
+		}
+		h.wasm = wh
+	}
+	return h.wasm, nil
+}
+
+// cache keeps what l declared at a handshake, for the next run to offer
+// without starting it. A cache that cannot be written costs a line in the
+// plugin's log and nothing else.
+func (h *Host) cache(l *loaded, decl protocol.InitializeResult) {
+	if err := h.decls.Store(l.key, decl, l.plugin.Refused()); err != nil {
+		fmt.Fprintf(l.log, "bingo: %v\n", err)
+	}
 }
 
 // Close stops every plugin and releases the wasm runtime. It is

@@ -59,7 +59,7 @@ func howToTrust(root string) string {
 // with what the project's plugins would run now. A lapse is one notice
 // per plugin naming what changed; an unreadable record is one notice and
 // means untrusted.
-func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest.Manifest) *projectTrust {
+func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest.Manifest, sums *trust.Sums) *projectTrust {
 	t := &projectTrust{root: root, store: trust.NewStore(cfg.Home), plugins: map[string]bool{}, why: map[string]string{}}
 	var project []*manifest.Manifest
 	for _, m := range found {
@@ -76,7 +76,7 @@ func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest
 		cfg.Notify(bridge.Notice{Level: "error", Message: fmt.Sprintf("cannot read your trust record: %v; %s is treated as untrusted", err, root)})
 		ok = false
 	}
-	now, problems := snapshot(root, project)
+	now, problems := snapshot(root, project, sums)
 	for name, err := range problems {
 		t.why[name] = "cannot be checked: " + err.Error()
 		cfg.Notify(bridge.Notice{Plugin: name, Level: "error", Message: "untrusted: " + err.Error()})
@@ -134,12 +134,12 @@ func describeLapse(l trust.Lapse, root string) string {
 
 // snapshot digests what each project plugin would run. A plugin that
 // cannot be digested (a file too large to read) is left out: it stays
-// untrusted.
-func snapshot(root string, project []*manifest.Manifest) (map[string]trust.Plugin, map[string]error) {
+// untrusted. Each file is read once through sums.
+func snapshot(root string, project []*manifest.Manifest, sums *trust.Sums) (map[string]trust.Plugin, map[string]error) {
 	now := make(map[string]trust.Plugin, len(project))
 	var problems map[string]error
 	for _, m := range project {
-		p, err := trust.Snapshot(root, m)
+		p, err := sums.Snapshot(root, m)
 		if err != nil {
 			if problems == nil {
 				problems = map[string]error{}
@@ -286,7 +286,7 @@ func Trust(home, cwd string) (TrustReport, error) {
 	// A broken manifest runs nothing, so it is not trusted: once fixed, it
 	// is a new plugin, and trusted only when the person says so again.
 	found, problems := manifest.Discover([]manifest.Layer{{Name: manifest.LayerProject, Dir: filepath.Join(root, ".bingo", "plugins")}})
-	now, errs := snapshot(root, found)
+	now, errs := snapshot(root, found, trust.NewSums())
 	for name, err := range errs {
 		return TrustReport{}, fmt.Errorf("plugin %s: %w", name, err)
 	}

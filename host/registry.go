@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
-	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
@@ -19,6 +19,10 @@ import (
 // way. Owner is the contributing plugin's name ("" for the host's own).
 type Registry struct {
 	notify func(bridge.Notice)
+	// rank orders owners for names only one may keep (see Host.rank);
+	// nil ranks every plugin alike. The host ("") outranks every plugin,
+	// and between plugins of one rank the first by name keeps a name.
+	rank func(owner string) int
 
 	mu           sync.RWMutex
 	tools        map[string]Owned[sdk.Tool]
@@ -28,7 +32,13 @@ type Registry struct {
 	providers    []Owned[sdk.Provider]
 	hooks        []HookEntry
 	services     map[string]Owned[sdk.Service]
+	// waiting are the claims to a name that lost it, by kind and name:
+	// one of them takes the name when its keeper lets it go (replace).
+	waiting map[claim][]Owned[any]
 }
+
+// claim names a name only one owner may keep: a tool, command or service.
+type claim struct{ kind, name string }
 
 type Owned[T any] struct {
 	Owner string
@@ -46,66 +56,143 @@ type HookEntry struct {
 func newRegistry(notify func(bridge.Notice)) *Registry {
 	return &Registry{notify: notify,
 		tools: map[string]Owned[sdk.Tool]{}, commands: map[string]Owned[sdk.Command]{},
-		services: map[string]Owned[sdk.Service]{}}
+		services: map[string]Owned[sdk.Service]{}, waiting: map[claim][]Owned[any]{}}
 }
 
 // add registers what a plugin contributes.
-func (r *Registry) add(m *manifest.Manifest, c bridge.Contributions) {
+func (r *Registry) add(owner string, c bridge.Contributions) {
 	for _, t := range c.Tools {
-		r.AddTool(m.Name, t)
+		r.AddTool(owner, t)
 	}
 	for _, cmd := range c.Commands {
-		r.AddCommand(m.Name, cmd)
+		r.AddCommand(owner, cmd)
 	}
 	for _, x := range c.Contributors {
-		r.AddContributor(m.Name, x)
+		r.AddContributor(owner, x)
 	}
 	for _, x := range c.Compactors {
-		r.AddCompactor(m.Name, x)
+		r.AddCompactor(owner, x)
 	}
 	for _, x := range c.Providers {
-		r.AddProvider(m.Name, x)
+		r.AddProvider(owner, x)
 	}
 	for _, x := range c.Hooks {
-		r.AddHook(HookEntry{Owner: m.Name, Hook: x.Hook, Decide: x.DecidePoints, Observe: x.ObservePoints})
+		r.AddHook(HookEntry{Owner: owner, Hook: x.Hook, Decide: x.DecidePoints, Observe: x.ObservePoints})
 	}
 	for _, x := range c.Services {
-		r.AddService(m.Name, x)
+		r.AddService(owner, x)
 	}
 }
 
-func (r *Registry) clash(kind, name, owner, winner string) {
+// replace puts c in place of everything owner contributed (a plugin whose
+// declaration changed). A name owner lets go passes to the best of the
+// claims that lost it, silently (it was theirs but for owner); a name
+// owner newly claims goes to whichever of it and its keeper ranks higher,
+// as registration in rank order would have given it, with the clash's
+// notice to the loser.
+func (r *Registry) replace(owner string, c bridge.Contributions) {
+	r.mu.Lock()
+	for k, l := range r.waiting {
+		r.waiting[k] = slices.DeleteFunc(l, func(o Owned[any]) bool { return o.Owner == owner })
+	}
+	dropNamed(r, r.tools, "tool", owner, func(v any) sdk.Tool { return v.(sdk.Tool) })
+	dropNamed(r, r.commands, "command", owner, func(v any) sdk.Command { return v.(sdk.Command) })
+	dropNamed(r, r.services, "service", owner, func(v any) sdk.Service { return v.(sdk.Service) })
+	mine := func(o string) bool { return o == owner }
+	r.contributors = slices.DeleteFunc(r.contributors, func(x Owned[sdk.Contributor]) bool { return mine(x.Owner) })
+	r.compactors = slices.DeleteFunc(r.compactors, func(x Owned[sdk.Compactor]) bool { return mine(x.Owner) })
+	r.providers = slices.DeleteFunc(r.providers, func(x Owned[sdk.Provider]) bool { return mine(x.Owner) })
+	r.hooks = slices.DeleteFunc(r.hooks, func(x HookEntry) bool { return mine(x.Owner) })
+	r.mu.Unlock()
+	r.add(owner, c)
+}
+
+// dropNamed lets go of every name owner keeps in names, passing each to
+// its best waiting claim. Called with r.mu held.
+func dropNamed[T any](r *Registry, names map[string]Owned[T], kind, owner string, as func(any) T) {
+	for name, o := range names {
+		if o.Owner != owner {
+			continue
+		}
+		delete(names, name)
+		k := claim{kind, name}
+		l := r.waiting[k]
+		if len(l) == 0 {
+			continue
+		}
+		best := 0
+		for i := range l {
+			if r.outranks(l[i].Owner, l[best].Owner) {
+				best = i
+			}
+		}
+		names[name] = Owned[T]{l[best].Owner, as(l[best].Value)}
+		r.waiting[k] = slices.Delete(l, best, best+1)
+	}
+}
+
+// outranks reports whether a keeps a name against b: the host against
+// every plugin, then the higher rank, then the first by name.
+func (r *Registry) outranks(a, b string) bool {
+	switch {
+	case a == "" || b == "":
+		return a == ""
+	case r.rank != nil && r.rank(a) != r.rank(b):
+		return r.rank(a) > r.rank(b)
+	}
+	return a < b
+}
+
+// keep decides a clash over name between its keeper prev and a new
+// claim by owner, raising the clash's notice to the loser and keeping the
+// losing claim waiting. It reports whether owner takes the name. Called
+// with r.mu held.
+func (r *Registry) keep(kind, shown, name string, prev Owned[any], owner string, v any) bool {
+	k := claim{kind, name}
+	if r.outranks(prev.Owner, owner) {
+		r.clash(kind, shown, owner, prev.Owner, "is already offered by %s, which keeps it")
+		r.waiting[k] = append(r.waiting[k], Owned[any]{owner, v})
+		return false
+	}
+	r.clash(kind, shown, prev.Owner, owner, "is now offered by %s, which outranks this plugin and takes it")
+	r.waiting[k] = append(r.waiting[k], prev)
+	return true
+}
+
+// clash tells loser that winner has name: how is the message's end, with
+// a %s for the winner.
+func (r *Registry) clash(kind, name, loser, winner, how string) {
 	who := func(o string) string {
 		if o == "" {
 			return "the host"
 		}
 		return "plugin " + o
 	}
-	r.notify(bridge.Notice{Plugin: owner, Level: "warn",
-		Message: fmt.Sprintf("%s %q is already offered by %s, which keeps it", kind, name, who(winner))})
+	r.notify(bridge.Notice{Plugin: loser, Level: "warn",
+		Message: fmt.Sprintf("%s %q "+how, kind, name, who(winner))})
 }
 
-// AddTool registers a tool under its spec's name; the first owner of a
-// name keeps it.
+// AddTool registers a tool under its spec's name. Of two owners of a name
+// the one that ranks higher keeps it (outranks): registered in rank order,
+// the first.
 func (r *Registry) AddTool(owner string, t sdk.Tool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	name := t.Spec().Name
-	if prev, ok := r.tools[name]; ok {
-		r.clash("tool", name, owner, prev.Owner)
+	if prev, ok := r.tools[name]; ok && !r.keep("tool", name, name, Owned[any]{prev.Owner, prev.Value}, owner, t) {
 		return
 	}
 	r.tools[name] = Owned[sdk.Tool]{owner, t}
 }
 
 // AddCommand registers a command under its own name (commands are not
-// rewritten: people type them); the first owner of a name keeps it.
+// rewritten: people type them); of two owners of a name the one that
+// ranks higher keeps it, as with AddTool.
 func (r *Registry) AddCommand(owner string, c sdk.Command) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	name := c.Spec().Name
-	if prev, ok := r.commands[name]; ok {
-		r.clash("command", "/"+name, owner, prev.Owner)
+	if prev, ok := r.commands[name]; ok && !r.keep("command", "/"+name, name, Owned[any]{prev.Owner, prev.Value}, owner, c) {
 		return
 	}
 	r.commands[name] = Owned[sdk.Command]{owner, c}
@@ -140,7 +227,8 @@ func (r *Registry) AddHook(h HookEntry) {
 }
 
 // AddService registers a service; bingo.host is the host's own and is
-// refused, and the first owner of a key keeps it.
+// refused, and of two owners of a key the one that ranks higher keeps
+// it, as with AddTool.
 func (r *Registry) AddService(owner string, s sdk.Service) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -149,8 +237,7 @@ func (r *Registry) AddService(owner string, s sdk.Service) {
 		r.notify(bridge.Notice{Plugin: owner, Level: "warn", Message: "service key bingo.host is reserved for the host; not offered"})
 		return
 	}
-	if prev, ok := r.services[key]; ok {
-		r.clash("service", key, owner, prev.Owner)
+	if prev, ok := r.services[key]; ok && !r.keep("service", key, key, Owned[any]{prev.Owner, prev.Value}, owner, s) {
 		return
 	}
 	r.services[key] = Owned[sdk.Service]{owner, s}

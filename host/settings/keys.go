@@ -134,6 +134,7 @@ var (
 		"providerTotal": "A provider/stream's whole response, however lively: past it the stream is cancelled (provider/cancel) and the turn fails.",
 		"hook":          "A hook/decide. A hook past it decides nothing (as if it answered continue), with a notice.",
 		"service":       "A service/call to a plugin's service, from the host or from another plugin.",
+		"idleStop":      "How long a running plugin may have nothing to do (no request in flight, nothing it owes an answer to) before it is stopped, quietly: no notice, and the next use starts it again. Set it long (\"24h\") to keep plugins running for as long as bingo does.",
 		"grace":         "How long a request may stay unanswered past its deadline before the plugin is killed as wedged (and respawned by the next use); also how long a notification, or the answer to one of the plugin's own requests, may stay blocked on a plugin that does not read its stdin.",
 	}
 	limitDocs = map[string]string{

@@ -35,7 +35,7 @@ func TestDefaults(t *testing.T) {
 		Initialize: 10 * time.Second, Tool: 60 * time.Second, Command: 30 * time.Second,
 		Complete: 2 * time.Second, Contributor: 2 * time.Second, Compactor: 30 * time.Second,
 		Provider: 60 * time.Second, ProviderIdle: 30 * time.Second, ProviderTotal: 10 * time.Minute,
-		Hook: 2 * time.Second, Service: 10 * time.Second, Grace: 5 * time.Second,
+		Hook: 2 * time.Second, Service: 10 * time.Second, Grace: 5 * time.Second, IdleStop: 5 * time.Minute,
 	}
 	if got := DefaultDeadlines(); got != want {
 		t.Errorf("DefaultDeadlines() = %+v, want %+v", got, want)
@@ -94,7 +94,7 @@ func TestLoadEveryKey(t *testing.T) {
   "permissions": {"allow": ["plugin__wordcount__count"], "deny": ["plugin__evil__*"], "ask": ["Bash"]},
   "plugins": {"wordcount": {"any": ["json", 1, null]}, "other": null},
   "deadlines": {"initialize":"1s","tool":"2s","command":"3s","complete":"4s","contributor":"5s",
-                "compactor":"6s","provider":"7s","providerIdle":"8s","providerTotal":"9m","hook":"150ms","service":"10s","grace":"1m30s"},
+                "compactor":"6s","provider":"7s","providerIdle":"8s","providerTotal":"9m","hook":"150ms","service":"10s","grace":"1m30s","idleStop":"45s"},
   "limits": {"providerResponseMiB": 4},
   "sandbox": {"wc": {"writable": true, "memoryMiB": 512}, "narrow": {}},
   "provider": {"openai": {"baseURL": "https://api.example.com/v1", "model": "gpt-x", "apiKeyEnv": "OPENAI_API_KEY"}},
@@ -116,7 +116,7 @@ func TestLoadEveryKey(t *testing.T) {
 			Initialize: 1 * time.Second, Tool: 2 * time.Second, Command: 3 * time.Second,
 			Complete: 4 * time.Second, Contributor: 5 * time.Second, Compactor: 6 * time.Second,
 			Provider: 7 * time.Second, ProviderIdle: 8 * time.Second, ProviderTotal: 9 * time.Minute,
-			Hook: 150 * time.Millisecond, Service: 10 * time.Second, Grace: 90 * time.Second,
+			Hook: 150 * time.Millisecond, Service: 10 * time.Second, Grace: 90 * time.Second, IdleStop: 45 * time.Second,
 		},
 		Limits: Limits{ProviderResponseMiB: 4},
 		Sandbox: map[string]Sandbox{

@@ -72,6 +72,13 @@
 // relative path and its record, in byte order of the paths. [Plugin.Files]
 // keeps the records themselves so a lapse can name what changed.
 //
+// [Sums] remembers each file version's sum (its identity, size and
+// timestamps), so one process that digests a plugin twice, for trust and
+// for the host's declaration cache, reads each file once. Trust digests
+// only what the process itself read: sums kept from an earlier process are
+// believed only by a view made with [Sums.Assuming], which the declaration
+// cache uses and trust does not.
+//
 // The settings record is the same record for one file, except that the
 // host reads settings through a symlink wherever it points, so a symlink's
 // record also pins what it resolves to: "symlink <target> -> file <hex>".

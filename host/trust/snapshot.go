@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 )
@@ -51,6 +52,11 @@ type Plugin struct {
 // cannot examine (permission denied, a file that changes while it is being
 // read). No non-regular file is ever opened.
 func Snapshot(projectRoot string, m *manifest.Manifest) (Plugin, error) {
+	return snapshot(projectRoot, m, nil)
+}
+
+// snapshot is Snapshot, looking sums up in sums (nil: none).
+func snapshot(projectRoot string, m *manifest.Manifest, sums *Sums) (Plugin, error) {
 	if m == nil {
 		return Plugin{}, errors.New("trust: no manifest to snapshot")
 	}
@@ -82,7 +88,7 @@ func Snapshot(projectRoot string, m *manifest.Manifest) (Plugin, error) {
 		if !ok {
 			continue // not the repository's file: the manifest pins its name
 		}
-		rec, err := record(c, false)
+		rec, err := record(c, false, sums)
 		if err != nil {
 			return Plugin{}, fmt.Errorf("trust: plugin %s: %w", m.Name, err)
 		}
@@ -105,7 +111,7 @@ func Snapshot(projectRoot string, m *manifest.Manifest) (Plugin, error) {
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		sum, err := hashRegular(target, fi, false)
+		sum, err := hashRegular(target, fi, false, sums)
 		if err != nil {
 			return Plugin{}, fmt.Errorf("trust: plugin %s: %w", m.Name, err)
 		}
@@ -200,7 +206,8 @@ func within(root, p string) (string, bool) {
 // record returns the record of path as Lstat sees it. With follow, a
 // symlink's record goes on to the record of what it resolves to
 // ("symlink <target> -> file <hex>"); without, it is "symlink <target>".
-func record(path string, follow bool) (string, error) {
+// A regular file's sum is looked up in sums (nil: none) and kept there.
+func record(path string, follow bool, sums *Sums) (string, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		if absent(err) {
@@ -210,7 +217,7 @@ func record(path string, follow bool) (string, error) {
 	}
 	switch {
 	case fi.Mode().IsRegular():
-		sum, err := hashRegular(path, fi, false)
+		sum, err := hashRegular(path, fi, false, sums)
 		if err != nil {
 			return "", err
 		}
@@ -231,7 +238,7 @@ func record(path string, follow bool) (string, error) {
 		case err != nil:
 			return "", fmt.Errorf("cannot examine %s: %w", path, bareErr(err))
 		case sfi.Mode().IsRegular():
-			sum, err := hashRegular(path, sfi, true)
+			sum, err := hashRegular(path, sfi, true, sums)
 			if err != nil {
 				return "", err
 			}
@@ -275,11 +282,16 @@ func typeName(m fs.FileMode) string {
 // hashRegular returns the hex sha256 of the regular file at path, which
 // want (from Lstat, or Stat with follow) describes. It opens without
 // blocking and checks that what it opened is that same regular file, so a
-// file swapped for a FIFO in between is refused, not waited on.
-func hashRegular(path string, want fs.FileInfo, follow bool) (string, error) {
+// file swapped for a FIFO in between is refused, not waited on. A version
+// sums knows is not read again; one it reads, sums keeps.
+func hashRegular(path string, want fs.FileInfo, follow bool, sums *Sums) (string, error) {
 	if want.Size() > MaxFileSize {
 		return "", tooLarge(path, want.Size())
 	}
+	if sum, ok := sums.lookup(path, want); ok {
+		return sum, nil
+	}
+	hashedAt := time.Now()
 	f, err := openRead(path, follow)
 	if err != nil {
 		if absent(err) {
@@ -308,7 +320,9 @@ func hashRegular(path string, want fs.FileInfo, follow bool) (string, error) {
 	if n > MaxFileSize {
 		return "", tooLarge(path, n)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	sum := hex.EncodeToString(h.Sum(nil))
+	sums.remember(path, fi, sum, hashedAt)
+	return sum, nil
 }
 
 func tooLarge(path string, size int64) error {
@@ -363,7 +377,7 @@ func count(h hash.Hash, n uint64) {
 // so a symlink's record pins what it resolves to as well:
 // "symlink <target> -> file <hex>" (or "-> missing", "-> other <type>").
 func SettingsRecord(file string) (string, error) {
-	rec, err := record(file, true)
+	rec, err := record(file, true, nil)
 	if err != nil {
 		return "", fmt.Errorf("trust: %w", err)
 	}

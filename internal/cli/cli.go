@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -572,7 +573,10 @@ func (r *run) plugins(h *host.Host) int {
 		fmt.Fprintln(r.stdout, "no plugins (install one in ~/.bingo/plugins/<name>/ or pass --plugin-dir)")
 		return ExitOK
 	}
-	tw := tabwriter.NewWriter(r.stdout, 0, 4, 2, ' ', 0)
+	// tabwriter writes cell by cell: one write to stdout, not hundreds.
+	out := bufio.NewWriter(r.stdout)
+	defer out.Flush()
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tVERSION\tLAYER\tTRANSPORT\tTRUST\tSTATUS\tCONTRIBUTES")
 	for _, p := range infos {
 		status := p.Status

@@ -1,0 +1,69 @@
+package bridge
+
+import (
+	"fmt"
+	"time"
+)
+
+// An instance is idle when nothing is in flight on it: no read of the
+// plugin (hold/release), no request of its own being answered, and
+// nothing it owes (owed). Deadlines.IdleStop after it became idle it is
+// stopped, which is no death: the plugin is asleep, as if it had not been
+// started, and the next read starts it.
+
+// armIdle starts inst's idle clock, just made live. Called with p.mu held.
+func (p *Plugin) armIdle(inst *instance) {
+	inst.lastUsed = time.Now()
+	inst.idle = time.AfterFunc(p.opts.Deadlines.IdleStop, func() { p.idleCheck(inst) })
+}
+
+// hold counts a piece of work in on inst: with current, only if inst is
+// still the live instance (a read must not hold one being stopped for
+// idleness), which it reports.
+func (p *Plugin) hold(inst *instance, current bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if current && p.inst != inst {
+		return false
+	}
+	inst.busy++
+	return true
+}
+
+// release counts a piece of work out; the last one out restarts the idle
+// clock.
+func (p *Plugin) release(inst *instance) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	inst.busy--
+	inst.lastUsed = time.Now()
+	if inst.busy == 0 && inst.idle != nil && p.inst == inst {
+		inst.idle.Reset(p.opts.Deadlines.IdleStop)
+	}
+}
+
+// idleCheck stops inst if it has been idle for IdleStop, and otherwise
+// looks again when it next could have been. Work in flight re-arms the
+// clock when it ends (release); a request past its deadline still owed is
+// the wedge rule's, so the check waits it out.
+func (p *Plugin) idleCheck(inst *instance) {
+	p.mu.Lock()
+	if p.closed || p.inst != inst || inst.busy > 0 {
+		p.mu.Unlock()
+		return
+	}
+	if left := p.opts.Deadlines.IdleStop - time.Since(inst.lastUsed); left > 0 || inst.owed.pending() {
+		inst.idle.Reset(max(left, p.opts.Deadlines.IdleStop/4, time.Millisecond))
+		p.mu.Unlock()
+		return
+	}
+	p.inst, p.asleep = nil, true
+	// It lived and was left alone: whatever deaths came before, it is
+	// healthy now.
+	p.deaths, p.retryAt = 0, time.Time{}
+	p.watchers.Add(1)
+	p.mu.Unlock()
+	defer p.watchers.Done()
+	fmt.Fprintf(p.opts.Log, "bridge: idle for %s; stopped it (the next use starts it again)\n", p.opts.Deadlines.IdleStop)
+	inst.stop()
+}

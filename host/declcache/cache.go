@@ -1,0 +1,225 @@
+package declcache
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/bingo/bingo-plugin-rpc/host/trust"
+	"github.com/bingo/bingo-plugin-rpc/manifest"
+	"github.com/bingo/bingo-plugin-rpc/protocol"
+)
+
+// format is the cache files' format; a file of another is a miss.
+const format = 1
+
+// keep is how many entries one plugin's file holds, the latest first.
+const keep = 4
+
+// Cache is the declaration cache in one directory. It is safe for
+// concurrent use, and by concurrent processes.
+type Cache struct {
+	dir  string
+	sums *trust.Sums
+}
+
+// New returns the cache in dir (created when first written), digesting
+// files through sums, which it shares with whoever else digests them.
+func New(dir string, sums *trust.Sums) *Cache { return &Cache{dir: dir, sums: sums} }
+
+// Start is what a plugin is started with, besides its files: all of it
+// goes into the key.
+type Start struct {
+	Transport     string
+	Root, DataDir string
+	Dir           string          // the working directory
+	Config        json.RawMessage // plugins.<name>, as written
+	Env           []string        // NAME=value, as the plugin gets them
+	Grants        []string        // anything else it is given, one line each
+}
+
+// Entry is one cached declaration. The declaration is kept as the JSON it
+// was written as: only a hit's is decoded, by the reader that holds it to
+// a handshake's rules (bridge.ReadDeclared).
+type Entry struct {
+	Key         string          `json:"key"`
+	Declaration json.RawMessage `json:"declaration"`
+	Refused     []string        `json:"refused,omitempty"`
+	Files       []trust.FileSum `json:"files,omitempty"`
+}
+
+type cacheFile struct {
+	Format  int     `json:"format"`
+	Entries []Entry `json:"entries"`
+}
+
+// Key is a plugin's key as of a Lookup, to Store its declaration under.
+type Key struct {
+	name   string
+	digest string
+	files  []trust.FileSum // the settled sums of its files
+}
+
+// Valid reports whether the plugin could be keyed: one whose files cannot
+// be digested is not cached.
+func (k Key) Valid() bool { return k.digest != "" }
+
+// Lookup keys m as started with s and returns the entry cached under that
+// key, or nil. problem, if not nil, is worth a line in the plugin's log: a
+// cache file that could not be read (a miss), or files that could not be
+// digested (no key: the plugin is not cached).
+func (c *Cache) Lookup(m *manifest.Manifest, s Start) (k Key, hit *Entry, problem error) {
+	path, ok := c.path(m.Name)
+	if !ok {
+		return Key{}, nil, fmt.Errorf("declaration cache: %q cannot name a file; not cached", m.Name)
+	}
+	entries, problem := read(path)
+	var known []trust.FileSum
+	for _, e := range entries {
+		known = append(known, e.Files...)
+	}
+	sums := c.sums.Assuming(known)
+	snap, err := sums.Snapshot("/", m)
+	if err != nil {
+		return Key{}, nil, fmt.Errorf("declaration cache: %w; not cached", err)
+	}
+	k = Key{name: m.Name, digest: digest(m, snap, s)}
+	for _, rel := range slices.Sorted(maps.Keys(snap.Files)) {
+		if f, ok := sums.Get("/" + rel); ok && f.Settled && strings.HasPrefix(snap.Files[rel], "file ") {
+			k.files = append(k.files, f)
+		}
+	}
+	for i, e := range entries {
+		if e.Key != k.digest {
+			continue
+		}
+		if !slices.Equal(e.Files, k.files) {
+			// The same contents at new versions (a touch, a copy): keep
+			// the new versions, so the next run need not read them.
+			_ = c.write(k, e.Declaration, e.Refused)
+		}
+		return k, &entries[i], problem
+	}
+	return k, nil, problem
+}
+
+// Store caches decl, and what was refused of it, under k: the latest of
+// the plugin's entries.
+func (c *Cache) Store(k Key, decl protocol.InitializeResult, refused []string) error {
+	raw, err := json.Marshal(decl)
+	if err != nil {
+		return err
+	}
+	return c.write(k, raw, refused)
+}
+
+// write is Store, of a declaration already encoded.
+func (c *Cache) write(k Key, decl json.RawMessage, refused []string) error {
+	path, ok := c.path(k.name)
+	if !ok || !k.Valid() {
+		return nil
+	}
+	old, _ := read(path)
+	entries := []Entry{{Key: k.digest, Declaration: decl, Refused: refused, Files: k.files}}
+	for _, e := range old {
+		if e.Key != k.digest && len(entries) < keep {
+			entries = append(entries, e)
+		}
+	}
+	data, err := json.Marshal(cacheFile{Format: format, Entries: entries})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return fmt.Errorf("declaration cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(c.dir, "."+k.name+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("declaration cache: %w", err)
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("declaration cache: %w", err)
+	}
+	return nil
+}
+
+// path is the file of the plugin named name, if the name can be one.
+func (c *Cache) path(name string) (string, bool) {
+	if name == "" || name == "." || name == ".." || filepath.Base(name) != name || strings.ContainsRune(name, '/') {
+		return "", false
+	}
+	return filepath.Join(c.dir, name+".json"), true
+}
+
+// read returns the entries of the file at path: none, and no problem, if
+// there is no file; none, and the problem, if it cannot be understood.
+func read(path string) ([]Entry, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("declaration cache: %w; starting the plugin instead", err)
+	}
+	var f cacheFile
+	if err := json.Unmarshal(data, &f); err != nil || f.Format != format {
+		why := "not a cache file of this bingo"
+		if err != nil {
+			why = err.Error()
+		}
+		return nil, fmt.Errorf("declaration cache: %s: %s; starting the plugin instead", path, why)
+	}
+	for i := range f.Entries {
+		for j := range f.Entries[i].Files {
+			f.Entries[i].Files[j].Settled = true // only settled sums are written
+		}
+	}
+	return f.Entries, nil
+}
+
+// digestMagic starts every key's input; a change to the rule changes it.
+const digestMagic = "bingo-declaration-v1"
+
+// digest is the key of m, whose files snap digests, started with s: the
+// sha256 of their JSON encoding, which is unambiguous.
+func digest(m *manifest.Manifest, snap trust.Plugin, s Start) string {
+	var env []string
+	for _, kv := range s.Env {
+		if name, _, _ := strings.Cut(kv, "="); !volatile[name] {
+			env = append(env, kv)
+		}
+	}
+	slices.Sort(env)
+	in, _ := json.Marshal(struct {
+		Magic                         string
+		Protocol                      int
+		Name, Files                   string
+		Wasm, Command                 string
+		Args                          []string
+		Transport, Root, DataDir, Dir string
+		Config                        string
+		Env, Grants                   []string
+	}{digestMagic, protocol.Version, m.Name, snap.Digest, m.Entry.Wasm, m.Entry.Command, m.Entry.Args,
+		s.Transport, s.Root, s.DataDir, s.Dir, string(s.Config), env, slices.Sorted(slices.Values(s.Grants))})
+	sum := sha256.Sum256(in)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// volatile are the variables a shell sets on its own from one command to
+// the next.
+var volatile = map[string]bool{"_": true, "OLDPWD": true, "SHLVL": true}

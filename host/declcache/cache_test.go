@@ -1,0 +1,148 @@
+package declcache
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bingo/bingo-plugin-rpc/host/trust"
+	"github.com/bingo/bingo-plugin-rpc/manifest"
+	"github.com/bingo/bingo-plugin-rpc/protocol"
+)
+
+// plugin writes a plugin whose entry runs main.py, and loads it.
+func plugin(t *testing.T, dir, name, script string) *manifest.Manifest {
+	t.Helper()
+	root := filepath.Join(dir, name)
+	os.MkdirAll(root, 0o755)
+	must(t, os.WriteFile(filepath.Join(root, "plugin.json"),
+		[]byte(fmt.Sprintf(`{"name": %q, "version": "1", "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py"]}}`, name)), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "main.py"), []byte(script), 0o644))
+	m, err := manifest.Load(root, manifest.LayerUser)
+	must(t, err)
+	return m
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func decl(name string) protocol.InitializeResult {
+	return protocol.InitializeResult{Protocol: protocol.Version, Name: name, Version: "1"}
+}
+
+func TestLookupHitsOnlyWhatWasStoredForTheSameStart(t *testing.T) {
+	dir := t.TempDir()
+	c := New(filepath.Join(dir, "cache"), trust.NewSums())
+	m := plugin(t, dir, "p", "print(1)")
+	start := Start{Transport: "exec", Root: m.Root, Dir: "/work", Config: json.RawMessage(`{"a":1}`),
+		Env: []string{"HOME=/home/x", "SHLVL=1", "_=/usr/bin/bingo"}}
+
+	k, hit, problem := c.Lookup(m, start)
+	if hit != nil || problem != nil || !k.Valid() {
+		t.Fatalf("empty cache: hit %v, problem %v, key valid %v", hit, problem, k.Valid())
+	}
+	must(t, c.Store(k, decl("p"), []string{"tools[0]: refused"}))
+	_, hit, problem = c.Lookup(m, start)
+	if hit == nil || problem != nil || !strings.Contains(string(hit.Declaration), `"name":"p"`) || len(hit.Refused) != 1 {
+		t.Fatalf("after Store: hit %+v, problem %v", hit, problem)
+	}
+
+	// The shell's own bookkeeping is not part of what a plugin is given.
+	shell := start
+	shell.Env = []string{"HOME=/home/x", "SHLVL=2", "_=/bin/other", "OLDPWD=/tmp"}
+	if _, hit, _ := c.Lookup(m, shell); hit == nil {
+		t.Fatal("a new shell level missed the cache")
+	}
+
+	for what, change := range map[string]func(s *Start){
+		"config":      func(s *Start) { s.Config = json.RawMessage(`{"a":2}`) },
+		"environment": func(s *Start) { s.Env = []string{"HOME=/home/y"} },
+		"directory":   func(s *Start) { s.Dir = "/elsewhere" },
+		"grants":      func(s *Start) { s.Grants = []string{"writable"} },
+		"transport":   func(s *Start) { s.Transport = "wasm" },
+	} {
+		s := start
+		change(&s)
+		if _, hit, _ := c.Lookup(m, s); hit != nil {
+			t.Errorf("another %s hit the cache", what)
+		}
+	}
+
+	// A changed script, or manifest, is another plugin.
+	must(t, os.WriteFile(filepath.Join(m.Root, "main.py"), []byte("print(2)"), 0o644))
+	if _, hit, _ := c.Lookup(m, start); hit != nil {
+		t.Error("a changed script hit the cache")
+	}
+	must(t, os.WriteFile(filepath.Join(m.Root, "main.py"), []byte("print(1)"), 0o644))
+	if _, hit, _ := c.Lookup(m, start); hit == nil {
+		t.Error("the script as it was missed the cache")
+	}
+	must(t, os.WriteFile(m.File, []byte(`{"name": "p", "version": "2", "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py"]}}`), 0o644))
+	m2, err := manifest.Load(m.Root, manifest.LayerUser)
+	must(t, err)
+	if _, hit, _ := c.Lookup(m2, start); hit != nil {
+		t.Error("a changed manifest hit the cache")
+	}
+}
+
+func TestAPluginKeepsItsLatestEntries(t *testing.T) {
+	dir := t.TempDir()
+	c := New(filepath.Join(dir, "cache"), trust.NewSums())
+	m := plugin(t, dir, "p", "")
+	for i := range keep + 2 {
+		k, _, _ := c.Lookup(m, Start{Dir: fmt.Sprint("/d", i)})
+		must(t, c.Store(k, decl("p"), nil))
+	}
+	for i := range keep + 2 {
+		_, hit, _ := c.Lookup(m, Start{Dir: fmt.Sprint("/d", i)})
+		if want := i >= 2; (hit != nil) != want {
+			t.Errorf("directory %d: hit %v, want %v (the latest %d kept)", i, hit != nil, want, keep)
+		}
+	}
+}
+
+func TestACorruptFileIsAMissAndALine(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	c := New(cache, trust.NewSums())
+	m := plugin(t, dir, "p", "")
+	for _, junk := range []string{"{not json", `{"format": 99, "entries": []}`, `[1,2]`} {
+		must(t, os.MkdirAll(cache, 0o700))
+		must(t, os.WriteFile(filepath.Join(cache, "p.json"), []byte(junk), 0o600))
+		k, hit, problem := c.Lookup(m, Start{})
+		if hit != nil || problem == nil || !strings.Contains(problem.Error(), "starting the plugin instead") {
+			t.Fatalf("%q: hit %v, problem %v; want a miss and a line", junk, hit, problem)
+		}
+		must(t, c.Store(k, decl("p"), nil))
+		if _, hit, problem := c.Lookup(m, Start{}); hit == nil || problem != nil {
+			t.Fatalf("%q: the next Store did not replace it: %v %v", junk, hit, problem)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(cache, ".*"))
+	if len(left) != 0 {
+		t.Fatalf("temporary files left: %v", left)
+	}
+}
+
+func TestAFileThatCannotBeDigestedIsNotCached(t *testing.T) {
+	dir := t.TempDir()
+	c := New(filepath.Join(dir, "cache"), trust.NewSums())
+	m := plugin(t, dir, "p", "")
+	must(t, os.Remove(filepath.Join(m.Root, "main.py")))
+	must(t, os.Mkdir(filepath.Join(m.Root, "main.py"), 0o755)) // a directory: recorded, not read
+	if k, _, problem := c.Lookup(m, Start{}); !k.Valid() || problem != nil {
+		t.Fatalf("a directory is a record like any: %v", problem)
+	}
+	bad := *m
+	bad.Name = "../x"
+	if k, _, problem := c.Lookup(&bad, Start{}); k.Valid() || problem == nil {
+		t.Fatal("a name that cannot be a file was keyed")
+	}
+}

@@ -1,0 +1,31 @@
+// Package declcache keeps what each plugin declared at its last handshake,
+// so that the host can offer a plugin's contributions without starting it
+// and start it only when one of them is used.
+//
+// A declaration is cached under a key that digests everything it may
+// depend on: the plugin's files, by package trust's digest rule (the
+// manifest, and the entry's files it names: entry.wasm, entry.command,
+// the arguments and entry.env values that are paths), taken over the
+// whole file system rather than one project; the protocol version; and
+// what the plugin is started with: its transport, directory, data
+// directory and working directory, its configuration (plugins.<name>),
+// the environment it is given (an exec plugin's, filtered as the host
+// filters it; a wasm module's entry.env), and what else it is granted (a
+// module's mounts, writable working directory, memory). A shell's own
+// bookkeeping variables (_, OLDPWD, SHLVL) are left out: they change
+// between two commands and mean nothing to a plugin. What the key cannot
+// see (a module a script imports, a file the plugin reads) is caught when
+// the plugin next starts: a handshake that declares otherwise replaces
+// the cached declaration, with a notice (package bridge).
+//
+// One file a plugin, <dir>/<name>.json, holds its latest few entries (a
+// plugin used from a few working directories, or with a few
+// configurations, keeps one for each), written whole to a temporary file
+// and renamed over the old one, so a reader sees the old file or the new
+// one. A file that cannot be read or understood is a miss and one line in
+// the plugin's log, never a failure.
+//
+// Keys are cheap to check: the sum of each file is kept beside the entry
+// with the file's version (trust.FileSum), and a file whose version has
+// not changed is not read again.
+package declcache

@@ -1,0 +1,228 @@
+package host
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/proxy"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+)
+
+// startCounter is a Python plugin that appends a line to $MARKER each time
+// it starts, and declares the tools listed in tools.txt beside it (a file
+// its manifest does not name, so the declaration cache cannot see it
+// change). Each tool answers its own name.
+const startCounter = `import json, os, sys
+open(os.environ["MARKER"], "a").write("start\n")
+names = open(os.path.join(os.path.dirname(__file__), "tools.txt")).read().split()
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        tools = [{"name": n, "description": n, "inputSchema": {"type": "object"}} for n in names]
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {"protocol": 5, "name": "counter", "version": "1", "tools": tools}}), flush=True)
+    elif m.get("method") == "tool/call":
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {"output": {"parts": [{"type": "text", "text": m["params"]["name"]}]}}}), flush=True)
+`
+
+type lazyRig struct {
+	t                 *testing.T
+	home, dir, marker string
+}
+
+func newLazyRig(t *testing.T) *lazyRig {
+	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		t.Skip("no python3")
+	}
+	r := &lazyRig{t: t, home: t.TempDir(), marker: filepath.Join(t.TempDir(), "starts")}
+	r.dir = filepath.Join(r.home, ".bingo", "plugins", "counter")
+	r.write("plugin.json", `{"name": "counter", "version": "1", "entry": {"command": "`+strings.TrimSpace(string(out))+`", "args": ["${PLUGIN_ROOT}/main.py"]}}`)
+	r.write("main.py", startCounter)
+	r.write("tools.txt", "one")
+	return r
+}
+
+func (r *lazyRig) write(name, data string) {
+	r.t.Helper()
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.dir, name), []byte(data), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *lazyRig) open() (*Host, noticeLog) {
+	r.t.Helper()
+	n := newNoticeLog()
+	h, err := Open(context.Background(), Config{Home: r.home, Cwd: r.home, Notify: n.Add,
+		Environ: []string{"MARKER=" + r.marker, "PATH=" + os.Getenv("PATH")}})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { h.Close() })
+	return h, n
+}
+
+func (r *lazyRig) starts() int {
+	b, _ := os.ReadFile(r.marker)
+	return strings.Count(string(b), "start")
+}
+
+func status(h *Host, name string) string {
+	for _, p := range h.Plugins() {
+		if p.Name == name {
+			return p.Status
+		}
+	}
+	return "missing"
+}
+
+func TestACachedPluginStartsOnFirstUse(t *testing.T) {
+	r := newLazyRig(t)
+	h, _ := r.open()
+	if r.starts() != 1 || status(h, "counter") != "running" {
+		t.Fatalf("first run: %d starts, %s; want it started and cached", r.starts(), status(h, "counter"))
+	}
+	h.Close()
+
+	h, n := r.open()
+	if r.starts() != 1 || status(h, "counter") != "idle" {
+		t.Fatalf("second run: %d starts, %s; want none and idle", r.starts(), status(h, "counter"))
+	}
+	if got := h.Plugins()[0].Contributes; len(got) != 1 || got[0] != "tool plugin__counter__one" {
+		t.Fatalf("an idle plugin contributes what it declared: %v", got)
+	}
+	out, err := h.CallTool(context.Background(), sdk.ToolCallRequest{Name: "plugin__counter__one"}, 0, &fakeUI{approve: true})
+	if err != nil || out.Text() != "one" {
+		t.Fatalf("the first use: %v %+v", err, out)
+	}
+	if r.starts() != 2 || status(h, "counter") != "running" {
+		t.Fatalf("after the first use: %d starts, %s", r.starts(), status(h, "counter"))
+	}
+	if n.text() != "" {
+		t.Fatalf("notices: %s", n.text())
+	}
+}
+
+func TestAChangedDeclarationReplacesTheCachedContributions(t *testing.T) {
+	r := newLazyRig(t)
+	h, _ := r.open()
+	h.Close()
+	r.write("tools.txt", "two")
+	h, n := r.open()
+	if _, ok := h.Registry().Tool("plugin__counter__one"); !ok || r.starts() != 1 {
+		t.Fatalf("the cached declaration (the key cannot see tools.txt) was not offered")
+	}
+	// The stale tool's proxy starts the plugin, which no longer has it.
+	h.CallTool(context.Background(), sdk.ToolCallRequest{Name: "plugin__counter__one"}, 0, &fakeUI{approve: true})
+	if _, ok := h.Registry().Tool("plugin__counter__one"); ok {
+		t.Fatal("the tool the plugin no longer declares is still offered")
+	}
+	out, err := h.CallTool(context.Background(), sdk.ToolCallRequest{Name: "plugin__counter__two"}, 0, &fakeUI{approve: true})
+	if err != nil || out.Text() != "two" {
+		t.Fatalf("the newly declared tool: %v %+v", err, out)
+	}
+	if got := strings.Count(n.text(), "declaration changed"); got != 1 {
+		t.Fatalf("want one notice of the change, got: %s", n.text())
+	}
+	h.Close()
+	// The cache holds the new declaration now.
+	h, _ = r.open()
+	if _, ok := h.Registry().Tool("plugin__counter__two"); !ok || r.starts() != 2 || status(h, "counter") != "idle" {
+		t.Fatalf("third run: %d starts, %s", r.starts(), status(h, "counter"))
+	}
+}
+
+func TestAChangedScriptOrConfigIsStartedAgain(t *testing.T) {
+	r := newLazyRig(t)
+	h, _ := r.open()
+	h.Close()
+	r.write("main.py", startCounter+"# changed\n")
+	h, _ = r.open()
+	if r.starts() != 2 {
+		t.Fatalf("a changed script: %d starts, want 2", r.starts())
+	}
+	h.Close()
+	os.MkdirAll(filepath.Join(r.home, ".bingo"), 0o755)
+	os.WriteFile(filepath.Join(r.home, ".bingo", "settings.json"), []byte(`{"plugins": {"counter": {"x": 1}}}`), 0o644)
+	r.open()
+	if r.starts() != 3 {
+		t.Fatalf("a changed config: %d starts, want 3", r.starts())
+	}
+}
+
+func TestACorruptCacheIsAMissAndALogLine(t *testing.T) {
+	r := newLazyRig(t)
+	h, _ := r.open()
+	h.Close()
+	cache := filepath.Join(r.home, ".bingo", "data", "cache", "declarations", "counter.json")
+	if err := os.WriteFile(cache, []byte("{garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, n := r.open()
+	if r.starts() != 2 || status(h, "counter") != "running" || n.text() != "" {
+		t.Fatalf("a corrupt cache: %d starts, %s, notices %q", r.starts(), status(h, "counter"), n.text())
+	}
+	h.Close()
+	log, _ := os.ReadFile(filepath.Join(r.home, ".bingo", "data", "logs", "plugin-counter.log"))
+	if !strings.Contains(string(log), "starting the plugin instead") {
+		t.Fatalf("the log does not say why:\n%s", log)
+	}
+	r.open()
+	if r.starts() != 2 {
+		t.Fatal("the start after a corrupt cache did not rewrite it")
+	}
+}
+
+// A replaced declaration keeps the rank rule: a name goes to the higher
+// rank whatever the order of registration, and a name let go passes to
+// the claim that lost it.
+func TestReplaceKeepsTheRankRule(t *testing.T) {
+	n := newNoticeLog()
+	r := newRegistry(n.Add)
+	ranks := map[string]int{"mine": 1, "repo": 0}
+	r.rank = func(o string) int { return ranks[o] }
+	cmd := func(name string) sdk.Command { return proxy.NewCommand(nil, sdk.CommandSpec{Name: name}) }
+	r.AddCommand("mine", cmd("deploy"))
+	r.AddCommand("repo", cmd("deploy"))
+	r.AddCommand("repo", cmd("lint"))
+	owner := func(name string) string {
+		r.mu.RLock()
+		defer r.mu.RUnlock()
+		return r.commands[name].Owner
+	}
+	if owner("deploy") != "mine" || owner("lint") != "repo" {
+		t.Fatalf("deploy %s, lint %s", owner("deploy"), owner("lint"))
+	}
+	// mine now declares lint, and no longer deploy.
+	cmds := func(names ...string) bridge.Contributions {
+		var c bridge.Contributions
+		for _, name := range names {
+			c.Commands = append(c.Commands, proxy.NewCommand(nil, sdk.CommandSpec{Name: name}))
+		}
+		return c
+	}
+	r.replace("mine", cmds("lint"))
+	if owner("deploy") != "repo" || owner("lint") != "mine" {
+		t.Fatalf("after replace: deploy %s, lint %s; want repo, mine", owner("deploy"), owner("lint"))
+	}
+	if !strings.Contains(n.text(), `plugin repo: command "/lint" is now offered by plugin mine`) {
+		t.Fatalf("notices: %s", n.text())
+	}
+	// The untrusted one redeclaring deploy and lint takes nothing from mine.
+	r.replace("repo", cmds("deploy", "lint"))
+	if owner("deploy") != "repo" || owner("lint") != "mine" {
+		t.Fatalf("after repo's replace: deploy %s, lint %s", owner("deploy"), owner("lint"))
+	}
+	// And when mine drops lint, repo's waiting claim takes it.
+	r.replace("mine", bridge.Contributions{})
+	if owner("lint") != "repo" {
+		t.Fatalf("lint let go went to %q", owner("lint"))
+	}
+}
