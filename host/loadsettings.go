@@ -5,6 +5,7 @@ import (
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
+	"github.com/bingo/bingo-plugin-rpc/host/trust"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 )
 
@@ -22,7 +23,7 @@ func LoadSettings(ctx context.Context, cfg Config) settings.Settings {
 	}
 	cfg.AskTrust = nil
 	project, _ := projectOf(cfg)
-	s, _ := loadSettings(cfg, project, assessTrust(ctx, cfg, project, nil), nil)
+	s, _ := loadSettings(cfg, project, assessTrust(ctx, cfg, project, nil, trust.NewSums()), nil)
 	return s
 }
 
