@@ -1,0 +1,92 @@
+package pluginkit
+
+import (
+	"bytes"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// The crew is driven here as Serve drives it, with jobs from a channel in
+// place of stdin, on one thread (GOMAXPROCS 1), as in a wasm guest: there
+// a timer runs only when the running goroutine blocks.
+
+// funcJob is a job that runs f.
+type funcJob func()
+
+func (f funcJob) work() { f() }
+
+// goroutineID is the running goroutine's number, from its stack header.
+func goroutineID() uint64 {
+	b := make([]byte, 64)
+	b = b[:runtime.Stack(b, false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	id, _ := strconv.ParseUint(string(b[:bytes.IndexByte(b, ' ')]), 10, 64)
+	return id
+}
+
+// oneThread runs the test with GOMAXPROCS 1.
+func oneThread(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1)
+	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
+}
+
+// runCrew serves jobs sent on the returned channel until it is closed, and
+// stops the crew when the test ends.
+func runCrew(t *testing.T) chan<- job {
+	jobs := make(chan job)
+	var c *crew
+	c = newCrew(func() job {
+		j, ok := <-jobs
+		if !ok {
+			return nil
+		}
+		c.jobs.Add(1)
+		return j
+	})
+	c.start()
+	t.Cleanup(func() {
+		close(jobs)
+		c.stop(true)
+	})
+	return jobs
+}
+
+// A job that never blocks is run by the member that read it, which reads
+// on: no hand-over, no goroutine switch. (Passing the reader's role before
+// every job, as the crew did, put consecutive requests on alternating
+// goroutines, each switch costing tens of µs in a wasm guest.)
+func TestCrewKeepsTheReaderForAJobThatDoesNotBlock(t *testing.T) {
+	oneThread(t)
+	jobs := runCrew(t)
+	ran := make(chan uint64, 1) // a send the job need not wait on
+	var ids []uint64
+	for range 5 {
+		jobs <- funcJob(func() { ran <- goroutineID() })
+		ids = append(ids, <-ran)
+	}
+	for _, id := range ids[1:] {
+		if id != ids[0] {
+			t.Fatalf("jobs that never blocked ran on goroutines %v, want one", ids)
+		}
+	}
+}
+
+// A job that blocks is relieved: another member reads on, so the next job
+// (here, the one the first waits for) is read and run.
+func TestCrewRelievesAJobThatBlocks(t *testing.T) {
+	oneThread(t)
+	jobs := runCrew(t)
+	released := make(chan struct{})
+	done := make(chan uint64, 2)
+	jobs <- funcJob(func() { <-released; done <- goroutineID() })
+	select {
+	case jobs <- funcJob(func() { close(released); done <- goroutineID() }):
+	case <-time.After(10 * time.Second):
+		t.Fatal("a blocked job held the reader: the next job was never read")
+	}
+	if a, b := <-done, <-done; a == b {
+		t.Fatalf("both jobs ran on goroutine %d", a)
+	}
+}
