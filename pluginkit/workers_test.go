@@ -33,12 +33,18 @@ func oneThread(t *testing.T) {
 	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
 }
 
-// runCrew serves jobs sent on the returned channel until it is closed, and
-// stops the crew when the test ends.
-func runCrew(t *testing.T) chan<- job {
+// testCrew is a crew whose reader takes jobs from the returned channel in
+// place of stdin until it is closed, failing the test if two members ever
+// read at once. Started, it is stopped when the test ends.
+func testCrew(t *testing.T) (*crew, chan<- job) {
 	jobs := make(chan job)
+	var reading atomic.Int32
 	var c *crew
 	c = newCrew(func() job {
+		defer reading.Add(-1)
+		if reading.Add(1) > 1 {
+			t.Error("two members reading at once")
+		}
 		j, ok := <-jobs
 		if !ok {
 			return nil
@@ -46,11 +52,17 @@ func runCrew(t *testing.T) chan<- job {
 		c.jobs.Add(1)
 		return j
 	})
-	c.start()
 	t.Cleanup(func() {
 		close(jobs)
 		c.stop(true)
 	})
+	return c, jobs
+}
+
+// runCrew starts a testCrew.
+func runCrew(t *testing.T) chan<- job {
+	c, jobs := testCrew(t)
+	c.start()
 	return jobs
 }
 
@@ -101,24 +113,8 @@ func TestCrewRelievesAJobThatBlocks(t *testing.T) {
 // to hit reliably; the claim under the crew's lock closes it by
 // construction.)
 func TestCrewHasOneReader(t *testing.T) {
-	const n = 20000
-	var reading atomic.Int32
-	jobs := make(chan job)
-	var c *crew
-	c = newCrew(func() job {
-		if reading.Add(1) > 1 {
-			t.Error("two members reading at once")
-		}
-		defer reading.Add(-1)
-		j, ok := <-jobs
-		if !ok {
-			return nil
-		}
-		c.jobs.Add(1)
-		return j
-	})
-	c.start()
-	for i := range n {
+	jobs := runCrew(t)
+	for i := range 20000 {
 		jobs <- funcJob(func() {
 			// Busy for about as long as the relief takes to tick, so that
 			// jobs end while it is ticking.
@@ -126,8 +122,6 @@ func TestCrewHasOneReader(t *testing.T) {
 			}
 		})
 	}
-	close(jobs)
-	c.stop(true)
 }
 
 // fakeRelief is a relief the test ticks by hand; its Stop reports true
@@ -142,28 +136,10 @@ func (fakeRelief) Stop() bool               { return true }
 // took the role on the relief's tick waits, whatever the relief's Stop
 // reports.
 func TestCrewRoleTakenOnATickIsNotTakenBack(t *testing.T) {
-	var reading atomic.Int32
-	jobs := make(chan job)
+	c, jobs := testCrew(t)
 	tick := make(chan time.Time)
-	var c *crew
-	c = newCrew(func() job {
-		defer reading.Add(-1)
-		if reading.Add(1) > 1 {
-			t.Error("two members reading at once")
-		}
-		j, ok := <-jobs
-		if !ok {
-			return nil
-		}
-		c.jobs.Add(1)
-		return j
-	})
 	c.relief, c.tick = fakeRelief{}, tick
 	c.start()
-	defer func() {
-		close(jobs)
-		c.stop(true)
-	}()
 
 	running, release, finished := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	jobs <- funcJob(func() {
