@@ -35,7 +35,10 @@
 //     never stuck behind a slow tool. hook/observe runs off the reader but
 //     in order, one observation after the other. The goroutines are a few
 //     long-lived ones taking turns as the reader: the one that read a
-//     request runs it, while another reads on.
+//     request runs it, and another reads on as soon as it blocks (a
+//     request that never blocks is answered by the reader, which then
+//     reads on itself: no goroutine switch, which a wasm guest pays
+//     dearly for).
 //   - A request before initialize is refused; requests pipelined behind
 //     initialize wait for it. A failed Initialize fails every later request.
 //   - tool/progress and provider/delta are written before the request's

@@ -3,6 +3,7 @@ package pluginkit
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // keptWorkers is how many idle goroutines a crew keeps. A request on a
@@ -14,67 +15,133 @@ const keptWorkers = 4
 type job interface{ work() }
 
 // crew serves an instance on a few long-lived goroutines, taking turns as
-// the reader (leader and followers). The reader reads lines until one
-// makes a job; then it hands the reader's role to an idle member (or a
-// new goroutine, when none is idle) and runs the job itself. So the job
-// starts at once, on the goroutine that read it, with no switch before its
-// answer, while another goroutine reads on: a slow tool never holds up a
-// cancel or another request, and every request has a goroutine of its
-// own. A member done with its job waits to read again; past keptWorkers
-// idle members, it ends.
+// the reader. The reader reads lines until one makes a job, and runs the
+// job itself, on the goroutine that read it, with no switch before its
+// answer. Before it does, it puts the reader's role on offer and arms the
+// relief: a timer, due at once, whose tick lets an idle member (one is
+// started if none is idle) claim the role. So while the job runs, another
+// member reads on: a slow tool never holds up a cancel, an answer it waits
+// for, or another request, and every request has a goroutine of its own.
+// A member done with its job claims the role back if no one has; if one
+// has, it waits for its next turn, and past keptWorkers idle members it
+// ends.
+//
+// A job that finishes before the relief ticks claims the role back and
+// reads on itself. In a wasm guest that is the usual case, and it is the
+// point: the guest has one thread, timers run only when the running
+// goroutine blocks, and a goroutine switch there unwinds and rewinds the
+// whole stack, each frame a call out of the guest under wazero's
+// termination checks (tens of µs a switch). A job that never blocks is
+// relieved by no one and costs no switch; one that blocks (a slow tool, an
+// Ask waiting for its answer) is relieved as soon as it does. Natively the
+// timer ticks on another thread within microseconds, as the hand-over
+// always did.
 type crew struct {
 	next func() job // the reader's work: the next job, or nil once reading has ended
 
-	turn chan struct{} // unbuffered: a send succeeds only into an idle member
-	quit chan struct{}
-	idle atomic.Int32
-	jobs sync.WaitGroup // every job found and not yet done: Add under the server's lock
-	wg   sync.WaitGroup // every member
+	relief timer            // due while the reader runs a job; its tick offers an idle member the reader's role
+	tick   <-chan time.Time // relief's ticks
+	mu     sync.Mutex
+	open   bool // the reader's role is on offer: its holder is running a job; guarded by mu
+	quit   chan struct{}
+	idle   atomic.Int32   // members waiting for the relief, and members started to
+	jobs   sync.WaitGroup // every job found and not yet done: Add under the server's lock
+	wg     sync.WaitGroup // every member
+}
+
+// timer is the relief: a *time.Timer, which a test replaces.
+type timer interface {
+	Reset(time.Duration) bool
+	Stop() bool
 }
 
 func newCrew(next func() job) *crew {
-	return &crew{next: next, turn: make(chan struct{}), quit: make(chan struct{})}
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &crew{next: next, relief: t, tick: t.C, quit: make(chan struct{})}
 }
 
 // start makes the first member the reader.
 func (c *crew) start() { c.wg.Go(c.member) }
 
+// member reads until it finds a job, runs it, and reads on unless another
+// member took the reader's role meanwhile; then it waits for its next turn.
 func (c *crew) member() {
 	for {
 		j := c.next()
 		if j == nil {
 			return // reading has ended
 		}
-		c.pass()
+		c.offer()
 		j.work()
 		c.jobs.Done()
+		if c.claim() {
+			c.relief.Stop() // its tick, if one is on its way, finds nothing on offer
+			continue
+		}
 		if !c.await() {
 			return
 		}
 	}
 }
 
-// pass gives the reader's role to an idle member, or to a new one.
-func (c *crew) pass() {
-	select {
-	case c.turn <- struct{}{}:
-	default:
-		c.wg.Go(c.member)
+// offer puts the reader's role on offer while the reader runs a job: the
+// relief is due at once, and some member waits for it.
+func (c *crew) offer() {
+	c.mu.Lock()
+	c.open = true
+	c.mu.Unlock()
+	if c.idle.Load() == 0 {
+		c.idle.Add(1) // counted before it starts, so a second job does not start another
+		c.wg.Go(c.relieve)
+	}
+	c.relief.Reset(0)
+}
+
+// claim takes the reader's role if it is on offer. Whoever claims it
+// reads next: the member whose relief is due, or the member done with its
+// job (which may be another's than the one that offered it: the offer is
+// of the role, and one claim takes it). Deciding under mu is what makes
+// the reader one goroutine; it is also the hand-over's happens-before
+// edge, from the last read to the next.
+func (c *crew) claim() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ok := c.open
+	c.open = false
+	return ok
+}
+
+// relieve is a member started idle.
+func (c *crew) relieve() {
+	if c.wait() {
+		c.member()
 	}
 }
 
 // await waits for the reader's role, reporting false if the member
 // should end instead: the crew is stopping, or enough are idle.
 func (c *crew) await() bool {
-	defer c.idle.Add(-1)
 	if c.idle.Add(1) > keptWorkers {
+		c.idle.Add(-1)
 		return false
 	}
-	select {
-	case <-c.turn:
-		return true
-	case <-c.quit:
-		return false
+	return c.wait()
+}
+
+// wait is an idle member's wait for the role, already counted in idle. A
+// tick that finds the role claimed already is let go.
+func (c *crew) wait() bool {
+	defer c.idle.Add(-1)
+	for {
+		select {
+		case <-c.tick:
+			if c.claim() {
+				return true
+			}
+		case <-c.quit:
+			return false
+		}
 	}
 }
 

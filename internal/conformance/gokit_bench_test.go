@@ -127,25 +127,37 @@ func BenchmarkGoPluginCall(b *testing.B) {
 	for i, p := range paths {
 		r := float64(median(times[i+1])) / float64(mr)
 		b.ReportMetric(r, p.name+"/raw")
+		what := p.name + " Go plugin call p50 ÷ raw pipe"
 		if max, ok := budget[p.name]; ok {
-			b.Logf("Go plugin over %s: %.2f× the raw pipe (budget ≤ %.1f×: %s)", p.name, r, max, verdict(r <= max))
+			budgetLine(b, what, r, "≤", max)
 		} else {
-			b.Logf("Go plugin over %s: %.2f× the raw pipe", p.name, r)
+			b.Logf("%s: %.2f×", what, r)
 		}
 	}
 }
 
-func verdict(ok bool) string {
-	if ok {
-		return "within"
+// budgetLine logs one of issue 9's targets as make bench prints it: the
+// ratio measured, beside its budget (cmp is "≤" or "≥"), and whether it
+// is met.
+func budgetLine(b *testing.B, what string, ratio float64, cmp string, budget float64) {
+	b.Helper()
+	ok := ratio <= budget
+	if cmp == "≥" {
+		ok = ratio >= budget
 	}
-	return "OVER"
+	verdict := "met"
+	if !ok {
+		verdict = "NOT MET"
+	}
+	b.Logf("%s: %.2f× (budget %s %g×: %s)", what, ratio, cmp, budget, verdict)
 }
 
 // BenchmarkGoPluginInFlight is the throughput of the same paths with 16
 // calls in flight: each iteration is a round of 64 calls on every path in
 // turn; reported are each path's median calls per second and, with the
-// before builds, after ÷ before (issue 9 asks ≥ 10× over wasm).
+// before builds, after ÷ before (issue 9 asks ≥ 10× over wasm, against the
+// kit as it was when it ran sourcegraph/jsonrpc2 inside the plugin: make
+// bench builds that one as the before unless BEFORE says otherwise).
 func BenchmarkGoPluginInFlight(b *testing.B) {
 	warming.Wait()
 	const round, inFlight = 64, 16
@@ -180,10 +192,11 @@ func BenchmarkGoPluginInFlight(b *testing.B) {
 		if med[t+"-before"] > 0 {
 			r := med[t] / med[t+"-before"]
 			b.ReportMetric(r, t+"/before")
+			what := t + " Go plugin calls/s, 16 in flight ÷ the before build's"
 			if t == "wasm" {
-				b.Logf("16 in flight over wasm: %.1f× the before build's calls/s (budget ≥ 10×: %s)", r, verdict(r >= 10))
+				budgetLine(b, what, r, "≥", 10)
 			} else {
-				b.Logf("16 in flight over %s: %.1f× the before build's calls/s", t, r)
+				b.Logf("%s: %.2f×", what, r)
 			}
 		}
 	}

@@ -125,6 +125,14 @@ func BenchmarkWarmStartProcess(b *testing.B) {
 	}
 	reportWarmStart(b, wall, "")
 	reportWarmStart(b, cpu, "cpu-")
+	// Against wazero's default start, without the loop-kill checks: the
+	// stricter of the two floors.
+	ratio := float64(median(wall[modeOurs])) / float64(median(wall[modeFloor]))
+	verdict := "met"
+	if ratio > 1.2 {
+		verdict = "NOT MET"
+	}
+	b.Logf("wasm warm start in a new process ÷ wazero's own file-cache start: %.2f× (budget ≤ 1.2×: %s)", ratio, verdict)
 }
 
 func reportWarmStart(b *testing.B, times map[string][]time.Duration, prefix string) {

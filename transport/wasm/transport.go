@@ -191,6 +191,12 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wasm plugin %s: stdin pipe: %w", name, err)
 	}
+	// The guest's stdout is unbuffered: each line it writes waits for the
+	// host to read it. A bounded buffer here was measured slower, not
+	// faster (README, Speed): a guest that does not wait goes straight
+	// to a blocking poll(2) for stdin that keeps its thread's scheduler
+	// slot, and the host's reader, woken onto that slot, waits for
+	// another thread to take it.
 	outR, outW := io.Pipe() // guest writes the host's wire in
 	mem := &memoryCap{limit: limit}
 	ictx, cancel := context.WithCancel(experimental.WithMemoryAllocator(context.Background(), mem))
