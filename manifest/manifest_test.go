@@ -72,7 +72,9 @@ func TestLoadRefuses(t *testing.T) {
 		// entry
 		{name: "missing entry", content: `{"name": "wc", "version": "1"}`, want: []string{`missing "entry"`}},
 		{name: "entry not an object", content: mk(`"python3"`), want: []string{`"entry" must be a JSON object, found a string`}},
-		{name: "unknown entry field", content: mk(`{"command": "x", "arg": []}`), want: []string{`unknown field "entry.arg"`, "known fields: command, wasm, args, env"}},
+		{name: "unknown entry field", content: mk(`{"command": "x", "arg": []}`), want: []string{`unknown field "entry.arg"`, "known fields: command, wasm, args, env, protocol"}},
+		{name: "protocol unknown", content: mk(`{"command": "x", "protocol": "lsp"}`), want: []string{`"entry.protocol" is "lsp"`, `"bingo"`, `"mcp"`}},
+		{name: "protocol not a string", content: mk(`{"command": "x", "protocol": 1}`), want: []string{`"entry.protocol" must be a string, found a number`}},
 		{name: "both command and wasm", content: mk(`{"command": "x", "wasm": "p.wasm"}`), want: []string{`both "command" and "wasm"`, "exactly one"}},
 		{name: "neither command nor wasm", content: mk(`{"args": ["a"]}`), want: []string{`needs one of "command"`, `or "wasm"`}},
 		{name: "empty entry", content: mk(`{}`), want: []string{`needs one of "command"`}},
@@ -202,7 +204,7 @@ func TestLoadAccepts(t *testing.T) {
 			name:  "spec example: bare command stays a PATH lookup, root expands in args",
 			entry: `{"command": "python3", "args": ["${PLUGIN_ROOT}/main.py"]}`,
 			check: func(t *testing.T, root string, e manifest.Entry) {
-				want := manifest.Entry{Command: "python3", Args: []string{root + "/main.py"}}
+				want := manifest.Entry{Command: "python3", Args: []string{root + "/main.py"}, Protocol: manifest.ProtocolBingo}
 				if !reflect.DeepEqual(e, want) {
 					t.Errorf("entry = %+v, want %+v", e, want)
 				}
@@ -230,6 +232,26 @@ func TestLoadAccepts(t *testing.T) {
 			name:  "absolute command stays",
 			entry: `{"command": "/usr/bin/env", "args": ["python3"]}`,
 			check: wantCommand(func(string) string { return "/usr/bin/env" }),
+		},
+		{
+			name:  "protocol mcp with a command",
+			entry: `{"command": "x", "protocol": "mcp"}`,
+			check: wantProtocol(manifest.ProtocolMCP),
+		},
+		{
+			name:  "protocol mcp with wasm",
+			entry: `{"wasm": "s.wasm", "protocol": "mcp"}`,
+			check: wantProtocol(manifest.ProtocolMCP),
+		},
+		{
+			name:  "protocol bingo said",
+			entry: `{"command": "x", "protocol": "bingo"}`,
+			check: wantProtocol(manifest.ProtocolBingo),
+		},
+		{
+			name:  "protocol empty is the default",
+			entry: `{"command": "x", "protocol": ""}`,
+			check: wantProtocol(manifest.ProtocolBingo),
 		},
 		{
 			name:  "wasm with root",
@@ -442,5 +464,14 @@ func TestEnviron(t *testing.T) {
 	m = &manifest.Manifest{Entry: manifest.Entry{Command: "x", Env: map[string]string{"PAT": "p"}}}
 	if got := m.Environ([]string{"PATH=/bin"}); !reflect.DeepEqual(got, []string{"PATH=/bin", "PAT=p"}) {
 		t.Errorf("Environ = %q", got)
+	}
+}
+
+func wantProtocol(want string) func(*testing.T, string, manifest.Entry) {
+	return func(t *testing.T, _ string, e manifest.Entry) {
+		t.Helper()
+		if e.Protocol != want {
+			t.Errorf("Protocol = %q, want %q", e.Protocol, want)
+		}
 	}
 }
