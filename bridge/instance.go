@@ -192,6 +192,13 @@ func (inst *instance) notification(method string, params json.RawMessage) {
 			}
 		}
 		fmt.Fprintf(p.opts.Log, "bridge: provider/delta for no running stream: %s\n", params)
+	case protocol.NotifyPluginDeclare:
+		var d protocol.InitializeResult
+		if err := json.Unmarshal(params, &d); err != nil {
+			fmt.Fprintf(p.opts.Log, "bridge: plugin/declare is not a declaration (%v): %.512s\n", err, params)
+			return
+		}
+		p.redeclare(d)
 	default:
 		fmt.Fprintf(p.opts.Log, "bridge: ignored notification %q\n", method)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 )
@@ -190,4 +191,9 @@ type Options struct {
 	Services ServiceRouter
 	// Now is the clock the backoff reads; nil is time.Now.
 	Now func() time.Time
+	// Redeclared, if set, is told the plugin's kept declaration each time
+	// it changes after the handshake (a plugin/declare the host accepted),
+	// so that the host can replace what the plugin contributes. It runs on
+	// the instance's wire reader: it must not call the plugin.
+	Redeclared func(protocol.InitializeResult)
 }

@@ -82,6 +82,13 @@ func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
 	if err != nil {
 		return protocol.InitializeResult{}, err
 	}
+	p.tellRefused(refused)
+	return decl, nil
+}
+
+// tellRefused raises a notice for each part of a declaration the host
+// refused.
+func (p *Plugin) tellRefused(refused []string) {
 	const most = 20 // a declaration of a thousand bad entries needs no thousand notices
 	if len(refused) > most {
 		refused = append(refused[:most:most], fmt.Sprintf("and %d more parts of the declaration refused", len(refused)-most))
@@ -89,7 +96,30 @@ func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
 	for _, msg := range refused {
 		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: msg})
 	}
-	return decl, nil
+}
+
+// redeclare takes a declaration the live plugin sent again (plugin/declare,
+// when what it offers changed), held to the handshake's rules
+// (readDeclaration): what is kept becomes the plugin's declaration, and
+// Options.Redeclared is told. One that fails the rules outright (another
+// name, another protocol) changes nothing and costs one notice.
+func (p *Plugin) redeclare(decl protocol.InitializeResult) {
+	raw, err := json.Marshal(decl)
+	if err == nil {
+		decl, refused, rerr := readDeclaration(p.opts.Name, raw)
+		if rerr == nil {
+			p.mu.Lock()
+			p.decl = &decl
+			p.mu.Unlock()
+			p.tellRefused(refused)
+			if p.opts.Redeclared != nil {
+				p.opts.Redeclared(decl)
+			}
+			return
+		}
+		err = rerr
+	}
+	p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: "its new declaration was refused: " + err.Error()})
 }
 
 // install makes inst, just through its handshake, the live instance (and

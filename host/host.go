@@ -18,6 +18,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/host/gate"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
+	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 	"github.com/bingo/bingo-plugin-rpc/transport/exec"
@@ -57,8 +58,11 @@ type PluginInfo struct {
 	Layer     string `json:"layer"`
 	Dir       string `json:"dir"`
 	Transport string `json:"transport"`
-	Status    string `json:"status"` // running, dead, not started, failed, shadowed, …
-	Error     string `json:"error,omitempty"`
+	// Protocol is what the plugin speaks: "bingo" or "mcp" (an MCP
+	// server, translated by package mcpbridge).
+	Protocol string `json:"protocol"`
+	Status   string `json:"status"` // running, dead, not started, failed, shadowed, …
+	Error    string `json:"error,omitempty"`
 	// Trust is "trusted", "untrusted" or "untrusted (sandboxed)" for a
 	// project plugin, and "" for the person's own and --plugin-dir ones.
 	Trust string `json:"trust,omitempty"`
@@ -242,12 +246,19 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow,
 		})
 	default:
+		env := h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)
+		if m.Entry.Protocol == manifest.ProtocolMCP {
+			env = withConfig(env, h.settings.Plugins[m.Name])
+		}
 		l.exec = exec.New(exec.Config{
 			Command: m.Entry.Command, Args: m.Entry.Args,
-			Env: m.Environ(h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)),
+			Env: m.Environ(env),
 			Dir: h.cfg.Cwd, Stderr: log,
 		})
 		tr = l.exec
+	}
+	if m.Entry.Protocol == manifest.ProtocolMCP {
+		tr = h.mcp(m, tr, trusted, log)
 	}
 	l.plugin = bridge.New(bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: tr,
@@ -255,6 +266,9 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		Deadlines: h.settings.Deadlines, Limits: h.settings.Limits,
 		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace,
 		Services: h.reg.routeService,
+		Redeclared: func(protocol.InitializeResult) {
+			h.reg.replace(m.Name, l.plugin.Contributions())
+		},
 	})
 	return l
 }
@@ -365,7 +379,10 @@ func (h *Host) Plugins() []PluginInfo {
 // info describes m as found, before anything is known of how it ran.
 func (h *Host) info(m *manifest.Manifest) PluginInfo {
 	info := PluginInfo{Name: m.Name, Version: m.Version, Layer: m.Layer, Dir: m.Root,
-		Transport: m.Entry.Transport(), Contributes: []string{}}
+		Transport: m.Entry.Transport(), Protocol: m.Entry.Protocol, Contributes: []string{}}
+	if info.Protocol == "" {
+		info.Protocol = manifest.ProtocolBingo
+	}
 	if m.Layer == manifest.LayerProject {
 		info.Trust = "untrusted"
 		if h.trust.trusted(m) {

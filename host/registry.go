@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -28,6 +30,7 @@ type Registry struct {
 	providers    []Owned[sdk.Provider]
 	hooks        []HookEntry
 	services     map[string]Owned[sdk.Service]
+	added        map[string]bool // the plugins add has registered
 }
 
 type Owned[T any] struct {
@@ -46,32 +49,60 @@ type HookEntry struct {
 func newRegistry(notify func(bridge.Notice)) *Registry {
 	return &Registry{notify: notify,
 		tools: map[string]Owned[sdk.Tool]{}, commands: map[string]Owned[sdk.Command]{},
-		services: map[string]Owned[sdk.Service]{}}
+		services: map[string]Owned[sdk.Service]{}, added: map[string]bool{}}
 }
 
 // add registers what a plugin contributes.
 func (r *Registry) add(m *manifest.Manifest, c bridge.Contributions) {
+	r.mu.Lock()
+	r.added[m.Name] = true
+	r.mu.Unlock()
+	r.addOwned(m.Name, c)
+}
+
+func (r *Registry) addOwned(owner string, c bridge.Contributions) {
 	for _, t := range c.Tools {
-		r.AddTool(m.Name, t)
+		r.AddTool(owner, t)
 	}
 	for _, cmd := range c.Commands {
-		r.AddCommand(m.Name, cmd)
+		r.AddCommand(owner, cmd)
 	}
 	for _, x := range c.Contributors {
-		r.AddContributor(m.Name, x)
+		r.AddContributor(owner, x)
 	}
 	for _, x := range c.Compactors {
-		r.AddCompactor(m.Name, x)
+		r.AddCompactor(owner, x)
 	}
 	for _, x := range c.Providers {
-		r.AddProvider(m.Name, x)
+		r.AddProvider(owner, x)
 	}
 	for _, x := range c.Hooks {
-		r.AddHook(HookEntry{Owner: m.Name, Hook: x.Hook, Decide: x.DecidePoints, Observe: x.ObservePoints})
+		r.AddHook(HookEntry{Owner: owner, Hook: x.Hook, Decide: x.DecidePoints, Observe: x.ObservePoints})
 	}
 	for _, x := range c.Services {
-		r.AddService(m.Name, x)
+		r.AddService(owner, x)
 	}
+}
+
+// replace drops everything owner contributes and registers c in its
+// place: a plugin declared again (plugin/declare). A plugin not yet
+// registered is left alone; add reads its declaration when it is.
+func (r *Registry) replace(owner string, c bridge.Contributions) {
+	r.mu.Lock()
+	if !r.added[owner] {
+		r.mu.Unlock()
+		return
+	}
+	drop := func(o string) bool { return o == owner }
+	maps.DeleteFunc(r.tools, func(_ string, t Owned[sdk.Tool]) bool { return drop(t.Owner) })
+	maps.DeleteFunc(r.commands, func(_ string, t Owned[sdk.Command]) bool { return drop(t.Owner) })
+	maps.DeleteFunc(r.services, func(_ string, t Owned[sdk.Service]) bool { return drop(t.Owner) })
+	r.contributors = slices.DeleteFunc(r.contributors, func(x Owned[sdk.Contributor]) bool { return drop(x.Owner) })
+	r.compactors = slices.DeleteFunc(r.compactors, func(x Owned[sdk.Compactor]) bool { return drop(x.Owner) })
+	r.providers = slices.DeleteFunc(r.providers, func(x Owned[sdk.Provider]) bool { return drop(x.Owner) })
+	r.hooks = slices.DeleteFunc(r.hooks, func(x HookEntry) bool { return drop(x.Owner) })
+	r.mu.Unlock()
+	r.addOwned(owner, c)
 }
 
 func (r *Registry) clash(kind, name, owner, winner string) {

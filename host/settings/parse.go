@@ -23,6 +23,7 @@ type layer struct {
 	patternAt map[string][]place
 	plugins   map[string]json.RawMessage
 	sandbox   map[string]Sandbox
+	mcp       map[string]MCP
 	env       *Env
 	deadlines map[string]time.Duration
 	limits    map[string]int
@@ -84,6 +85,8 @@ func (l *layer) drop(top, sub string) {
 		*l.turn(sub) = nil
 	case "sandbox":
 		l.sandbox = nil
+	case "mcp":
+		l.mcp = nil
 	case "env":
 		l.env = nil
 	case "provider":
@@ -102,6 +105,7 @@ var (
 	topKeys         = children("")
 	permissionsKeys = children("permissions")
 	sandboxKeys     = children("sandbox.<name>")
+	mcpKeys         = children("mcp.<name>")
 	providerKeys    = children("provider")
 	openAIKeys      = children("provider.openai")
 	turnKeys        = children("turn")
@@ -377,6 +381,8 @@ func (p *parser) top(l *layer) error {
 			return p.limits(l)
 		case "sandbox":
 			return p.sandbox(l)
+		case "mcp":
+			return p.mcp(l)
 		case "provider":
 			return p.provider(l)
 		case "turn":
@@ -439,6 +445,30 @@ func (p *parser) limits(l *layer) error {
 		if n != nil {
 			l.limits[key] = *n
 		}
+		return err
+	})
+}
+
+func (p *parser) mcp(l *layer) error {
+	l.mcp = make(map[string]MCP)
+	return p.section(l, "mcp", func(name string, at int64) error {
+		path := "mcp." + name
+		var m MCP
+		err := p.object(path, func(key string, at int64) error {
+			var dst *bool
+			switch key {
+			case "resources":
+				dst = &m.Resources
+			case "sampling":
+				dst = &m.Sampling
+			default:
+				return p.unknown(at, key, path, mcpKeys)
+			}
+			b, err := p.boolean(path + "." + key)
+			*dst = b
+			return err
+		})
+		l.mcp[name] = m
 		return err
 	})
 }
