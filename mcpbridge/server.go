@@ -235,18 +235,18 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 		Capabilities: &mcp.ClientCapabilities{
 			Experimental: map[string]any{"bingo": map[string]any{"config": configOrNull(p.Config)}},
 		},
-		ElicitationHandler:          s.elicit,
-		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.listChanged() },
-		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { s.listChanged() },
-		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) {},
-		LoggingMessageHandler:       s.logMessage,
-		ProgressNotificationHandler: s.progress,
+		ElicitationHandler:         s.elicit,
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { s.listChanged() },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { s.listChanged() },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {},
+		LoggingMessageHandler:      s.logMessage,
 	}
 	if s.cfg.Sample != nil {
 		opts.CreateMessageHandler = s.sample
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "bingo", Version: strconv.Itoa(protocol.Version)}, opts)
-	cs, err := client.Connect(s.ctx, &mcp.IOTransport{Reader: io.NopCloser(s.inner), Writer: s.inner}, nil)
+	t := progressTransport{&mcp.IOTransport{Reader: io.NopCloser(s.inner), Writer: s.inner}, s.progress}
+	cs, err := client.Connect(s.ctx, t, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the MCP server failed to initialize: %v", err)
 	}

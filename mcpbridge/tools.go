@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -267,10 +268,45 @@ func structuredView(raw json.RawMessage) *sdk.View {
 	return v
 }
 
+// progressTransport is the server's transport with each progress
+// notification handed to the translator as it is read. The sdk runs its
+// notification handlers on a goroutine of their own and hands a call its
+// answer straight from the reader, so a handler may hear of progress after
+// the call has answered; read here, a call's progress reaches the host
+// before its answer, as the server sent them.
+type progressTransport struct {
+	mcp.Transport
+	progress func(json.RawMessage)
+}
+
+func (t progressTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return progressConn{c, t.progress}, nil
+}
+
+type progressConn struct {
+	mcp.Connection
+	progress func(json.RawMessage)
+}
+
+func (c progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if req, ok := m.(*jsonrpc.Request); ok && err == nil && !req.IsCall() && req.Method == "notifications/progress" {
+		c.progress(req.Params)
+	}
+	return m, err
+}
+
 // progress turns the server's progress on a tool call into the call's
 // live line.
-func (s *server) progress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-	p := req.Params
+func (s *server) progress(raw json.RawMessage) {
+	var p mcp.ProgressNotificationParams
+	if json.Unmarshal(raw, &p) != nil {
+		return
+	}
 	id, ok := p.ProgressToken.(string)
 	if !ok {
 		return

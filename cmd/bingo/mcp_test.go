@@ -1,0 +1,91 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// The MCP example server (examples/plugins/wordcount-mcp), built twice from
+// one source: natively, as the exec plugin wordcount-mcp, and for WASI, as
+// the wasm plugin wordcount-mcp-wasm. Both are built on first use only, so
+// the other black-box tests do not wait for them.
+var mcpBuild struct {
+	once     sync.Once
+	err      error
+	exec     string // a layer holding wordcount-mcp, its binary built
+	wasm     string // a layer holding wordcount-mcp-wasm, its plugin.wasm built
+	wasmHome string // the wazero compilation cache every script shares
+}
+
+func buildMCP(t *testing.T) {
+	t.Helper()
+	mcpBuild.once.Do(func() {
+		tmp := filepath.Dir(binDir)
+		root, _ := filepath.Abs("../..")
+		mcpBuild.exec = filepath.Join(tmp, "mcp-exec")
+		mcpBuild.wasm = filepath.Join(tmp, "mcp-wasm")
+		mcpBuild.wasmHome = filepath.Join(tmp, "mcp-wasm-cache")
+		steps := []struct {
+			args []string
+			wasm bool
+		}{
+			{args: []string{"mkdir", "-p", mcpBuild.exec, mcpBuild.wasm, mcpBuild.wasmHome}},
+			{args: []string{"cp", "-r", filepath.Join(examples, "wordcount-mcp"), mcpBuild.exec}},
+			{args: []string{"cp", "-r", filepath.Join(examples, "wordcount-mcp-wasm"), mcpBuild.wasm}},
+			{args: []string{"go", "build", "-o", filepath.Join(mcpBuild.exec, "wordcount-mcp", "wordcount-mcp"), "./examples/plugins/wordcount-mcp"}},
+			{args: []string{"go", "build", "-o", filepath.Join(mcpBuild.wasm, "wordcount-mcp-wasm", "plugin.wasm"), "./examples/plugins/wordcount-mcp"}, wasm: true},
+		}
+		for _, s := range steps {
+			mcpBuild.err = runCmd(s.args, func(c *exec.Cmd) {
+				c.Dir = root
+				if s.wasm {
+					c.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+				}
+			})
+			if mcpBuild.err != nil {
+				return
+			}
+		}
+	})
+	if mcpBuild.err != nil {
+		t.Fatal(mcpBuild.err)
+	}
+}
+
+// setupMCP is setup with the MCP example as the plugin under test:
+// MCP_SRC is its directory and MCP_NAME its name. The wasm compilation
+// cache is shared, so the 14 MiB module compiles once per test binary,
+// not once per script.
+func setupMCP(layer, name string) func(*testscript.Env) error {
+	return func(e *testscript.Env) error {
+		if err := setup("wordcount")(e); err != nil {
+			return err
+		}
+		e.Setenv("MCP_SRC", filepath.Join(layer, name))
+		e.Setenv("MCP_NAME", name)
+		cache := filepath.Join(e.WorkDir, "home", ".bingo", "data", "cache")
+		if err := os.MkdirAll(cache, 0o755); err != nil {
+			return err
+		}
+		return os.Symlink(mcpBuild.wasmHome, filepath.Join(cache, "wasm"))
+	}
+}
+
+// The same scripts drive the MCP server natively and in the wasm sandbox:
+// they must answer alike.
+func TestMCPExec(t *testing.T) {
+	buildMCP(t)
+	testscript.Run(t, testscript.Params{Dir: "testdata/mcp", Setup: setupMCP(mcpBuild.exec, "wordcount-mcp"),
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"status": status}})
+}
+
+func TestMCPWasm(t *testing.T) {
+	buildMCP(t)
+	testscript.Run(t, testscript.Params{Dir: "testdata/mcp", Setup: setupMCP(mcpBuild.wasm, "wordcount-mcp-wasm"),
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"status": status}})
+}
