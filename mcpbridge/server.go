@@ -22,6 +22,7 @@ type server struct {
 	cfg   Config
 	inner transport.Conn
 	rpc   *jsonrpc2.Conn
+	set   chan struct{}   // closed once rpc is set: a request may arrive before
 	ctx   context.Context // the instance's: cancelled when it ends
 
 	mu       sync.Mutex
@@ -53,9 +54,10 @@ func serve(ctx context.Context, inner transport.Conn, stdin io.Reader, stdout io
 	}()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &server{cfg: cfg, inner: inner, ctx: ctx, ready: make(chan struct{})}
+	s := &server{cfg: cfg, inner: inner, ctx: ctx, ready: make(chan struct{}), set: make(chan struct{})}
 	stream := protocol.NewLineStream(pipe{stdin, stdout}, protocol.LineStreamOptions{Notification: s.notification})
 	s.rpc = jsonrpc2.NewConn(ctx, stream, s)
+	close(s.set)
 
 	select {
 	case <-s.rpc.DisconnectNotify():
@@ -126,6 +128,7 @@ func (s *server) spawn(f func()) bool {
 // Handle answers the host's requests, each on its own goroutine
 // (jsonrpc2.Handler). Notifications reach notification instead.
 func (s *server) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	<-s.set
 	if req.Notif {
 		return
 	}
