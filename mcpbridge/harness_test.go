@@ -95,7 +95,7 @@ func newRig(t *testing.T, o rigOpts) *rig {
 	r.p = bridge.New(bridge.Options{
 		Name: "fault", Transport: mcpbridge.Wrap(faultServer(&r.starts), o.cfg), Config: o.config,
 		Deadlines: o.deadlines, Notify: r.notices.Add, Log: r.log,
-		Backoff: bridge.Backoff{Initial: time.Millisecond, Max: time.Millisecond},
+		Backoff:    bridge.Backoff{Initial: time.Millisecond, Max: time.Millisecond},
 		Redeclared: o.redecl,
 	})
 	t.Cleanup(func() { r.p.Close() })

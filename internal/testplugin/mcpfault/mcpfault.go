@@ -95,7 +95,9 @@ func New(exit func(code int)) *mcp.Server {
 	})
 	add("change", "Add the tool added.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		s.AddTool(&mcp.Tool{Name: "added", Description: "Added by change.", InputSchema: obj},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("added ran"), nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return text("added ran"), nil
+			})
 		return text("changed"), nil
 	})
 	add("ask", "Ask the person's name.", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
