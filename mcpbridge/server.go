@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"strconv"
 	"sync"
 
@@ -56,7 +57,7 @@ func serve(ctx context.Context, inner transport.Conn, stdin io.Reader, stdout io
 	defer cancel()
 	s := &server{cfg: cfg, inner: inner, ctx: ctx, ready: make(chan struct{}), set: make(chan struct{})}
 	stream := protocol.NewLineStream(pipe{stdin, stdout}, protocol.LineStreamOptions{Notification: s.notification})
-	s.rpc = jsonrpc2.NewConn(ctx, stream, s)
+	s.rpc = jsonrpc2.NewConn(ctx, stream, s, jsonrpc2.SetLogger(log.New(cfg.Log, "mcpbridge: ", 0)))
 	close(s.set)
 
 	select {
@@ -93,6 +94,10 @@ func serve(ctx context.Context, inner transport.Conn, stdin io.Reader, stdout io
 	s.work.Wait()
 	return innerErr
 }
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
 
 // pipe is the translator's end of the bingo wire.
 type pipe struct {
@@ -248,10 +253,14 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 		opts.CreateMessageHandler = s.sample
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "bingo", Version: strconv.Itoa(protocol.Version)}, opts)
-	t := progressTransport{&mcp.IOTransport{Reader: io.NopCloser(s.inner), Writer: s.inner}, s.progress}
+	// The session never closes the server's stdin: serve does, when the
+	// host stops the instance.
+	t := progressTransport{&mcp.IOTransport{Reader: io.NopCloser(s.inner), Writer: nopCloser{s.inner}}, s.progress}
 	cs, err := client.Connect(s.ctx, t, nil)
 	if err != nil {
-		return nil, fmt.Errorf("the MCP server failed to initialize: %v", err)
+		err = fmt.Errorf("the MCP server failed to initialize: %v", err)
+		fmt.Fprintf(s.cfg.Log, "mcpbridge: %v\n", err)
+		return nil, err
 	}
 	s.mu.Lock()
 	s.cs = cs
