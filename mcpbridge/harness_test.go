@@ -40,7 +40,7 @@ func faultServer(starts *int) transport.Transport {
 		mu.Unlock()
 		exited := make(chan struct{})
 		var once sync.Once
-		srv := mcpfault.New(func(int) { once.Do(func() { close(exited) }) })
+		srv := mcpfault.New(mcpfault.Process{Exit: func(int) { once.Do(func() { close(exited) }) }, Done: ctx.Done()})
 		ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopCloser{stdout}}, nil)
 		if err != nil {
 			return err

@@ -35,6 +35,7 @@ type server struct {
 	calls    []*call       // the tool calls running, oldest first
 	errTold  bool          // an error-level log line has raised its notice
 	redeclMu sync.Mutex    // one redeclaration at a time
+	declDone chan struct{} // closed once the latest redeclaration is sent; nil before the first
 }
 
 // call is one tool call running on the server.
@@ -255,7 +256,7 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "bingo", Version: strconv.Itoa(protocol.Version)}, opts)
 	// The session never closes the server's stdin: serve does, when the
 	// host stops the instance.
-	t := progressTransport{&mcp.IOTransport{Reader: io.NopCloser(s.inner), Writer: nopCloser{s.inner}}, s.progress}
+	t := readTransport{&mcp.IOTransport{Reader: io.NopCloser(s.inner), Writer: nopCloser{s.inner}}, s.notified}
 	cs, err := client.Connect(s.ctx, t, nil)
 	if err != nil {
 		err = fmt.Errorf("the MCP server failed to initialize: %v", err)
@@ -296,7 +297,12 @@ func configOrNull(raw json.RawMessage) json.RawMessage {
 // (plugin/declare), off the sdk's reader: listing is a request, and its
 // answer arrives on that reader.
 func (s *server) listChanged() {
-	s.spawn(func() {
+	done := make(chan struct{})
+	s.mu.Lock()
+	s.declDone = done
+	s.mu.Unlock()
+	ok := s.spawn(func() {
+		defer close(done)
 		s.redeclMu.Lock()
 		defer s.redeclMu.Unlock()
 		s.mu.Lock()
@@ -314,6 +320,23 @@ func (s *server) listChanged() {
 			fmt.Fprintf(s.cfg.Log, "mcpbridge: %s: %v\n", protocol.NotifyPluginDeclare, err)
 		}
 	})
+	if !ok {
+		close(done)
+	}
+}
+
+// declared waits until the latest redeclaration has been sent.
+func (s *server) declared() {
+	s.mu.Lock()
+	done := s.declDone
+	s.mu.Unlock()
+	if done == nil {
+		return
+	}
+	select {
+	case <-done:
+	case <-s.ctx.Done():
+	}
 }
 
 // notice says one line to the person under the plugin's name.

@@ -141,13 +141,20 @@ func (s *server) callTool(cs *mcp.ClientSession, p protocol.ToolCallParams) (any
 	params := &mcp.CallToolParams{Name: mcpName, Arguments: argsOf(p.Input), Meta: logMeta()}
 	params.SetProgressToken(p.CallID)
 	res, err := cs.CallTool(context.WithValue(ctx, callKey{}, p.CallID), params)
+	// What the call changed is declared before it answers: the host's
+	// next model request sees it.
+	s.declared()
 	if err != nil {
 		s.mu.Lock()
 		asked := c.asked
 		s.mu.Unlock()
 		if asked {
 			// The server was told (notifications/cancelled) and answers
-			// nothing more; the host waits for this answer.
+			// the call no more. It still proves it answers at all (a
+			// ping) before the host gets this answer, which the host
+			// waits for until the call's deadline: a server that has
+			// stopped answering is then wedged, as any plugin would be.
+			_ = cs.Ping(s.ctx, nil)
 			return protocol.ToolCallResult{Output: sdk.ToolOutput{IsError: true,
 				Parts: []sdk.Part{sdk.TextPart("cancelled: the MCP server was asked to stop (notifications/cancelled)")}}}, nil
 		}
@@ -268,36 +275,48 @@ func structuredView(raw json.RawMessage) *sdk.View {
 	return v
 }
 
-// progressTransport is the server's transport with each progress
-// notification handed to the translator as it is read. The sdk runs its
-// notification handlers on a goroutine of their own and hands a call its
-// answer straight from the reader, so a handler may hear of progress after
-// the call has answered; read here, a call's progress reaches the host
-// before its answer, as the server sent them.
-type progressTransport struct {
+// readTransport is the server's transport with each notification handed
+// to read as it is read, in wire order. The sdk runs its notification
+// handlers on a goroutine of their own and hands a call its answer
+// straight from the reader, so a handler may hear of a call's progress, or
+// of the tools/list_changed its call caused, after the call has answered;
+// read here, both reach the host before the call's answer, as the server
+// sent them.
+type readTransport struct {
 	mcp.Transport
-	progress func(json.RawMessage)
+	read func(method string, params json.RawMessage)
 }
 
-func (t progressTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+func (t readTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := t.Transport.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return progressConn{c, t.progress}, nil
+	return readConn{c, t.read}, nil
 }
 
-type progressConn struct {
+type readConn struct {
 	mcp.Connection
-	progress func(json.RawMessage)
+	read func(method string, params json.RawMessage)
 }
 
-func (c progressConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+func (c readConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	m, err := c.Connection.Read(ctx)
-	if req, ok := m.(*jsonrpc.Request); ok && err == nil && !req.IsCall() && req.Method == "notifications/progress" {
-		c.progress(req.Params)
+	if req, ok := m.(*jsonrpc.Request); ok && err == nil && !req.IsCall() {
+		c.read(req.Method, req.Params)
 	}
 	return m, err
+}
+
+// notified handles the server's notifications that must keep their place
+// among its answers.
+func (s *server) notified(method string, params json.RawMessage) {
+	switch method {
+	case "notifications/progress":
+		s.progress(params)
+	case "notifications/tools/list_changed", "notifications/prompts/list_changed":
+		s.listChanged()
+	}
 }
 
 // progress turns the server's progress on a tool call into the call's

@@ -20,6 +20,7 @@ var mcpBuild struct {
 	exec     string // a layer holding wordcount-mcp, its binary built
 	wasm     string // a layer holding wordcount-mcp-wasm, its plugin.wasm built
 	wasmHome string // the wazero compilation cache every script shares
+	fault    string // a plugin directory: internal/testplugin/cmd/mcpfault as the exec plugin fault
 }
 
 func buildMCP(t *testing.T) {
@@ -30,15 +31,24 @@ func buildMCP(t *testing.T) {
 		mcpBuild.exec = filepath.Join(tmp, "mcp-exec")
 		mcpBuild.wasm = filepath.Join(tmp, "mcp-wasm")
 		mcpBuild.wasmHome = filepath.Join(tmp, "mcp-wasm-cache")
+		mcpBuild.fault = filepath.Join(tmp, "mcp-fault", "fault")
 		steps := []struct {
 			args []string
 			wasm bool
 		}{
-			{args: []string{"mkdir", "-p", mcpBuild.exec, mcpBuild.wasm, mcpBuild.wasmHome}},
+			{args: []string{"mkdir", "-p", mcpBuild.exec, mcpBuild.wasm, mcpBuild.wasmHome, mcpBuild.fault}},
+			{args: []string{"go", "build", "-o", filepath.Join(mcpBuild.fault, "mcpfault"), "./internal/testplugin/cmd/mcpfault"}},
 			{args: []string{"cp", "-r", filepath.Join(examples, "wordcount-mcp"), mcpBuild.exec}},
 			{args: []string{"cp", "-r", filepath.Join(examples, "wordcount-mcp-wasm"), mcpBuild.wasm}},
 			{args: []string{"go", "build", "-o", filepath.Join(mcpBuild.exec, "wordcount-mcp", "wordcount-mcp"), "./examples/plugins/wordcount-mcp"}},
 			{args: []string{"go", "build", "-o", filepath.Join(mcpBuild.wasm, "wordcount-mcp-wasm", "plugin.wasm"), "./examples/plugins/wordcount-mcp"}, wasm: true},
+		}
+		manifest := `{"name": "fault", "version": "1", "entry": {"command": "${PLUGIN_ROOT}/mcpfault", "protocol": "mcp"}}`
+		if mcpBuild.err = os.MkdirAll(mcpBuild.fault, 0o755); mcpBuild.err != nil {
+			return
+		}
+		if mcpBuild.err = os.WriteFile(filepath.Join(mcpBuild.fault, "plugin.json"), []byte(manifest), 0o644); mcpBuild.err != nil {
+			return
 		}
 		for _, s := range steps {
 			mcpBuild.err = runCmd(s.args, func(c *exec.Cmd) {
@@ -68,6 +78,7 @@ func setupMCP(layer, name string) func(*testscript.Env) error {
 		}
 		e.Setenv("MCP_SRC", filepath.Join(layer, name))
 		e.Setenv("MCP_NAME", name)
+		e.Setenv("FAULT_SRC", mcpBuild.fault)
 		cache := filepath.Join(e.WorkDir, "home", ".bingo", "data", "cache")
 		if err := os.MkdirAll(cache, 0o755); err != nil {
 			return err
@@ -87,5 +98,13 @@ func TestMCPExec(t *testing.T) {
 func TestMCPWasm(t *testing.T) {
 	buildMCP(t)
 	testscript.Run(t, testscript.Params{Dir: "testdata/mcp", Setup: setupMCP(mcpBuild.wasm, "wordcount-mcp-wasm"),
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"status": status}})
+}
+
+// An MCP server that misbehaves on purpose (internal/testplugin/mcpfault),
+// run as a process: each fault meets the rules every plugin meets.
+func TestMCPFaults(t *testing.T) {
+	buildMCP(t)
+	testscript.Run(t, testscript.Params{Dir: "testdata/mcpfault", Setup: setupMCP(mcpBuild.exec, "wordcount-mcp"),
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){"status": status}})
 }

@@ -7,7 +7,8 @@
 // structured content), fail (isError), progress (progress without
 // messages), annotated (annotations that claim everything), dotted.name (a
 // name the host cannot offer as it is), hang (answers only when cancelled,
-// logging that it was), crash (the server exits mid-call), flood (n log
+// logging that it was), deaf (never answers its call, though it answers
+// anything else), freeze (stops the whole server), crash (the server exits mid-call), flood (n log
 // lines at error level, each size bytes), change (adds the tool added:
 // tools/list_changed), ask (elicits a name), sample (asks the client's
 // model), config (the config the client passed). Prompt greet(name, mood),
@@ -18,15 +19,27 @@ package mcpfault
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// New returns the server. exit ends the server's process (os.Exit, in
-// cmd/mcpfault), for the crash tool.
-func New(exit func(code int)) *mcp.Server {
+// Process is what the server does to the process it runs in.
+type Process struct {
+	// Exit ends it (os.Exit in cmd/mcpfault), for the crash tool.
+	Exit func(code int)
+	// Freeze stops it reading and answering anything, for the freeze
+	// tool; nil offers no freeze tool.
+	Freeze func()
+	// Done is closed when the server ends (nil in cmd/mcpfault: a process
+	// just ends), for the deaf tool.
+	Done <-chan struct{}
+}
+
+// New returns the server.
+func New(proc Process) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcpfault-server", Version: "9.9.9"}, &mcp.ServerOptions{
 		CompletionHandler: complete,
 	})
@@ -77,8 +90,18 @@ func New(exit func(code int)) *mcp.Server {
 		_ = req.Session.Log(context.WithoutCancel(ctx), &mcp.LoggingMessageParams{Level: "info", Logger: "hang", Data: "hang cancelled"})
 		return nil, ctx.Err()
 	})
+	add("deaf", "Never answer, even when cancelled.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		<-proc.Done
+		return nil, errors.New("ended")
+	})
+	if proc.Freeze != nil {
+		add("freeze", "Stop reading and answering anything.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			proc.Freeze()
+			return text("thawed"), nil
+		})
+	}
 	add("crash", "Exit mid-call.", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		exit(3)
+		proc.Exit(3)
 		// exit ended the process; in process, the session ends, and
 		// with it this call.
 		<-ctx.Done()
