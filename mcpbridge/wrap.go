@@ -67,9 +67,29 @@ func (w *wrapped) Start(ctx context.Context) (transport.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mem.New(func(ctx context.Context, stdin io.Reader, stdout, _ io.Writer) error {
+	translator, err := mem.New(func(ctx context.Context, stdin io.Reader, stdout, _ io.Writer) error {
 		return serve(ctx, conn, stdin, stdout, w.cfg)
 	}, nil).Start(ctx)
+	if err != nil {
+		_ = conn.Kill()
+		return nil, err
+	}
+	return exited{translator, conn}, nil
+}
+
+// exited is the translator's Conn with the server's exit as its own: the
+// translator ends only once the server has, and a server that exits
+// cleanly when its stdin closes has exited cleanly, however the host
+// stopped the translator (the in-memory transport calls any end after
+// Kill a kill).
+type exited struct {
+	transport.Conn
+	server transport.Conn
+}
+
+func (c exited) Wait() error {
+	_ = c.Conn.Wait()
+	return c.server.Wait()
 }
 
 // rawJSON marshals v for the bingo wire, which carries schemas and
