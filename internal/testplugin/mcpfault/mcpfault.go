@@ -11,7 +11,8 @@
 // anything else), freeze (stops the whole server), crash (the server exits mid-call), flood (n log
 // lines at error level, each size bytes), change (adds the tool added:
 // tools/list_changed), ask (elicits a name), sample (asks the client's
-// model), config (the config the client passed). Prompt greet(name, mood),
+// model), config (the config the client passed), configenv (the config in
+// the environment). Prompt greet(name, mood),
 // mood completing to happy/hungry/sad. Resources: two text ones and a
 // blob.
 package mcpfault
@@ -21,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -150,6 +152,9 @@ func New(proc Process) *mcp.Server {
 			SystemPrompt: "be brief", MaxTokens: 50,
 			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "say hi"}}},
 		}}}, nil
+	})
+	add("configenv", "Say BINGO_PLUGIN_CONFIG from the environment.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text("env=" + os.Getenv("BINGO_PLUGIN_CONFIG")), nil
 	})
 	add("config", "Say the config the client passed.", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var cfg any
