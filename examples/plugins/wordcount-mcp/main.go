@@ -1,5 +1,7 @@
 package main
 
+//lint:file-ignore SA1019 MCP logging and sampling are deprecated as of protocol 2026-07-28 but still functional, and servers of every earlier version use them: bingo maps both.
+
 import (
 	"context"
 	"encoding/json"
