@@ -234,26 +234,6 @@ func TestLoadAccepts(t *testing.T) {
 			check: wantCommand(func(string) string { return "/usr/bin/env" }),
 		},
 		{
-			name:  "protocol mcp with a command",
-			entry: `{"command": "x", "protocol": "mcp"}`,
-			check: wantProtocol(manifest.ProtocolMCP),
-		},
-		{
-			name:  "protocol mcp with wasm",
-			entry: `{"wasm": "s.wasm", "protocol": "mcp"}`,
-			check: wantProtocol(manifest.ProtocolMCP),
-		},
-		{
-			name:  "protocol bingo said",
-			entry: `{"command": "x", "protocol": "bingo"}`,
-			check: wantProtocol(manifest.ProtocolBingo),
-		},
-		{
-			name:  "protocol empty is the default",
-			entry: `{"command": "x", "protocol": ""}`,
-			check: wantProtocol(manifest.ProtocolBingo),
-		},
-		{
 			name:  "wasm with root",
 			entry: `{"wasm": "${PLUGIN_ROOT}/plugin.wasm"}`,
 			check: wantWasm(func(root string) string { return root + "/plugin.wasm" }),
@@ -467,11 +447,25 @@ func TestEnviron(t *testing.T) {
 	}
 }
 
-func wantProtocol(want string) func(*testing.T, string, manifest.Entry) {
-	return func(t *testing.T, _ string, e manifest.Entry) {
-		t.Helper()
-		if e.Protocol != want {
-			t.Errorf("Protocol = %q, want %q", e.Protocol, want)
+// entry.protocol, with either transport; unsaid or empty is bingo.
+func TestLoadProtocol(t *testing.T) {
+	for entry, want := range map[string]string{
+		`{"command": "x", "protocol": "mcp"}`:   manifest.ProtocolMCP,
+		`{"wasm": "s.wasm", "protocol": "mcp"}`: manifest.ProtocolMCP,
+		`{"command": "x", "protocol": "bingo"}`: manifest.ProtocolBingo,
+		`{"command": "x", "protocol": ""}`:      manifest.ProtocolBingo,
+		`{"wasm": "s.wasm"}`:                    manifest.ProtocolBingo,
+	} {
+		dir := filepath.Join(t.TempDir(), "wc")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, manifest.FileName), []byte(`{"name": "wc", "version": "1", "entry": `+entry+`}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := manifest.Load(dir, "user")
+		if err != nil || m.Entry.Protocol != want {
+			t.Errorf("entry %s: Protocol %v, %v; want %q", entry, m, err, want)
 		}
 	}
 }

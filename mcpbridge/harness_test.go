@@ -131,30 +131,9 @@ func (r *rig) command(name string) sdk.Command {
 func (r *rig) call(ctx context.Context, name, input string, u sdk.CallUI) (sdk.ToolOutput, error) {
 	r.t.Helper()
 	if u == nil {
-		u = &ui{}
+		u = &testutil.RecordingUI{}
 	}
 	return r.tool(name).Call(ctx, sdk.ToolCall{ID: "c-" + name, Name: "plugin__fault__" + name, Input: json.RawMessage(input)}, u)
-}
-
-// ui records progress and questions, and answers with answer.
-type ui struct {
-	mu        sync.Mutex
-	progress  []string
-	questions []string
-	answer    string
-}
-
-func (u *ui) Progress(s string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.progress = append(u.progress, s)
-}
-
-func (u *ui) Ask(_ context.Context, q string) (string, error) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.questions = append(u.questions, q)
-	return u.answer, nil
 }
 
 func texts(o sdk.ToolOutput) string {

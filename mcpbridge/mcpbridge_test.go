@@ -86,12 +86,12 @@ func TestToolResults(t *testing.T) {
 // Progress without a message shows progress/total.
 func TestProgress(t *testing.T) {
 	r := newRig(t, rigOpts{})
-	u := &ui{}
+	u := &testutil.RecordingUI{}
 	if _, err := r.call(context.Background(), "progress", `{}`, u); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"1/2", "2/2"}; !reflect.DeepEqual(u.progress, want) {
-		t.Errorf("progress %q, want %q (before the answer)", u.progress, want)
+	if progress, _ := u.Seen(); !reflect.DeepEqual(progress, []string{"1/2", "2/2"}) {
+		t.Errorf("progress %q, want 1/2, 2/2 (before the answer)", progress)
 	}
 }
 
@@ -136,15 +136,15 @@ func TestLogging(t *testing.T) {
 // empty answer declines.
 func TestElicitation(t *testing.T) {
 	r := newRig(t, rigOpts{})
-	u := &ui{answer: "Ann"}
+	u := &testutil.RecordingUI{Answer: "Ann"}
 	out, err := r.call(context.Background(), "ask", `{}`, u)
 	if err != nil || texts(out) != "hello Ann" {
 		t.Fatalf("ask = %q, %v; want hello Ann", texts(out), err)
 	}
-	if want := []string{"What is your name? (name, string: your name) — an empty answer declines"}; !reflect.DeepEqual(u.questions, want) {
-		t.Errorf("questions %q, want %q", u.questions, want)
+	if _, asked := u.Seen(); !reflect.DeepEqual(asked, []string{"What is your name? (name, string: your name) — an empty answer declines"}) {
+		t.Errorf("questions %q", asked)
 	}
-	out, err = r.call(context.Background(), "ask", `{}`, &ui{})
+	out, err = r.call(context.Background(), "ask", `{}`, &testutil.RecordingUI{})
 	if err != nil || texts(out) != "ask: decline" {
 		t.Errorf("ask unanswered = %q, %v; want a decline", texts(out), err)
 	}

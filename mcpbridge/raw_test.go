@@ -103,7 +103,7 @@ func TestNeverAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	tl := p.Contributions().Tools[0]
-	_, err := tl.Call(context.Background(), sdk.ToolCall{ID: "c1", Name: tl.Spec().Name, Input: json.RawMessage(`{}`)}, &ui{})
+	_, err := tl.Call(context.Background(), sdk.ToolCall{ID: "c1", Name: tl.Spec().Name, Input: json.RawMessage(`{}`)}, &testutil.RecordingUI{})
 	if err == nil || !strings.Contains(err.Error(), "tool/call did not answer within 100ms") {
 		t.Fatalf("call: %v, want the deadline", err)
 	}

@@ -454,20 +454,7 @@ func (p *parser) mcp(l *layer) error {
 	return p.section(l, "mcp", func(name string, at int64) error {
 		path := "mcp." + name
 		var m MCP
-		err := p.object(path, func(key string, at int64) error {
-			var dst *bool
-			switch key {
-			case "resources":
-				dst = &m.Resources
-			case "sampling":
-				dst = &m.Sampling
-			default:
-				return p.unknown(at, key, path, mcpKeys)
-			}
-			b, err := p.boolean(path + "." + key)
-			*dst = b
-			return err
-		})
+		err := fields(p, path, mcpKeys, map[string]*bool{"resources": &m.Resources, "sampling": &m.Sampling}, p.boolean)
 		l.mcp[name] = m
 		return err
 	})
@@ -632,21 +619,22 @@ func (p *parser) env(l *layer) error {
 
 func (p *parser) pluginEnv(path string) (PluginEnv, error) {
 	var pe PluginEnv
-	err := p.object(path, func(key string, at int64) error {
-		var dst *[]string
-		switch key {
-		case "withhold":
-			dst = &pe.Withhold
-		case "pass":
-			dst = &pe.Pass
-		default:
-			return p.unknown(at, key, path, pluginEnvKeys)
+	err := fields(p, path, pluginEnvKeys, map[string]*[]string{"withhold": &pe.Withhold, "pass": &pe.Pass}, p.envNames)
+	return pe, err
+}
+
+// fields reads the object at path whose keys (known, in the table's
+// order) each hold a value read alike: into dst[key], with read.
+func fields[T any](p *parser, path string, known []string, dst map[string]*T, read func(path string) (T, error)) error {
+	return p.object(path, func(key string, at int64) error {
+		d, ok := dst[key]
+		if !ok {
+			return p.unknown(at, key, path, known)
 		}
-		v, err := p.envNames(path + "." + key)
-		*dst = v
+		v, err := read(path + "." + key)
+		*d = v
 		return err
 	})
-	return pe, err
 }
 
 // envNames reads an array of environment variable names.
