@@ -74,7 +74,7 @@ func (nopCloser) Close() error { return nil }
 
 // rig is the fault server behind the translator behind a real bridge.
 type rig struct {
-	t       *testing.T
+	t       testing.TB
 	p       *bridge.Plugin
 	notices *testutil.Collector[bridge.Notice]
 	log     *testutil.SyncBuffer
@@ -88,7 +88,7 @@ type rigOpts struct {
 	redecl    func(protocol.InitializeResult)
 }
 
-func newRig(t *testing.T, o rigOpts) *rig {
+func newRig(t testing.TB, o rigOpts) *rig {
 	t.Helper()
 	r := &rig{t: t, notices: testutil.NewCollector[bridge.Notice](), log: &testutil.SyncBuffer{}}
 	o.cfg.Name, o.cfg.Version, o.cfg.Log = "fault", "1", r.log
