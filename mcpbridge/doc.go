@@ -36,9 +36,10 @@
 //	                               digit, '_' or '-' becomes '_'), description,
 //	                               inputSchema passed through; the annotations
 //	                               (title, readOnly, destructive, idempotent,
-//	                               openWorld) are said at the end of the
-//	                               description, "(The MCP server claims,
-//	                               unverified: …)", and never believed: the bridge
+//	                               openWorld) are said in words as the tool's
+//	                               claims ("title "Safe", read-only, …"), which
+//	                               the host shows the person it asks whether to
+//	                               run a call, and never believed: the bridge
 //	                               gives the tool the untrusted default traits
 //	                               and names it plugin__<name>__<tool> (≤ 64
 //	                               characters, or refused with a notice)

@@ -18,8 +18,8 @@ import (
 
 // Tools: every MCP tool is declared under the plugin's name, whatever the
 // server calls itself; a name the host cannot offer is made one it can;
-// inputSchema passes through; annotations are said in the description and
-// never believed.
+// inputSchema passes through; annotations are said as the tool's claims
+// and never believed.
 func TestToolsDeclared(t *testing.T) {
 	r := newRig(t, rigOpts{})
 	decl, _ := r.p.Declaration()
@@ -39,8 +39,8 @@ func TestToolsDeclared(t *testing.T) {
 		}
 	}
 	spec := r.tool("annotated").Spec()
-	if !strings.HasSuffix(spec.Description, `(The MCP server claims, unverified: title "Safe", read-only, not destructive, idempotent, closed-world.)`) {
-		t.Errorf("description %q does not say the annotations", spec.Description)
+	if spec.Claims != `title "Safe", read-only, not destructive, idempotent, closed-world` || spec.Description != "Claims everything." {
+		t.Errorf("claims %q, description %q: want the annotations said, the description as it is", spec.Claims, spec.Description)
 	}
 	if string(spec.InputSchema) != `{"type":"object"}` {
 		t.Errorf("inputSchema %s, want the server's", spec.InputSchema)

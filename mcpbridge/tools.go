@@ -51,7 +51,7 @@ func (s *server) declaration(cs *mcp.ClientSession) (protocol.InitializeResult, 
 			}
 			name := hostName(t.Name)
 			n.tools[name] = t.Name
-			decl.Tools = append(decl.Tools, sdk.ToolSpec{Name: name, Description: describeTool(t), InputSchema: rawJSON(t.InputSchema)})
+			decl.Tools = append(decl.Tools, sdk.ToolSpec{Name: name, Description: t.Description, InputSchema: rawJSON(t.InputSchema), Claims: claims(t.Annotations)})
 		}
 	}
 	if caps.Prompts != nil {
@@ -86,39 +86,30 @@ func hostName(name string) string {
 	}, name)
 }
 
-// describeTool is the tool's description, with what its annotations claim
-// said in words: the host never believes them (the tool wears the
-// untrusted default traits), but the person and the model may read them.
-func describeTool(t *mcp.Tool) string {
-	d := t.Description
-	a := t.Annotations
+// claims says in words what the tool's annotations claim. The host never
+// believes them (the tool wears the untrusted default traits) but shows
+// them to the person it asks whether to run a call.
+func claims(a *mcp.ToolAnnotations) string {
 	if a == nil {
-		return d
+		return ""
 	}
-	var claims []string
+	var cs []string
 	if a.Title != "" {
-		claims = append(claims, "title "+strconv.Quote(a.Title))
+		cs = append(cs, "title "+strconv.Quote(a.Title))
 	}
 	if a.ReadOnlyHint {
-		claims = append(claims, "read-only")
+		cs = append(cs, "read-only")
 	}
 	if a.DestructiveHint != nil {
-		claims = append(claims, map[bool]string{true: "destructive", false: "not destructive"}[*a.DestructiveHint])
+		cs = append(cs, map[bool]string{true: "destructive", false: "not destructive"}[*a.DestructiveHint])
 	}
 	if a.IdempotentHint {
-		claims = append(claims, "idempotent")
+		cs = append(cs, "idempotent")
 	}
 	if a.OpenWorldHint != nil {
-		claims = append(claims, map[bool]string{true: "open-world", false: "closed-world"}[*a.OpenWorldHint])
+		cs = append(cs, map[bool]string{true: "open-world", false: "closed-world"}[*a.OpenWorldHint])
 	}
-	if len(claims) == 0 {
-		return d
-	}
-	note := "(The MCP server claims, unverified: " + strings.Join(claims, ", ") + ".)"
-	if d == "" {
-		return note
-	}
-	return d + "\n\n" + note
+	return strings.Join(cs, ", ")
 }
 
 // callTool runs one tool call on the server.
