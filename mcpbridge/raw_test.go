@@ -152,3 +152,25 @@ func TestConnLifetime(t *testing.T) {
 		t.Errorf("Wait: %v, want the server's exit", err)
 	}
 }
+
+// A second initialize is refused; the first one's session stands.
+func TestInitializeTwice(t *testing.T) {
+	c, err := mcpbridge.Wrap(rawServer(legacy), mcpbridge.Config{Name: "raw"}).Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Wait()
+	defer c.Kill()
+	in := bufio.NewScanner(c)
+	for i := range 2 {
+		if _, err := io.WriteString(c, `{"jsonrpc":"2.0","id":`+string(rune('1'+i))+`,"method":"initialize","params":{"protocol":5}}`+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if !in.Scan() {
+			t.Fatalf("no answer %d: %v", i, in.Err())
+		}
+		if got := in.Text(); (i == 1) != strings.Contains(got, "initialize was sent already") {
+			t.Errorf("answer %d: %s", i, got)
+		}
+	}
+}

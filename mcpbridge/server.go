@@ -28,16 +28,17 @@ type server struct {
 	set   chan struct{}   // closed once rpc is set: a request may arrive before
 	ctx   context.Context // the instance's: cancelled when it ends
 
-	mu       sync.Mutex
-	ending   bool           // the instance is ending: nothing more starts
-	work     sync.WaitGroup // every goroutine the translator started
-	cs       *mcp.ClientSession
-	ready    chan struct{} // closed once initialize has answered
-	names    names         // what the current declaration maps to
-	calls    []*call       // the tool calls running, oldest first
-	errTold  bool          // an error-level log line has raised its notice
-	redeclMu sync.Mutex    // one redeclaration at a time
-	declDone chan struct{} // closed once the latest redeclaration is sent; nil before the first
+	mu          sync.Mutex
+	ending      bool           // the instance is ending: nothing more starts
+	work        sync.WaitGroup // every goroutine the translator started
+	cs          *mcp.ClientSession
+	ready       chan struct{} // closed once initialize has answered
+	initialized bool          // initialize has arrived
+	names       names         // what the current declaration maps to
+	calls       []*call       // the tool calls running, oldest first
+	errTold     bool          // an error-level log line has raised its notice
+	redeclMu    sync.Mutex    // one redeclaration at a time
+	declDone    chan struct{} // closed once the latest redeclaration is sent; nil before the first
 }
 
 // call is one tool call running on the server.
@@ -47,8 +48,8 @@ type call struct {
 	asked  bool // cancelled by tool/cancel, not by the instance ending
 }
 
-// serve translates for one instance until either side ends. It returns
-// the MCP server's exit, which is the instance's.
+// serve translates for one instance until either side ends, and returns
+// once the server has ended, with its exit.
 func serve(ctx context.Context, inner transport.Conn, stdin io.Reader, stdout io.Writer, cfg Config) error {
 	innerDone := make(chan struct{})
 	var innerErr error
@@ -98,6 +99,8 @@ func serve(ctx context.Context, inner transport.Conn, stdin io.Reader, stdout io
 	return innerErr
 }
 
+// nopCloser is the server's stdin as the MCP session sees it: serve, not
+// the session, decides when it closes.
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
@@ -237,6 +240,13 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	var p protocol.InitializeParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
+	}
+	s.mu.Lock()
+	again := s.initialized
+	s.initialized = true
+	s.mu.Unlock()
+	if again {
+		return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidRequest, Message: "initialize was sent already"}
 	}
 	defer close(s.ready)
 	opts := &mcp.ClientOptions{
