@@ -95,6 +95,9 @@ func (s *server) runPrompt(cs *mcp.ClientSession, r protocol.CommandRunParams) (
 			Message: fmt.Sprintf("missing %s; usage: /%s %s", strings.Join(missing, ", "), r.Name, promptSpec(r.Name, p).Args.Hint)}}, nil
 	}
 	res, err := cs.GetPrompt(s.ctx, &mcp.GetPromptParams{Name: p.Name, Arguments: args, Meta: logMeta()})
+	if gone := s.gone(err); gone != nil {
+		return nil, gone
+	}
 	if err != nil {
 		return protocol.CommandRunResult{Outcome: sdk.CommandOutcome{Kind: sdk.OutcomeError,
 			Message: fmt.Sprintf("MCP prompts/get %s: %v", p.Name, err)}}, nil
@@ -143,6 +146,9 @@ func (s *server) completePrompt(cs *mcp.ClientSession, r protocol.CommandComplet
 		Argument: mcp.CompleteParamsArgument{Name: arg, Value: word},
 		Context:  &mcp.CompleteContext{Arguments: done},
 	})
+	if gone := s.gone(err); gone != nil {
+		return nil, gone
+	}
 	if err != nil {
 		return nil, fmt.Errorf("MCP completion/complete: %v", err)
 	}

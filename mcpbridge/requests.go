@@ -205,6 +205,9 @@ func (s *server) contribute(cs *mcp.ClientSession, p protocol.ContextContributeP
 	budget := p.Query.Budget
 	n := 0
 	for r, err := range cs.Resources(s.ctx, nil) {
+		if gone := s.gone(err); gone != nil {
+			return nil, gone
+		}
 		if err != nil {
 			return nil, fmt.Errorf("MCP resources/list: %v", err)
 		}

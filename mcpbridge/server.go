@@ -149,6 +149,9 @@ func (s *server) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Re
 	}
 	s.spawn(func() {
 		res, err := s.dispatch(req.Method, params)
+		if errors.Is(err, errGone) {
+			return
+		}
 		if err != nil {
 			var rerr *jsonrpc2.Error
 			if !errors.As(err, &rerr) {
@@ -204,6 +207,22 @@ func (s *server) dispatch(method string, params json.RawMessage) (any, error) {
 		return s.contribute(cs, p)
 	}
 	return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "an MCP server translated by bingo does not answer " + method}
+}
+
+// errGone ends a request whose server went away under it: the translator
+// answers nothing, and the instance ends with the server, so the bridge
+// sees a plugin die mid-call (one notice; the next use starts it again),
+// not an answer from a plugin it would go on using.
+var errGone = errors.New("the MCP server has gone")
+
+// gone is errGone, once the instance has ended, when err says the
+// connection to the server broke; nil for any other error.
+func (s *server) gone(err error) error {
+	if !errors.Is(err, mcp.ErrConnectionClosed) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil
+	}
+	<-s.ctx.Done()
+	return errGone
 }
 
 func decode(raw json.RawMessage, v any) error {

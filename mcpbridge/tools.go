@@ -151,6 +151,9 @@ func (s *server) callTool(cs *mcp.ClientSession, p protocol.ToolCallParams) (any
 			return protocol.ToolCallResult{Output: sdk.ToolOutput{IsError: true,
 				Parts: []sdk.Part{sdk.TextPart("cancelled: the MCP server was asked to stop (notifications/cancelled)")}}}, nil
 		}
+		if gone := s.gone(err); gone != nil {
+			return nil, gone
+		}
 		return nil, fmt.Errorf("MCP tools/call %s: %v", mcpName, err)
 	}
 	return protocol.ToolCallResult{Output: toolOutput(res)}, nil
