@@ -57,9 +57,14 @@
 //	  a JSON-RPC error               the call's error
 //	tool/cancel                    the sdk call's ctx is cancelled: the server gets
 //	                               notifications/cancelled, and the host is
-//	                               answered at once, IsError "cancelled: …"
-//	                               (the bridge waits for that answer to the
-//	                               deadline, as for any plugin)
+//	                               answered IsError "cancelled: …" once the
+//	                               server has answered a ping (the bridge waits
+//	                               for that answer to the deadline, as for any
+//	                               plugin: a server that answers nothing at all
+//	                               is wedged, and killed)
+//	the server dies under a call   no answer: the instance ends with the server,
+//	                               and the bridge's death rules apply (one
+//	                               notice; the next use starts it again)
 //	commands[]                     prompts/list: one command per prompt, args free
 //	                               with the hint "<required> [optional]" (none
 //	                               when the prompt has no arguments)
