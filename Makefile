@@ -2,11 +2,13 @@
 GO      ?= go
 BIN     := bin/bingo
 WASM    := examples/plugins/wordcount-wasm/plugin.wasm
+MCP     := examples/plugins/wordcount-mcp/wordcount-mcp
+MCPWASM := examples/plugins/wordcount-mcp-wasm/plugin.wasm
 DEMO    := $(CURDIR)/.demo
 
-.PHONY: all build wasm demo test check schema bench clean
+.PHONY: all build wasm mcp demo test check schema bench clean
 
-all: build wasm
+all: build wasm mcp
 
 build:
 	$(GO) build -o $(BIN) ./cmd/bingo
@@ -16,6 +18,12 @@ build:
 # only go stale.
 wasm:
 	GOOS=wasip1 GOARCH=wasm $(GO) build -o $(WASM) ./examples/plugins/wordcount-wasm
+
+# The MCP example server (a go-sdk server), native and for WASI, from one
+# source; like the wasm example, built rather than committed.
+mcp:
+	$(GO) build -o $(MCP) ./examples/plugins/wordcount-mcp
+	GOOS=wasip1 GOARCH=wasm $(GO) build -o $(MCPWASM) ./examples/plugins/wordcount-mcp
 
 # The main job: both wordcount examples, installed in a scratch HOME, driven
 # through the real binary.
@@ -59,4 +67,4 @@ bench:
 	$(GO) test -run '^$$' -bench 'Start|RoundTrip' -benchtime 10x ./transport/wasm
 
 clean:
-	rm -rf bin $(WASM) $(DEMO)
+	rm -rf bin $(WASM) $(MCP) $(MCPWASM) $(DEMO)

@@ -196,6 +196,12 @@ func (inst *instance) notification(method string, params json.RawMessage) {
 			}
 		}
 		fmt.Fprintf(p.opts.Log, "bridge: provider/delta for no running stream: %s\n", params)
+	case protocol.NotifyPluginDeclare:
+		if protocol.KindOf(params) != "an object" {
+			fmt.Fprintf(p.opts.Log, "bridge: plugin/declare is not a declaration (%s): %.512s\n", protocol.KindOf(params), params)
+			return
+		}
+		p.declareAgain(params)
 	default:
 		fmt.Fprintf(p.opts.Log, "bridge: ignored notification %q\n", method)
 	}

@@ -207,7 +207,10 @@ type Options struct {
 	// whenever it differs from the one held (a Declared that has gone
 	// stale, a plugin that changed between two starts): the plugin's
 	// proxies are then those of the new declaration, and whoever
-	// registered the old ones should register Contributions again. It is
-	// called on the read that started the instance, without locks held.
+	// registered the old ones should register Contributions again; and
+	// when the live plugin sends a new declaration of its own accord
+	// (plugin/declare). It is called without locks held, on the read that
+	// started the instance or on the instance's wire reader: it must not
+	// call the plugin.
 	Redeclared func(protocol.InitializeResult)
 }

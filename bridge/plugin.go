@@ -146,6 +146,12 @@ func (p *Plugin) keep(decl protocol.InitializeResult, refused []string) {
 			Message: "its declaration changed since it last started; what it contributes is now what it declared this time"})
 		p.redeclare(decl)
 	}
+	p.tellRefused(refused)
+}
+
+// tellRefused raises a notice for each part of a declaration the host
+// refused.
+func (p *Plugin) tellRefused(refused []string) {
 	const most = 20 // a declaration of a thousand bad entries needs no thousand notices
 	if len(refused) > most {
 		refused = append(refused[:most:most], fmt.Sprintf("and %d more parts of the declaration refused", len(refused)-most))
@@ -153,6 +159,25 @@ func (p *Plugin) keep(decl protocol.InitializeResult, refused []string) {
 	for _, msg := range refused {
 		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: msg})
 	}
+}
+
+// declareAgain takes a declaration the live plugin sent of its own accord
+// (plugin/declare, when what it offers changed), held to the handshake's
+// rules (readDeclaration): what is kept becomes the plugin's declaration,
+// with a notice for each part refused, and the host hears of it
+// (redeclare). One that fails the rules outright (another name, another
+// protocol) changes nothing and costs one notice.
+func (p *Plugin) declareAgain(raw json.RawMessage) {
+	decl, refused, err := readDeclaration(p.opts.Name, raw)
+	if err != nil {
+		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: "its new declaration was refused: " + err.Error()})
+		return
+	}
+	p.mu.Lock()
+	p.refused = refused
+	p.mu.Unlock()
+	p.tellRefused(refused)
+	p.redeclare(decl)
 }
 
 // redeclare makes decl the declaration the plugin contributes from, and

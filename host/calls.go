@@ -97,6 +97,9 @@ func (h *Host) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int, 
 		} else if rule != "" {
 			why = "asked by " + rule
 		}
+		if claims := tool.Spec().Claims; claims != "" {
+			why += "; it claims, unverified: " + claims
+		}
 		ok, err := ui.Approve(ctx, call, why)
 		switch {
 		case errors.Is(err, ErrNoOneToAsk) && d.outcome == sdk.HookAsk:

@@ -60,8 +60,11 @@ type PluginInfo struct {
 	Layer     string `json:"layer"`
 	Dir       string `json:"dir"`
 	Transport string `json:"transport"`
-	Status    string `json:"status"` // running, idle, dead, not started, failed, shadowed, …
-	Error     string `json:"error,omitempty"`
+	// Protocol is what the plugin speaks: "bingo" or "mcp" (an MCP
+	// server, translated by package mcpbridge).
+	Protocol string `json:"protocol"`
+	Status   string `json:"status"` // running, idle, dead, not started, failed, shadowed, …
+	Error    string `json:"error,omitempty"`
 	// Trust is "trusted", "untrusted" or "untrusted (sandboxed)" for a
 	// project plugin, and "" for the person's own and --plugin-dir ones.
 	Trust string `json:"trust,omitempty"`
@@ -279,12 +282,19 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow,
 		})
 	default:
-		start.Env = m.Environ(h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv))
+		env := h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)
+		if m.Entry.Protocol == manifest.ProtocolMCP {
+			env = withConfig(env, h.settings.Plugins[m.Name])
+		}
+		start.Env = m.Environ(env)
 		l.exec = exec.New(exec.Config{
 			Command: m.Entry.Command, Args: m.Entry.Args, Env: start.Env,
 			Dir: h.cfg.Cwd, Stderr: log,
 		})
 		tr = l.exec
+	}
+	if m.Entry.Protocol == manifest.ProtocolMCP {
+		tr = h.mcp(m, tr, trusted, log)
 	}
 	opts := bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: tr,
@@ -446,7 +456,10 @@ func (h *Host) Plugins() []PluginInfo {
 // info describes m as found, before anything is known of how it ran.
 func (h *Host) info(m *manifest.Manifest) PluginInfo {
 	info := PluginInfo{Name: m.Name, Version: m.Version, Layer: m.Layer, Dir: m.Root,
-		Transport: m.Entry.Transport(), Contributes: []string{}}
+		Transport: m.Entry.Transport(), Protocol: m.Entry.Protocol, Contributes: []string{}}
+	if info.Protocol == "" {
+		info.Protocol = manifest.ProtocolBingo
+	}
 	if m.Layer == manifest.LayerProject {
 		info.Trust = "untrusted"
 		if h.trust.trusted(m) {

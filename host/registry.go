@@ -35,6 +35,9 @@ type Registry struct {
 	// waiting are the claims to a name that lost it, by kind and name:
 	// one of them takes the name when its keeper lets it go (replace).
 	waiting map[claim][]Owned[any]
+	// added are the plugins add has registered: replace leaves any other
+	// alone, since add reads its declaration when its turn comes.
+	added map[string]bool
 }
 
 // claim names a name only one owner may keep: a tool, command or service.
@@ -56,11 +59,14 @@ type HookEntry struct {
 func newRegistry(notify func(bridge.Notice)) *Registry {
 	return &Registry{notify: notify,
 		tools: map[string]Owned[sdk.Tool]{}, commands: map[string]Owned[sdk.Command]{},
-		services: map[string]Owned[sdk.Service]{}, waiting: map[claim][]Owned[any]{}}
+		services: map[string]Owned[sdk.Service]{}, waiting: map[claim][]Owned[any]{}, added: map[string]bool{}}
 }
 
 // add registers what a plugin contributes.
 func (r *Registry) add(owner string, c bridge.Contributions) {
+	r.mu.Lock()
+	r.added[owner] = true
+	r.mu.Unlock()
 	for _, t := range c.Tools {
 		r.AddTool(owner, t)
 	}
@@ -89,9 +95,14 @@ func (r *Registry) add(owner string, c bridge.Contributions) {
 // claims that lost it, silently (it was theirs but for owner); a name
 // owner newly claims goes to whichever of it and its keeper ranks higher,
 // as registration in rank order would have given it, with the clash's
-// notice to the loser.
+// notice to the loser. A plugin not registered yet (a declaration that
+// arrives while Open is still starting plugins) is left to add.
 func (r *Registry) replace(owner string, c bridge.Contributions) {
 	r.mu.Lock()
+	if !r.added[owner] {
+		r.mu.Unlock()
+		return
+	}
 	for k, l := range r.waiting {
 		r.waiting[k] = slices.DeleteFunc(l, func(o Owned[any]) bool { return o.Owner == owner })
 	}

@@ -28,7 +28,10 @@
 //   - entry is required and holds exactly one of command (exec transport) or
 //     wasm (a WASI preview1 module run in wazero), plus optional args (an
 //     array of strings) and env (an object of string values whose names are
-//     non-empty and contain neither "=" nor NUL).
+//     non-empty and contain neither "=" nor NUL), and an optional protocol:
+//     "bingo" (the default; "" means the same) or "mcp", for a Model Context
+//     Protocol server on stdio, run by either transport and translated by
+//     package mcpbridge. Any other value is refused.
 //   - config, if present, is a JSON object: a JSON Schema for the person's
 //     plugins.<name> settings slice. It is documentation only and is never
 //     used to validate anything.

@@ -48,12 +48,22 @@ type Manifest struct {
 	Shadows []*Manifest
 }
 
+// The protocols an entry may speak, as Entry.Protocol holds them.
+const (
+	ProtocolBingo = "bingo" // the plugin wire (schema/plugin.json); the default
+	ProtocolMCP   = "mcp"   // a Model Context Protocol server on stdio (see package mcpbridge)
+)
+
 // Entry says how to run a plugin. Exactly one of Command and Wasm is set.
 type Entry struct {
 	Command string            `json:"command,omitempty"` // exec transport: a bare name (PATH lookup) or an absolute path
 	Wasm    string            `json:"wasm,omitempty"`    // wasm transport: absolute path to a .wasm
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
+	// Protocol is what the entry speaks on its stdio: [ProtocolBingo] or
+	// [ProtocolMCP]. Load sets it to ProtocolBingo when the manifest says
+	// nothing, so it is never empty in a loaded manifest.
+	Protocol string `json:"protocol,omitempty"`
 }
 
 // Transport returns the transport the entry selects: [TransportExec] when
@@ -136,7 +146,7 @@ func bareErr(err error) error {
 
 var (
 	topFields   = []string{"name", "version", "entry", "config"}
-	entryFields = []string{"command", "wasm", "args", "env"}
+	entryFields = []string{"command", "wasm", "args", "env", "protocol"}
 )
 
 // parse validates one manifest read from root (absolute) and expands it.
@@ -270,6 +280,22 @@ func parseEntry(entry map[string]json.RawMessage, root string) (Entry, error) {
 				return e, fmt.Errorf(`"entry.args[%d]" contains a NUL character`, i)
 			}
 			e.Args = append(e.Args, expand(s))
+		}
+	}
+
+	e.Protocol = ProtocolBingo
+	if _, ok := entry["protocol"]; ok {
+		proto, err := requiredString(entry, "protocol", "entry.")
+		if err != nil {
+			return e, err
+		}
+		switch proto {
+		case ProtocolBingo, ProtocolMCP:
+			e.Protocol = proto
+		case "":
+			// The same as leaving it out.
+		default:
+			return e, fmt.Errorf(`"entry.protocol" is %q; it must be "bingo" (the plugin wire, the default) or "mcp" (a Model Context Protocol server)`, proto)
 		}
 	}
 

@@ -72,7 +72,9 @@ func TestLoadRefuses(t *testing.T) {
 		// entry
 		{name: "missing entry", content: `{"name": "wc", "version": "1"}`, want: []string{`missing "entry"`}},
 		{name: "entry not an object", content: mk(`"python3"`), want: []string{`"entry" must be a JSON object, found a string`}},
-		{name: "unknown entry field", content: mk(`{"command": "x", "arg": []}`), want: []string{`unknown field "entry.arg"`, "known fields: command, wasm, args, env"}},
+		{name: "unknown entry field", content: mk(`{"command": "x", "arg": []}`), want: []string{`unknown field "entry.arg"`, "known fields: command, wasm, args, env, protocol"}},
+		{name: "protocol unknown", content: mk(`{"command": "x", "protocol": "lsp"}`), want: []string{`"entry.protocol" is "lsp"`, `"bingo"`, `"mcp"`}},
+		{name: "protocol not a string", content: mk(`{"command": "x", "protocol": 1}`), want: []string{`"entry.protocol" must be a string, found a number`}},
 		{name: "both command and wasm", content: mk(`{"command": "x", "wasm": "p.wasm"}`), want: []string{`both "command" and "wasm"`, "exactly one"}},
 		{name: "neither command nor wasm", content: mk(`{"args": ["a"]}`), want: []string{`needs one of "command"`, `or "wasm"`}},
 		{name: "empty entry", content: mk(`{}`), want: []string{`needs one of "command"`}},
@@ -202,7 +204,7 @@ func TestLoadAccepts(t *testing.T) {
 			name:  "spec example: bare command stays a PATH lookup, root expands in args",
 			entry: `{"command": "python3", "args": ["${PLUGIN_ROOT}/main.py"]}`,
 			check: func(t *testing.T, root string, e manifest.Entry) {
-				want := manifest.Entry{Command: "python3", Args: []string{root + "/main.py"}}
+				want := manifest.Entry{Command: "python3", Args: []string{root + "/main.py"}, Protocol: manifest.ProtocolBingo}
 				if !reflect.DeepEqual(e, want) {
 					t.Errorf("entry = %+v, want %+v", e, want)
 				}
@@ -442,5 +444,28 @@ func TestEnviron(t *testing.T) {
 	m = &manifest.Manifest{Entry: manifest.Entry{Command: "x", Env: map[string]string{"PAT": "p"}}}
 	if got := m.Environ([]string{"PATH=/bin"}); !reflect.DeepEqual(got, []string{"PATH=/bin", "PAT=p"}) {
 		t.Errorf("Environ = %q", got)
+	}
+}
+
+// entry.protocol, with either transport; unsaid or empty is bingo.
+func TestLoadProtocol(t *testing.T) {
+	for entry, want := range map[string]string{
+		`{"command": "x", "protocol": "mcp"}`:   manifest.ProtocolMCP,
+		`{"wasm": "s.wasm", "protocol": "mcp"}`: manifest.ProtocolMCP,
+		`{"command": "x", "protocol": "bingo"}`: manifest.ProtocolBingo,
+		`{"command": "x", "protocol": ""}`:      manifest.ProtocolBingo,
+		`{"wasm": "s.wasm"}`:                    manifest.ProtocolBingo,
+	} {
+		dir := filepath.Join(t.TempDir(), "wc")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, manifest.FileName), []byte(`{"name": "wc", "version": "1", "entry": `+entry+`}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := manifest.Load(dir, "user")
+		if err != nil || m.Entry.Protocol != want {
+			t.Errorf("entry %s: Protocol %v, %v; want %q", entry, m, err, want)
+		}
 	}
 }

@@ -36,6 +36,7 @@ const (
 	NotifyProviderDelta  = "provider/delta"  // plugin → host
 	NotifyProviderCancel = "provider/cancel" // host → plugin
 	NotifyHookObserve    = "hook/observe"    // host → plugin
+	NotifyPluginDeclare  = "plugin/declare"  // plugin → host
 )
 
 // HostServiceKey is the reserved service key of the host's own doors (ask
@@ -64,7 +65,10 @@ type InitializeParams struct {
 }
 
 // InitializeResult is what the plugin is and everything it contributes.
-// Every contribution list is optional.
+// Every contribution list is optional. The plugin/declare notification
+// carries one too: the plugin's whole declaration again, when what it
+// offers has changed (an MCP server's list_changed); the host holds it to
+// the handshake's rules and replaces what the plugin contributed.
 type InitializeResult struct {
 	Protocol     int               `json:"protocol"`
 	Name         string            `json:"name"`

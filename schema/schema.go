@@ -79,6 +79,7 @@ func notifications() []method {
 		{protocol.NotifyProviderDelta, pluginToHost, "One chunk of a streamed response.", protocol.ProviderDelta{}, nil},
 		{protocol.NotifyProviderCancel, hostToPlugin, "Stop streaming.", protocol.ProviderCancel{}, nil},
 		{protocol.NotifyHookObserve, hostToPlugin, "An observation point; nothing waits on it.", protocol.HookObserve{}, nil},
+		{protocol.NotifyPluginDeclare, pluginToHost, "What the plugin offers changed: its whole declaration again, held to the handshake's rules; what the host keeps replaces what the plugin contributed.", protocol.InitializeResult{}, nil},
 	}
 }
 

@@ -372,6 +372,8 @@ func TestGoValuesValidate(t *testing.T) {
 		protocol.NotifyProviderDelta:  protocol.ProviderDelta{StreamID: "s1", Event: sdk.StreamEvent{Kind: sdk.EventToolCall, ToolCall: &sdk.ToolCallDelta{Index: 0, ID: "1", Name: "t", ArgumentsDelta: `{"pa`}}},
 		protocol.NotifyProviderCancel: protocol.ProviderCancel{StreamID: "s1"},
 		protocol.NotifyHookObserve:    protocol.HookObserve{ID: "h", Site: sdk.SiteTurn, Point: sdk.PointEnd, Payload: json.RawMessage(`{"turn":1,"steps":2,"text":"done"}`)},
+		protocol.NotifyPluginDeclare: protocol.InitializeResult{Protocol: protocol.Version, Name: "wc", Version: "1",
+			Tools: []sdk.ToolSpec{{Name: "count", Description: "counts", InputSchema: json.RawMessage(`{"type":"object"}`)}}},
 	}
 	host := map[string]struct{ params, result any }{
 		protocol.HostAsk:    {protocol.AskParams{Call: "c", Question: "sure?"}, protocol.AskResult{Answer: "yes"}},

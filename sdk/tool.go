@@ -15,6 +15,10 @@ type ToolSpec struct {
 	// Traits is what the tool claims about itself. An in-process tool's
 	// claim is believed; a bridge tool's never is (see ToolTraits).
 	Traits *ToolTraits `json:"traits,omitempty"`
+	// Claims is what the tool's author says of it in words ("read-only,
+	// not destructive"; an MCP server's annotations): never believed, and
+	// shown to the person beside the question whether to run a call.
+	Claims string `json:"claims,omitempty"`
 }
 
 // Interrupt says what happens to a running tool when the turn is

@@ -244,6 +244,15 @@ func buildTable() []Key {
 		{Path: "sandbox.<name>.memoryMiB", Kind: KindCount, Unit: "MiB", Default: "256",
 			Doc: "The most memory the module may have; past it the instance dies and the next use starts it again."},
 
+		{Path: "mcp", Kind: KindNames, Layer: LayerUser,
+			Doc: "What the person allows an MCP server plugin (entry.protocol \"mcp\") beyond its tools, prompts and logs, by plugin name. An untrusted project plugin never gets what is allowed for its name."},
+		{Path: "mcp.<name>", Kind: KindSection,
+			Doc: "What the MCP server plugin named <name> is allowed. A later file replaces it whole."},
+		{Path: "mcp.<name>.resources", Kind: KindBool, Default: "false",
+			Doc: "Offer the server's text resources to the model as context before each model request (a context contributor named resources)."},
+		{Path: "mcp.<name>.sampling", Kind: KindBool, Default: "false",
+			Doc: "Let the server ask the configured provider for a model response (MCP sampling/createMessage); off, every such request is refused."},
+
 		{Path: "provider", Kind: KindSection, Layer: LayerTrusted, OneOf: true,
 			Doc: "The model provider a turn uses: a plugin's provider or an OpenAI-compatible endpoint, never both in one file. A file that sets plugin drops an earlier file's openai choice, and the other way round. There is none by default: a turn without one fails, saying how to set one."},
 		{Path: "provider.plugin", Kind: KindProvider,

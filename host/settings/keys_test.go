@@ -189,7 +189,8 @@ func TestPatternsAreTheParsers(t *testing.T) {
 // the parser's messages list them in.
 func TestChildren(t *testing.T) {
 	for parent, want := range map[string][]string{
-		"":                   {"permissions", "plugins", "deadlines", "limits", "sandbox", "provider", "turn", "env"},
+		"":                   {"permissions", "plugins", "deadlines", "limits", "sandbox", "mcp", "provider", "turn", "env"},
+		"mcp.<name>":         {"resources", "sampling"},
 		"permissions":        {"allow", "deny", "ask"},
 		"sandbox.<name>":     {"writable", "memoryMiB"},
 		"provider":           {"plugin", "model", "openai"},

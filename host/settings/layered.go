@@ -187,6 +187,10 @@ func (ld *Loaded) withhold(l *layer, untrusted map[string]bool) {
 			delete(s.Sandbox, name)
 			ld.Withheld = append(ld.Withheld, "sandbox."+name)
 		}
+		if _, ok := user.MCP[name]; ok {
+			delete(s.MCP, name)
+			ld.Withheld = append(ld.Withheld, "mcp."+name)
+		}
 		if pe, ok := user.Env.Plugins[name]; ok && len(pe.Pass) > 0 {
 			pe.Pass = nil
 			s.Env.Plugins[name] = pe

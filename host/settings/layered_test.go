@@ -14,6 +14,7 @@ const layeredUser = `{
   "permissions": {"allow": ["u_allow"], "deny": ["u_deny"]},
   "plugins": {"deploy": {"from": "user"}, "lint": {"from": "user"}},
   "sandbox": {"deploy": {"writable": true}, "wc": {"memoryMiB": 64}},
+  "mcp": {"deploy": {"sampling": true}},
   "deadlines": {"tool": "30s"},
   "turn": {"maxSteps": 10},
   "provider": {"openai": {"baseURL": "https://api.example.com/v1", "model": "m", "apiKeyEnv": "KEY"}},
@@ -114,10 +115,11 @@ func TestLoadLayered(t *testing.T) {
 				delete(s.Plugins, "deploy")
 				s.Plugins["lint"] = json.RawMessage(`{"from": "project"}`)
 				delete(s.Sandbox, "deploy")
+				delete(s.MCP, "deploy")
 				s.Env.Plugins["deploy"] = PluginEnv{Withhold: []string{"GH"}} // withhold only narrows: kept
 				s.Env.Plugins["lint"] = PluginEnv{}
 			},
-			withheld: []string{"plugins.deploy", "sandbox.deploy", "env.plugins.deploy", "plugins.lint", "env.plugins.lint"}},
+			withheld: []string{"plugins.deploy", "sandbox.deploy", "mcp.deploy", "env.plugins.deploy", "plugins.lint", "env.plugins.lint"}},
 		{name: "untrusted own false is not own",
 			project: `{"plugins": {"deploy": {"from": "project"}}}`,
 			own:     map[string]bool{"deploy": false},
@@ -125,6 +127,13 @@ func TestLoadLayered(t *testing.T) {
 		{name: "untrusted sandbox and env are user only",
 			project:  `{"sandbox": {"wc": {"writable": true}, "x": {}}, "env": {"plugins": {"deploy": {"pass": ["AWS"]}}}}`,
 			userOnly: []string{"sandbox", "env"}},
+		{name: "mcp is user only, trusted or not",
+			project:  `{"mcp": {"wc": {"sampling": true}, "deploy": {"resources": true}}}`,
+			userOnly: []string{"mcp"}},
+		{name: "mcp is user only in a trusted project too",
+			trusted:  true,
+			project:  `{"mcp": {"wc": {"sampling": true}}}`,
+			userOnly: []string{"mcp"}},
 		{name: "untrusted empty objects set nothing",
 			project: `{"sandbox": {}, "env": {}, "provider": {}, "plugins": {}, "permissions": {}}`},
 		{name: "untrusted keys reported in file order without repeats",
@@ -162,9 +171,10 @@ func TestLoadLayered(t *testing.T) {
 			want: func(s *Settings) {
 				delete(s.Plugins, "deploy")
 				delete(s.Sandbox, "deploy")
+				delete(s.MCP, "deploy")
 				s.Env.Plugins["deploy"] = PluginEnv{Withhold: []string{"GH"}}
 			},
-			withheld: []string{"plugins.deploy", "sandbox.deploy", "env.plugins.deploy"}},
+			withheld: []string{"plugins.deploy", "sandbox.deploy", "mcp.deploy", "env.plugins.deploy"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := Project{Trusted: tc.trusted, Own: tc.own, Untrusted: tc.lapsed}

@@ -23,6 +23,7 @@ type layer struct {
 	patternAt map[string][]place
 	plugins   map[string]json.RawMessage
 	sandbox   map[string]Sandbox
+	mcp       map[string]MCP
 	env       *Env
 	deadlines map[string]time.Duration
 	limits    map[string]int
@@ -84,6 +85,8 @@ func (l *layer) drop(top, sub string) {
 		*l.turn(sub) = nil
 	case "sandbox":
 		l.sandbox = nil
+	case "mcp":
+		l.mcp = nil
 	case "env":
 		l.env = nil
 	case "provider":
@@ -102,6 +105,7 @@ var (
 	topKeys         = children("")
 	permissionsKeys = children("permissions")
 	sandboxKeys     = children("sandbox.<name>")
+	mcpKeys         = children("mcp.<name>")
 	providerKeys    = children("provider")
 	openAIKeys      = children("provider.openai")
 	turnKeys        = children("turn")
@@ -377,6 +381,8 @@ func (p *parser) top(l *layer) error {
 			return p.limits(l)
 		case "sandbox":
 			return p.sandbox(l)
+		case "mcp":
+			return p.mcp(l)
 		case "provider":
 			return p.provider(l)
 		case "turn":
@@ -439,6 +445,17 @@ func (p *parser) limits(l *layer) error {
 		if n != nil {
 			l.limits[key] = *n
 		}
+		return err
+	})
+}
+
+func (p *parser) mcp(l *layer) error {
+	l.mcp = make(map[string]MCP)
+	return p.section(l, "mcp", func(name string, at int64) error {
+		path := "mcp." + name
+		var m MCP
+		err := fields(p, path, mcpKeys, map[string]*bool{"resources": &m.Resources, "sampling": &m.Sampling}, p.boolean)
+		l.mcp[name] = m
 		return err
 	})
 }
@@ -602,21 +619,22 @@ func (p *parser) env(l *layer) error {
 
 func (p *parser) pluginEnv(path string) (PluginEnv, error) {
 	var pe PluginEnv
-	err := p.object(path, func(key string, at int64) error {
-		var dst *[]string
-		switch key {
-		case "withhold":
-			dst = &pe.Withhold
-		case "pass":
-			dst = &pe.Pass
-		default:
-			return p.unknown(at, key, path, pluginEnvKeys)
+	err := fields(p, path, pluginEnvKeys, map[string]*[]string{"withhold": &pe.Withhold, "pass": &pe.Pass}, p.envNames)
+	return pe, err
+}
+
+// fields reads the object at path whose keys (known, in the table's
+// order) each hold a value read alike: into dst[key], with read.
+func fields[T any](p *parser, path string, known []string, dst map[string]*T, read func(path string) (T, error)) error {
+	return p.object(path, func(key string, at int64) error {
+		d, ok := dst[key]
+		if !ok {
+			return p.unknown(at, key, path, known)
 		}
-		v, err := p.envNames(path + "." + key)
-		*dst = v
+		v, err := read(path + "." + key)
+		*d = v
 		return err
 	})
-	return pe, err
 }
 
 // envNames reads an array of environment variable names.

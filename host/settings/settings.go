@@ -26,6 +26,10 @@ type Settings struct {
 	// them, never a manifest; a plugin with no entry gets the narrowest
 	// sandbox.
 	Sandbox map[string]Sandbox
+	// MCP holds what the person allows each MCP server plugin beyond its
+	// tools, prompts and logs, by plugin name. Like Sandbox, only the
+	// person's own file grants it.
+	MCP map[string]MCP
 	// Provider is the model provider a turn uses.
 	Provider ProviderChoice
 	// Turn bounds a turn.
@@ -69,6 +73,17 @@ type Sandbox struct {
 	// MemoryMiB caps the module's memory. Zero means the wasm transport's
 	// default (256 MiB).
 	MemoryMiB int
+}
+
+// MCP is what the person allows one MCP server plugin (see package
+// mcpbridge) beyond its tools, prompts and logs.
+type MCP struct {
+	// Resources offers the server's resources to the model as context.
+	Resources bool
+	// Sampling lets the server ask the configured provider for a model
+	// response (sampling/createMessage); off, every such request is
+	// refused.
+	Sampling bool
 }
 
 // ProviderChoice is the model provider a turn uses: a plugin's provider, or
@@ -181,6 +196,7 @@ func (s *Settings) apply(l *layer) {
 	s.Permissions.Ask = union(s.Permissions.Ask, l.ask)
 	putAll(&s.Plugins, l.plugins)
 	putAll(&s.Sandbox, l.sandbox)
+	putAll(&s.MCP, l.mcp)
 	if l.env != nil {
 		s.Env.Withhold = union(s.Env.Withhold, l.env.Withhold)
 		putAll(&s.Env.Plugins, l.env.Plugins)

@@ -97,6 +97,7 @@ func TestLoadEveryKey(t *testing.T) {
                 "compactor":"6s","provider":"7s","providerIdle":"8s","providerTotal":"9m","hook":"150ms","service":"10s","grace":"1m30s","idleStop":"45s"},
   "limits": {"providerResponseMiB": 4},
   "sandbox": {"wc": {"writable": true, "memoryMiB": 512}, "narrow": {}},
+  "mcp": {"docs": {"resources": true, "sampling": true}, "plain": {}},
   "provider": {"openai": {"baseURL": "https://api.example.com/v1", "model": "gpt-x", "apiKeyEnv": "OPENAI_API_KEY"}},
   "turn": {"maxSteps": 7, "compactAt": 1000},
   "env": {"withhold": ["AWS_SECRET_ACCESS_KEY"], "plugins": {"deploy": {"withhold": ["GITHUB_TOKEN"], "pass": ["OPENAI_API_KEY"]}, "bare": {}}}
@@ -122,6 +123,10 @@ func TestLoadEveryKey(t *testing.T) {
 		Sandbox: map[string]Sandbox{
 			"wc":     {Writable: true, MemoryMiB: 512},
 			"narrow": {},
+		},
+		MCP: map[string]MCP{
+			"docs":  {Resources: true, Sampling: true},
+			"plain": {},
 		},
 		Provider: ProviderChoice{OpenAI: &OpenAI{
 			BaseURL: "https://api.example.com/v1", Model: "gpt-x", APIKeyEnv: "OPENAI_API_KEY",
@@ -276,7 +281,9 @@ func TestMalformed(t *testing.T) {
 		{"truncated", "{\"turn\": {", 1, 11, "ends in the middle"},
 		{"trailing text", "{}\n{}", 2, 1, "not valid JSON"},
 		{"not an object", "[1]", 1, 1, "the settings file must be an object, not an array"},
-		{"unknown top key", "{\n  \"permisions\": {}\n}", 2, 3, `unknown key "permisions" in the settings file (known keys: permissions, plugins, deadlines, limits, sandbox, provider, turn, env)`},
+		{"unknown top key", "{\n  \"permisions\": {}\n}", 2, 3, `unknown key "permisions" in the settings file (known keys: permissions, plugins, deadlines, limits, sandbox, mcp, provider, turn, env)`},
+		{"unknown mcp key", `{"mcp": {"s": {"tools": true}}}`, 1, 16, `unknown key "tools" in mcp.s (known keys: resources, sampling)`},
+		{"mcp sampling not a bool", `{"mcp": {"s": {"sampling": 1}}}`, 1, 28, "mcp.s.sampling must be true or false, not a number"},
 		{"unknown permissions key", `{"permissions": {"alow": []}}`, 1, 18, `unknown key "alow" in permissions (known keys: allow, deny, ask)`},
 		{"unknown deadline", `{"deadlines": {"tools": "1s"}}`, 1, 16, `unknown key "tools" in deadlines (known keys: initialize, tool,`},
 		{"unknown limit", `{"limits": {"providerResponse": 1}}`, 1, 13, `unknown key "providerResponse" in limits (known keys: providerResponseMiB)`},

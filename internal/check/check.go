@@ -19,6 +19,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/host"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
+	"github.com/bingo/bingo-plugin-rpc/mcpbridge"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
@@ -202,7 +203,11 @@ func (c *checker) run(ctx context.Context) {
 		return
 	}
 	c.rep.Plugin, c.rep.Version, c.rep.Transport = m.Name, m.Version, m.Entry.Transport()
-	c.add(OK, "manifest", "%s is valid: %s %s, %s transport", m.File, m.Name, m.Version, m.Entry.Transport())
+	proto := ""
+	if m.Entry.Protocol == manifest.ProtocolMCP {
+		proto = ", protocol mcp"
+	}
+	c.add(OK, "manifest", "%s is valid: %s %s, %s transport%s", m.File, m.Name, m.Version, m.Entry.Transport(), proto)
 
 	var tr transport.Transport
 	if m.Entry.Transport() == manifest.TransportWasm {
@@ -217,6 +222,11 @@ func (c *checker) run(ctx context.Context) {
 	} else {
 		tr = exec.New(exec.Config{Command: m.Entry.Command, Args: m.Entry.Args, Env: m.Environ(c.opts.Environ),
 			Dir: c.opts.Cwd, Stderr: c.stderr})
+	}
+	if m.Entry.Protocol == manifest.ProtocolMCP {
+		// Checked as the host runs it: behind the translator, whose wire
+		// is the one tapped.
+		tr = mcpbridge.Wrap(tr, mcpbridge.Config{Name: m.Name, Version: m.Version, Log: c.stderr.log()})
 	}
 	c.plugin = bridge.New(bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: &tapTransport{tr, c.tap}, Env: m.Entry.Env,

@@ -26,6 +26,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host"
 	"github.com/bingo/bingo-plugin-rpc/internal/render"
+	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
@@ -583,13 +584,19 @@ func (r *run) plugins(h *host.Host) int {
 		if p.Error != "" {
 			status += ": " + p.Error
 		}
+		// A plugin that speaks the plugin wire, as almost all do, shows its
+		// transport alone; an MCP server says so beside it.
+		transport := p.Transport
+		if p.Protocol == manifest.ProtocolMCP {
+			transport += ", protocol mcp"
+		}
 		trust := p.Trust
 		if trust == "" {
 			trust = "yours" // the person's own, or a --plugin-dir they named
 		}
 		// Names, versions and errors come from manifests and plugins.
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", render.Line(p.Name), render.Line(p.Version), render.Line(p.Layer),
-			render.Line(p.Transport), render.Line(trust), render.Line(status), render.Line(strings.Join(p.Contributes, ", ")))
+			render.Line(transport), render.Line(trust), render.Line(status), render.Line(strings.Join(p.Contributes, ", ")))
 	}
 	tw.Flush()
 	return ExitOK

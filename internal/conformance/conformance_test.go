@@ -22,6 +22,7 @@ import (
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/internal/testplugin"
+	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
@@ -321,12 +322,12 @@ var testpluginCases = []tpCase{
 	}},
 
 	{name: "tool-progress", run: func(t *testing.T, r *rig) {
-		ui := &recordingUI{}
+		ui := &testutil.RecordingUI{}
 		out := r.mustCall("echo", `{"text":"over the wire"}`, sessionDir, ui)
 		// Progress is taken when Call returns: a line arriving after the
 		// answer would be dropped (the call's route has ended), so seeing
 		// it here means it was delivered before the answer.
-		progress, _ := ui.seen()
+		progress, _ := ui.Seen()
 		if out.Text() != "over the wire" || out.IsError || out.Display != nil {
 			t.Errorf("echo = %s", jsonOf(out))
 		}
@@ -507,21 +508,21 @@ var testpluginCases = []tpCase{
 	}},
 
 	{name: "ask", run: func(t *testing.T, r *rig) {
-		ui := &recordingUI{answer: "yes, go on"}
+		ui := &testutil.RecordingUI{Answer: "yes, go on"}
 		out := r.mustCall("ask", `{"question":"proceed?"}`, sessionDir, ui)
 		if out.Text() != "yes, go on" || out.IsError {
 			t.Errorf("ask on its own call = %s", jsonOf(out))
 		}
-		if _, asked := ui.seen(); !slices.Equal(asked, []string{"proceed?"}) {
+		if _, asked := ui.Seen(); !slices.Equal(asked, []string{"proceed?"}) {
 			t.Errorf("the person was asked %q", asked)
 		}
-		ui = &recordingUI{answer: "must not be asked"}
+		ui = &testutil.RecordingUI{Answer: "must not be asked"}
 		out = r.mustCall("ask", `{"question":"sneaky?","call":"not-mine"}`, sessionDir, ui)
 		want := `ask refused: call "not-mine" is not a call plugin testplugin is running now`
 		if !out.IsError || !strings.Contains(out.Text(), want) {
 			t.Errorf("ask on a foreign call = %s, want an error saying %q", jsonOf(out), want)
 		}
-		if _, asked := ui.seen(); len(asked) != 0 {
+		if _, asked := ui.Seen(); len(asked) != 0 {
 			t.Errorf("a refused question reached the person: %q", asked)
 		}
 	}},
@@ -712,9 +713,9 @@ var wordcountCases = []wcCase{
 	}},
 
 	{"count", func(t *testing.T, r *rig) any {
-		ui := &recordingUI{}
+		ui := &testutil.RecordingUI{}
 		out := r.mustCall("count", `{"path":"notes.txt"}`, sessionDir, ui)
-		progress, _ := ui.seen()
+		progress, _ := ui.Seen()
 		want := sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart("notes.txt: 3 lines, 11 words, 55 characters, 57 bytes")}, Display: &wcTable}
 		if !reflect.DeepEqual(out, want) {
 			t.Errorf("count notes.txt = %s\nwant %s", jsonOf(out), jsonOf(want))

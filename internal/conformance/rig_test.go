@@ -101,7 +101,7 @@ func (r *rig) command(name string) *proxy.Command {
 func (r *rig) call(ctx context.Context, short, input, cwd string, ui sdk.CallUI) (sdk.ToolOutput, error) {
 	r.t.Helper()
 	if ui == nil {
-		ui = &recordingUI{}
+		ui = &testutil.RecordingUI{}
 	}
 	tl := r.tool(short)
 	return tl.Call(ctx, sdk.ToolCall{
@@ -189,35 +189,6 @@ func (c *tapConn) Write(p []byte) (int, error) {
 		}
 	}
 	return c.Conn.Write(p)
-}
-
-// recordingUI is a CallUI that records progress lines and questions, and
-// answers every question with answer.
-type recordingUI struct {
-	answer string
-
-	mu       sync.Mutex
-	progress []string
-	asked    []string
-}
-
-func (u *recordingUI) Progress(tail string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.progress = append(u.progress, tail)
-}
-
-func (u *recordingUI) Ask(_ context.Context, q string) (string, error) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.asked = append(u.asked, q)
-	return u.answer, nil
-}
-
-func (u *recordingUI) seen() (progress, asked []string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]string(nil), u.progress...), append([]string(nil), u.asked...)
 }
 
 // jsonOf is v as JSON, for comparing answers byte for byte and for

@@ -1,12 +1,14 @@
 // Package testutil holds what the tests of several packages need: two
 // concurrency-safe sinks (a log buffer a test can wait on, and a collector
-// of notices, or anything else, a test can wait for one of), and the wire's
-// names read from protocol.go's source. Nothing in it
+// of notices, or anything else, a test can wait for one of), a tool call's
+// UI that records what reached the person, and the wire's names read from
+// protocol.go's source. Nothing in it
 // sleeps to synchronise: a writer wakes the waiters.
 package testutil
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -105,4 +107,34 @@ func (c *Collector[T]) Next(t testing.TB) T {
 		var zero T
 		return zero
 	}
+}
+
+// RecordingUI is a tool call's UI (an sdk.CallUI) that records progress
+// lines and questions, and answers every question with Answer.
+type RecordingUI struct {
+	Answer string
+
+	mu       sync.Mutex
+	progress []string
+	asked    []string
+}
+
+func (u *RecordingUI) Progress(tail string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.progress = append(u.progress, tail)
+}
+
+func (u *RecordingUI) Ask(_ context.Context, q string) (string, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.asked = append(u.asked, q)
+	return u.Answer, nil
+}
+
+// Seen returns the progress lines and the questions so far.
+func (u *RecordingUI) Seen() (progress, asked []string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.progress...), append([]string(nil), u.asked...)
 }

@@ -1,0 +1,76 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/bingo/bingo-plugin-rpc/manifest"
+	"github.com/bingo/bingo-plugin-rpc/mcpbridge"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+	"github.com/bingo/bingo-plugin-rpc/transport"
+)
+
+// ConfigEnv is the variable that carries the person's plugins.<name> slice
+// (as JSON) to an exec MCP server, which MCP gives no other standard place
+// for; the translator also offers it in the client's experimental "bingo"
+// capability, which a wasm server reads.
+const ConfigEnv = "BINGO_PLUGIN_CONFIG"
+
+// mcp puts the MCP translator in front of an MCP server's transport, with
+// what the person allows the server (mcp.<name> settings). A project's
+// server the person has not trusted gets none of what was allowed for its
+// name.
+func (h *Host) mcp(m *manifest.Manifest, tr transport.Transport, trusted bool, log io.Writer) transport.Transport {
+	var allowed = h.settings.MCP[m.Name]
+	if !trusted {
+		allowed.Resources, allowed.Sampling = false, false
+	}
+	cfg := mcpbridge.Config{Name: m.Name, Version: m.Version, Log: log, Resources: allowed.Resources}
+	if allowed.Sampling {
+		cfg.Sample = h.sample
+	}
+	return mcpbridge.Wrap(tr, cfg)
+}
+
+// withConfig is env with ConfigEnv set to config (and any value it had
+// there dropped); no config leaves it unset.
+func withConfig(env []string, config []byte) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, ConfigEnv+"=") {
+			out = append(out, kv)
+		}
+	}
+	if len(config) > 0 {
+		out = append(out, ConfigEnv+"="+string(config))
+	}
+	return out
+}
+
+// sample answers an MCP server's sampling request with the configured
+// provider, held to the hooks at prompt/before like a turn's own model
+// request. No one is there to answer a hook that asks, so that is a
+// refusal.
+func (h *Host) sample(ctx context.Context, r mcpbridge.SampleRequest) (string, error) {
+	provider, err := h.Provider()
+	if err != nil {
+		return "", err
+	}
+	req := sdk.ProviderRequest{System: r.System, Messages: r.Messages}
+	switch d := h.decide(ctx, sdk.PromptBefore, req); d.outcome {
+	case sdk.HookBlock, sdk.HookDeny, sdk.HookAsk:
+		return "", fmt.Errorf("the sampling request was stopped by hook %s: %s", d.hook, d.reason)
+	}
+	var events []sdk.StreamEvent
+	if _, err := provider.Stream(ctx, req, func(e sdk.StreamEvent) { events = append(events, e) }); err != nil {
+		return "", fmt.Errorf("model provider %s: %w", provider.ID(), err)
+	}
+	msg := sdk.Assemble(events)
+	if len(msg.ToolCalls) > 0 && msg.Content == "" {
+		return "", errors.New("the model answered the sampling request with tool calls, which bingo does not run for an MCP server")
+	}
+	return msg.Content, nil
+}

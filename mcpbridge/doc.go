@@ -1,0 +1,121 @@
+// Package mcpbridge runs a Model Context Protocol server as a bingo plugin.
+// It owns the translation between the two protocols and nothing else: it
+// is a transport wrapper, so everything the bridge does for a plugin
+// (deadlines per crossing, the wedge rule, death and respawn with backoff,
+// notices, the log, the trace, the gate, hooks) applies unchanged, and the
+// host never learns that a plugin is MCP.
+//
+// [Wrap] takes the transport that runs the server (exec, or wasm for a
+// server compiled to WASI, which then runs in the same sandbox as any
+// wasm plugin) and returns one whose instances speak the plugin wire. Each
+// Start starts the server and, in this process, a translator: an MCP
+// client from the official SDK (github.com/modelcontextprotocol/go-sdk)
+// on the server's stdio, and a bingo plugin on the other side of an
+// in-memory pipe (transport/mem), which is the Conn the bridge gets.
+// Killing that Conn kills the server; the server ending ends it, with the
+// server's exit as its Wait, so the bridge's death rules see the real
+// process. The protocol version is negotiated as the SDK does it (it
+// tries 2026-07-28 first, and falls back to initialize for older servers).
+//
+// # The mapping
+//
+// Host → server (the bridge's requests, answered by the translator):
+//
+//	bingo                          MCP
+//	initialize                     initialize (or server/discover), then tools/list
+//	                               and prompts/list (every page); the answer
+//	                               declares the manifest's name (the server's own
+//	                               name and version go to the log; its version
+//	                               is declared), protocol 5. A server that fails
+//	                               to initialize fails the handshake with one
+//	                               error: the bridge's one notice.
+//	  params.config                the client capability experimental.bingo.config
+//	                               (and, for an exec server, the host sets the
+//	                               env var BINGO_PLUGIN_CONFIG)
+//	tools[]                        tools/list: name (every character not a letter,
+//	                               digit, '_' or '-' becomes '_'), description,
+//	                               inputSchema passed through; the annotations
+//	                               (title, readOnly, destructive, idempotent,
+//	                               openWorld) are said in words as the tool's
+//	                               claims ("title "Safe", read-only, …"), which
+//	                               the host shows the person it asks whether to
+//	                               run a call, and never believed: the bridge
+//	                               gives the tool the untrusted default traits
+//	                               and names it plugin__<name>__<tool> (≤ 64
+//	                               characters, or refused with a notice)
+//	tool/call                      tools/call, with the call id as progressToken;
+//	                               its result:
+//	  text content                   a text part, as it is
+//	  image, audio content           a text part "[image: <mime>, <n> bytes]"
+//	  resource_link                  "[resource link: <uri> (<name>), <mime>] <description>"
+//	  embedded text resource         "[resource <uri>]\n<text>"
+//	  embedded blob resource         "[resource <uri>: <mime>, <n> bytes]"
+//	  isError                        ToolOutput.IsError
+//	  structuredContent              the display: a keyValue view of an object
+//	                                 (a text view of anything else); a text part
+//	                                 too when there is no content
+//	  a JSON-RPC error               the call's error
+//	tool/cancel                    the sdk call's ctx is cancelled: the server gets
+//	                               notifications/cancelled, and the host is
+//	                               answered IsError "cancelled: …" once the
+//	                               server has answered a ping (the bridge waits
+//	                               for that answer to the deadline, as for any
+//	                               plugin: a server that answers nothing at all
+//	                               is wedged, and killed)
+//	the server dies under a call   no answer: the instance ends with the server,
+//	                               and the bridge's death rules apply (one
+//	                               notice; the next use starts it again)
+//	commands[]                     prompts/list: one command per prompt, args free
+//	                               with the hint "<required> [optional]" (none
+//	                               when the prompt has no arguments)
+//	command/run                    prompts/get: words name=value set that argument,
+//	                               the other words fill the rest in order, the
+//	                               last taking the rest of the line; the
+//	                               messages' text, joined by blank lines, is a
+//	                               prompt outcome (sent to the model as the
+//	                               person's turn); a missing required argument
+//	                               is an error outcome with the usage
+//	command/complete               completion/complete (ref/prompt) on the argument
+//	                               being typed; each value is answered as the
+//	                               whole line
+//	contributors[] "resources"     declared only when Config.Resources (the
+//	                               person's mcp.<name>.resources)
+//	context/contribute             resources/list, then resources/read of the
+//	                               first 16: each text content a piece titled
+//	                               "<title or name> (<uri>)", at most 16 Ki
+//	                               characters each and the query's budget in
+//	                               all; blobs are left out
+//
+// Server → host (what the server sends, translated by the translator):
+//
+//	MCP                            bingo
+//	notifications/progress         tool/progress of the call whose id is the
+//	                               token: its message, or "<progress>/<total>";
+//	                               taken as it is read, so it reaches the host
+//	                               before the call's answer
+//	notifications/message          a line "mcp [<logger>] <level>: <data>" in the
+//	                               plugin's log (level info and up are asked
+//	                               for); the first at error level or above is
+//	                               also one bingo.host notice, later ones go to
+//	                               the log only
+//	elicitation/create             bingo.host ask on the tool call the server is
+//	                               answering (the call the sdk's ctx names, else
+//	                               the oldest running; refused when none runs);
+//	                               the question is the message and the fields
+//	                               asked for; an empty answer declines, one field
+//	                               takes the answer as its type, several take a
+//	                               JSON object; url mode is refused
+//	sampling/createMessage         refused unless Config.Sample is set (the
+//	                               person's mcp.<name>.sampling); then the host's
+//	                               configured provider answers, under the hooks
+//	                               at prompt/before
+//	notifications/tools/list_changed,
+//	notifications/prompts/list_changed
+//	                               tools/list and prompts/list again, sent as a
+//	                               plugin/declare notification: the bridge holds
+//	                               it to the handshake's rules and the host
+//	                               replaces the plugin's contributions
+//	roots/list                     not offered (the client declares no roots)
+//
+// A server's stderr is the plugin's log, as for any plugin.
+package mcpbridge

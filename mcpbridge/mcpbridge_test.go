@@ -1,0 +1,292 @@
+package mcpbridge_test
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
+	"github.com/bingo/bingo-plugin-rpc/mcpbridge"
+	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+)
+
+// Tools: every MCP tool is declared under the plugin's name, whatever the
+// server calls itself; a name the host cannot offer is made one it can;
+// inputSchema passes through; annotations are said as the tool's claims
+// and never believed.
+func TestToolsDeclared(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	decl, _ := r.p.Declaration()
+	if decl.Name != "fault" || decl.Version != "9.9.9" {
+		t.Errorf("declared %s %s, want fault (the manifest's name) 9.9.9 (the server's version)", decl.Name, decl.Version)
+	}
+	var names []string
+	for _, tl := range r.p.Contributions().Tools {
+		names = append(names, tl.Spec().Name)
+		if tl.Traits() != (sdk.ToolTraits{}) {
+			t.Errorf("%s wears %+v, want the untrusted default", tl.Spec().Name, tl.Traits())
+		}
+	}
+	for _, want := range []string{"plugin__fault__echo", "plugin__fault__dotted_name", "plugin__fault__annotated"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools %v lack %s", names, want)
+		}
+	}
+	spec := r.tool("annotated").Spec()
+	if spec.Claims != `title "Safe", read-only, not destructive, idempotent, closed-world` || spec.Description != "Claims everything." {
+		t.Errorf("claims %q, description %q: want the annotations said, the description as it is", spec.Claims, spec.Description)
+	}
+	if string(spec.InputSchema) != `{"type":"object"}` {
+		t.Errorf("inputSchema %s, want the server's", spec.InputSchema)
+	}
+	if out, err := r.call(context.Background(), "dotted_name", `{}`, nil); err != nil || texts(out) != "dotted" {
+		t.Errorf("dotted_name = %q, %v; want the MCP tool dotted.name", texts(out), err)
+	}
+	if !strings.Contains(r.log.String(), `mcpbridge: MCP server "mcpfault-server" version "9.9.9", protocol `) {
+		t.Errorf("the log does not say what the server said it is:\n%s", r.log)
+	}
+}
+
+// Results: every content kind is one part, isError is kept, structured
+// content is the person's view.
+func TestToolResults(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	out, err := r.call(context.Background(), "contents", `{}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "plain|[image: image/png, 5 bytes]|[audio: audio/wav, 3 bytes]|[resource link: file:///a.txt (a), text/plain] the a file|" +
+		"[resource mem://t]\nembedded text|[resource mem://b: application/octet-stream, 2 bytes]"
+	if got := texts(out); got != want {
+		t.Errorf("parts:\n got %q\nwant %q", got, want)
+	}
+	wantView := &sdk.View{Kind: sdk.ViewKeyValue, Title: "structured content", Pairs: []sdk.KeyValue{{Key: "n", Value: "3"}, {Key: "s", Value: "three"}}}
+	if !reflect.DeepEqual(out.Display, wantView) {
+		t.Errorf("display %+v, want %+v", out.Display, wantView)
+	}
+	if out.IsError {
+		t.Error("contents is no error")
+	}
+	out, err = r.call(context.Background(), "fail", `{}`, nil)
+	if err != nil || !out.IsError || texts(out) != "it failed" {
+		t.Errorf("fail = %+v, %v; want isError with its text", out, err)
+	}
+	out, err = r.call(context.Background(), "echo", `{"text":"hi"}`, nil)
+	if err != nil || texts(out) != "hi" {
+		t.Errorf("echo = %q, %v; want the input passed through", texts(out), err)
+	}
+}
+
+// Progress without a message shows progress/total.
+func TestProgress(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	u := &testutil.RecordingUI{}
+	if _, err := r.call(context.Background(), "progress", `{}`, u); err != nil {
+		t.Fatal(err)
+	}
+	if progress, _ := u.Seen(); !reflect.DeepEqual(progress, []string{"1/2", "2/2"}) {
+		t.Errorf("progress %q, want 1/2, 2/2 (before the answer)", progress)
+	}
+}
+
+// An interrupt is tool/cancel, which cancels the sdk's call: the server
+// hears notifications/cancelled, and the host still gets an answer.
+func TestCancel(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	out, err := r.call(ctx, "hang", `{}`, nil)
+	if err != nil {
+		t.Fatalf("a cancelled call still answers: %v", err)
+	}
+	if !out.IsError || !strings.Contains(texts(out), "notifications/cancelled") {
+		t.Errorf("answer %+v, want the cancellation said", out)
+	}
+	r.log.WaitFor(t, "mcp hang info: hang cancelled")
+}
+
+// Logging lines go to the log; the first at error level is one notice.
+func TestLogging(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	if _, err := r.call(context.Background(), "flood", `{"n":50,"size":10}`, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.log.WaitFor(t, "mcp flood error: 49 xxxxxxxxxx\n")
+	n := r.notices.Next(t)
+	want := bridge.Notice{Plugin: "fault", Level: "error", Message: "the MCP server logged error: 0 xxxxxxxxxx (later errors go to its log only)"}
+	if n != want {
+		t.Errorf("notice %+v, want %+v", n, want)
+	}
+	if _, err := r.call(context.Background(), "flood", `{"n":5,"size":1}`, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.log.WaitFor(t, "mcp flood error: 4 x\n")
+	if all := r.notices.All(); len(all) != 1 {
+		t.Errorf("notices %v, want the one", all)
+	}
+}
+
+// Elicitation is the host's ask, on the call the server is answering; an
+// empty answer declines.
+func TestElicitation(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	u := &testutil.RecordingUI{Answer: "Ann"}
+	out, err := r.call(context.Background(), "ask", `{}`, u)
+	if err != nil || texts(out) != "hello Ann" {
+		t.Fatalf("ask = %q, %v; want hello Ann", texts(out), err)
+	}
+	if _, asked := u.Seen(); !reflect.DeepEqual(asked, []string{"What is your name? (name, string: your name) — an empty answer declines"}) {
+		t.Errorf("questions %q", asked)
+	}
+	out, err = r.call(context.Background(), "ask", `{}`, &testutil.RecordingUI{})
+	if err != nil || texts(out) != "ask: decline" {
+		t.Errorf("ask unanswered = %q, %v; want a decline", texts(out), err)
+	}
+}
+
+// Sampling is refused unless allowed; allowed, it goes to Config.Sample.
+func TestSampling(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	if out, err := r.call(context.Background(), "sample", `{}`, nil); err == nil {
+		t.Errorf("sampling not allowed, but the call answered %q", texts(out))
+	}
+
+	var got []mcpbridge.SampleRequest
+	r = newRig(t, rigOpts{cfg: mcpbridge.Config{Sample: func(_ context.Context, req mcpbridge.SampleRequest) (string, error) {
+		got = append(got, req)
+		return "hi there", nil
+	}}})
+	out, err := r.call(context.Background(), "sample", `{}`, nil)
+	if err != nil || texts(out) != "model said: hi there" {
+		t.Fatalf("sample = %q, %v", texts(out), err)
+	}
+	want := []mcpbridge.SampleRequest{{System: "be brief", MaxTokens: 50, Messages: []sdk.Message{{Role: sdk.RoleUser, Content: "say hi"}}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Sample got %+v, want %+v", got, want)
+	}
+}
+
+// Prompts are commands: arguments by position or name=value, the messages
+// the model's prompt, a missing required argument the usage; completion
+// is completion/complete on the argument being typed.
+func TestPrompts(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	c := r.command("greet")
+	if spec := c.Spec(); spec.Args != (sdk.CommandArgs{Kind: sdk.ArgsFree, Hint: "<name> [mood]"}) || spec.Hint != "Greet someone." {
+		t.Errorf("spec %+v", spec)
+	}
+	for _, tc := range []struct{ args, want string }{
+		{"Ann happy", "Greet Ann (happy).\n\nSure."},
+		{"mood=sad Bob", "Greet Bob (sad).\n\nSure."},
+		{"Ann very happy", "Greet Ann (very happy).\n\nSure."},
+	} {
+		o, err := c.Run(context.Background(), sdk.CommandRun{Name: "greet", Args: tc.args})
+		if err != nil || o.Kind != sdk.OutcomePrompt || o.Prompt != tc.want {
+			t.Errorf("/greet %s = %+v, %v; want prompt %q", tc.args, o, err, tc.want)
+		}
+	}
+	o, err := c.Run(context.Background(), sdk.CommandRun{Name: "greet", Args: ""})
+	if err != nil || o.Kind != sdk.OutcomeError || o.Message != "missing name; usage: /greet <name> [mood]" {
+		t.Errorf("/greet = %+v, %v; want the usage", o, err)
+	}
+	for _, tc := range []struct {
+		partial string
+		want    []string
+	}{
+		{"Ann h", []string{"Ann happy", "Ann hungry"}},
+		{"Ann mood=s", []string{"Ann mood=sad"}},
+		{"An", nil}, // the name: the server completes nothing
+	} {
+		cs, err := c.Complete(context.Background(), sdk.CompleteRequest{Name: "greet", Partial: tc.partial})
+		var got []string
+		for _, x := range cs {
+			got = append(got, x.Value)
+		}
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("complete %q = %q, %v; want %q", tc.partial, got, err, tc.want)
+		}
+	}
+}
+
+// Resources are a contributor only when enabled: the text ones, within
+// the budget.
+func TestResources(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	if cs := r.p.Contributions().Contributors; len(cs) != 0 {
+		t.Fatalf("resources not enabled, but contributors %v", cs)
+	}
+	r = newRig(t, rigOpts{cfg: mcpbridge.Config{Resources: true}})
+	cs := r.p.Contributions().Contributors
+	if len(cs) != 1 || cs[0].ID() != mcpbridge.ContributorID {
+		t.Fatalf("contributors %v, want resources", cs)
+	}
+	pieces, err := cs[0].Contribute(context.Background(), sdk.Query{Budget: 1000})
+	want := []sdk.Piece{{Title: "one (mem://one)", Text: "the first resource"}, {Title: "two (mem://two)", Text: "the second resource"}}
+	if err != nil || !reflect.DeepEqual(pieces, want) {
+		t.Errorf("pieces %+v, %v; want %+v", pieces, err, want)
+	}
+	pieces, err = cs[0].Contribute(context.Background(), sdk.Query{Budget: 22})
+	want = []sdk.Piece{{Title: "one (mem://one)", Text: "the first resource"}, {Title: "two (mem://two)", Text: "the "}}
+	if err != nil || !reflect.DeepEqual(pieces, want) {
+		t.Errorf("within a budget of 22: %+v, %v; want %+v", pieces, err, want)
+	}
+}
+
+// tools/list_changed is plugin/declare: the bridge keeps the new
+// declaration, tells Redeclared, and the new tool runs.
+func TestListChanged(t *testing.T) {
+	redecl := testutil.NewCollector[protocol.InitializeResult]()
+	r := newRig(t, rigOpts{redecl: redecl.Add})
+	if _, err := r.call(context.Background(), "change", `{}`, nil); err != nil {
+		t.Fatal(err)
+	}
+	d := redecl.Next(t)
+	if !slices.ContainsFunc(d.Tools, func(s sdk.ToolSpec) bool { return s.Name == "added" }) {
+		t.Fatalf("redeclared %+v, want the tool added", d.Tools)
+	}
+	if out, err := r.call(context.Background(), "added", `{}`, nil); err != nil || texts(out) != "added ran" {
+		t.Errorf("added = %q, %v", texts(out), err)
+	}
+}
+
+// The person's plugins.<name> slice is the client's experimental "bingo"
+// capability.
+func TestConfig(t *testing.T) {
+	for _, tc := range []struct {
+		config json.RawMessage
+		want   string
+	}{{nil, "null"}, {json.RawMessage(`{"k":[1,"v"]}`), `{"k":[1,"v"]}`}} {
+		r := newRig(t, rigOpts{config: tc.config})
+		if out, err := r.call(context.Background(), "config", `{}`, nil); err != nil || texts(out) != tc.want {
+			t.Errorf("config %s reached the server as %q, %v", tc.config, texts(out), err)
+		}
+	}
+}
+
+// A server that dies mid-call is a death like any plugin's: one notice,
+// and the next call starts it again.
+func TestCrash(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	if _, err := r.call(context.Background(), "crash", `{}`, nil); err == nil {
+		t.Fatal("a call whose server died answered")
+	}
+	n := r.notices.Next(t)
+	if !strings.Contains(n.Message, "stopped (exit status 3)") {
+		t.Errorf("notice %+v, want the death with the server's exit", n)
+	}
+	if out, err := r.call(context.Background(), "echo", `{"text":"again"}`, nil); err != nil || texts(out) != "again" {
+		t.Errorf("after the death: %q, %v", texts(out), err)
+	}
+	if r.starts != 2 {
+		t.Errorf("%d starts, want 2", r.starts)
+	}
+	if all := r.notices.All(); len(all) != 1 {
+		t.Errorf("notices %v, want one", all)
+	}
+}

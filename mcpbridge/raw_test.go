@@ -1,0 +1,176 @@
+package mcpbridge_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
+	"github.com/bingo/bingo-plugin-rpc/mcpbridge"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+	"github.com/bingo/bingo-plugin-rpc/transport/mem"
+)
+
+// rawServer is an MCP server written by hand, to misbehave where the
+// sdk's own server cannot: answer returns the result (or, as an error,
+// the error) to a method, or nil to leave it unanswered.
+func rawServer(answer func(method string) (any, error)) *mem.Transport {
+	return mem.New(func(ctx context.Context, stdin io.Reader, stdout, _ io.Writer) error {
+		in := bufio.NewScanner(stdin)
+		for in.Scan() {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(in.Bytes(), &m) != nil || m.ID == nil {
+				continue
+			}
+			res, err := answer(m.Method)
+			var line []byte
+			switch {
+			case err != nil:
+				line, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": err.Error()}})
+			case res != nil:
+				line, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
+			default:
+				continue
+			}
+			if _, err := stdout.Write(append(line, '\n')); err != nil {
+				return err
+			}
+		}
+		return ctx.Err()
+	}, nil)
+}
+
+// legacy answers as a server of protocol 2025-11-25 with one tool, deaf,
+// whose calls it never answers.
+func legacy(method string) (any, error) {
+	switch method {
+	case "initialize":
+		return map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}},
+			"serverInfo": map[string]any{"name": "raw", "version": "1"}}, nil
+	case "tools/list":
+		return map[string]any{"tools": []any{map[string]any{"name": "deaf", "inputSchema": map[string]any{"type": "object"}}}}, nil
+	case "tools/call":
+		return nil, nil
+	}
+	return nil, errors.New("method not found: " + method)
+}
+
+// A server that fails to initialize fails the handshake with one error,
+// which the host makes its one notice.
+func TestInitializeFails(t *testing.T) {
+	p := bridge.New(bridge.Options{Name: "raw", Transport: mcpbridge.Wrap(rawServer(func(string) (any, error) {
+		return nil, errors.New("no thanks")
+	}), mcpbridge.Config{Name: "raw"})})
+	defer p.Close()
+	_, err := p.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "the MCP server failed to initialize") || !strings.Contains(err.Error(), "no thanks") {
+		t.Fatalf("Start: %v, want the server's refusal", err)
+	}
+}
+
+// An older server is spoken to in its own protocol version, as the sdk
+// negotiates it.
+func TestOlderProtocol(t *testing.T) {
+	log := &testutil.SyncBuffer{}
+	p := bridge.New(bridge.Options{Name: "raw", Transport: mcpbridge.Wrap(rawServer(legacy), mcpbridge.Config{Name: "raw", Log: log})})
+	defer p.Close()
+	decl, err := p.Start(context.Background())
+	if err != nil || len(decl.Tools) != 1 || decl.Tools[0].Name != "deaf" {
+		t.Fatalf("Start: %+v, %v", decl, err)
+	}
+	if !strings.Contains(log.String(), `MCP server "raw" version "1", protocol 2025-11-25`) {
+		t.Errorf("log: %s", log)
+	}
+}
+
+// A server that never answers a call: the bridge's deadline ends the
+// call, and the wedge rule kills the server, with one notice.
+func TestNeverAnswers(t *testing.T) {
+	notices := testutil.NewCollector[bridge.Notice]()
+	p := bridge.New(bridge.Options{Name: "raw", Transport: mcpbridge.Wrap(rawServer(legacy), mcpbridge.Config{Name: "raw"}),
+		Deadlines: bridge.Deadlines{Tool: 100 * time.Millisecond, Grace: 100 * time.Millisecond}, Notify: notices.Add})
+	defer p.Close()
+	if _, err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tl := p.Contributions().Tools[0]
+	_, err := tl.Call(context.Background(), sdk.ToolCall{ID: "c1", Name: tl.Spec().Name, Input: json.RawMessage(`{}`)}, &testutil.RecordingUI{})
+	if err == nil || !strings.Contains(err.Error(), "tool/call did not answer within 100ms") {
+		t.Fatalf("call: %v, want the deadline", err)
+	}
+	if n := notices.Next(t); !strings.Contains(n.Message, "wedged") {
+		t.Errorf("notice %+v, want the wedge", n)
+	}
+}
+
+// The Conn Wrap returns is the server's: killing it kills the server, and
+// the server ending ends it, with the server's exit.
+func TestConnLifetime(t *testing.T) {
+	serverEnded := make(chan struct{})
+	inner := mem.New(func(ctx context.Context, stdin io.Reader, _, _ io.Writer) error {
+		defer close(serverEnded)
+		_, _ = io.Copy(io.Discard, stdin)
+		return errors.New("server exit")
+	}, nil)
+	tr := mcpbridge.Wrap(inner, mcpbridge.Config{Name: "x"})
+	if tr.Kind() != "mem" {
+		t.Errorf("Kind %q, want the server's transport's", tr.Kind())
+	}
+	c, err := tr.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Kill()
+	<-serverEnded
+	if err := c.Wait(); err == nil || err.Error() != "server exit" {
+		t.Errorf("Wait after Kill: %v, want the server's exit", err)
+	}
+
+	quit := make(chan struct{})
+	inner = mem.New(func(context.Context, io.Reader, io.Writer, io.Writer) error {
+		<-quit
+		return errors.New("gone")
+	}, nil)
+	c, err = mcpbridge.Wrap(inner, mcpbridge.Config{Name: "x"}).Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(quit)
+	if _, err := io.ReadAll(c); err != nil {
+		t.Errorf("reading a Conn whose server ended: %v, want EOF", err)
+	}
+	if err := c.Wait(); err == nil || err.Error() != "gone" {
+		t.Errorf("Wait: %v, want the server's exit", err)
+	}
+}
+
+// A second initialize is refused; the first one's session stands.
+func TestInitializeTwice(t *testing.T) {
+	c, err := mcpbridge.Wrap(rawServer(legacy), mcpbridge.Config{Name: "raw"}).Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Wait()
+	defer c.Kill()
+	in := bufio.NewScanner(c)
+	for i := range 2 {
+		if _, err := io.WriteString(c, `{"jsonrpc":"2.0","id":`+string(rune('1'+i))+`,"method":"initialize","params":{"protocol":5}}`+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if !in.Scan() {
+			t.Fatalf("no answer %d: %v", i, in.Err())
+		}
+		if got := in.Text(); (i == 1) != strings.Contains(got, "initialize was sent already") {
+			t.Errorf("answer %d: %s", i, got)
+		}
+	}
+}

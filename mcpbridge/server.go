@@ -1,0 +1,384 @@
+package mcpbridge
+
+//lint:file-ignore SA1019 MCP logging and sampling are deprecated as of protocol 2026-07-28 but still functional, and servers of every earlier version use them: bingo maps both.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/transport"
+)
+
+// server is one translator: the bingo plugin side of one instance, and the
+// MCP client of the server instance behind it.
+type server struct {
+	cfg   Config
+	inner transport.Conn
+	rpc   *jsonrpc2.Conn
+	set   chan struct{}   // closed once rpc is set: a request may arrive before
+	ctx   context.Context // the instance's: cancelled when it ends
+
+	mu          sync.Mutex
+	ending      bool           // the instance is ending: nothing more starts
+	work        sync.WaitGroup // every goroutine the translator started
+	cs          *mcp.ClientSession
+	ready       chan struct{} // closed once initialize has answered
+	initialized bool          // initialize has arrived
+	names       names         // what the current declaration maps to
+	calls       []*call       // the tool calls running, oldest first
+	errTold     bool          // an error-level log line has raised its notice
+	redeclMu    sync.Mutex    // one redeclaration at a time
+	declDone    chan struct{} // closed once the latest redeclaration is sent; nil before the first
+}
+
+// call is one tool call running on the server.
+type call struct {
+	id     string
+	cancel context.CancelFunc
+	asked  bool // cancelled by tool/cancel, not by the instance ending
+}
+
+// serve translates for one instance until either side ends, and returns
+// once the server has ended, with its exit.
+func serve(ctx context.Context, inner transport.Conn, stdin io.Reader, stdout io.Writer, cfg Config) error {
+	innerDone := make(chan struct{})
+	var innerErr error
+	go func() {
+		innerErr = inner.Wait()
+		close(innerDone)
+	}()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s := &server{cfg: cfg, inner: inner, ctx: ctx, ready: make(chan struct{}), set: make(chan struct{})}
+	stream := protocol.NewLineStream(pipe{stdin, stdout}, protocol.LineStreamOptions{Notification: s.notification})
+	s.rpc = jsonrpc2.NewConn(ctx, stream, s, jsonrpc2.SetLogger(log.New(cfg.Log, "mcpbridge: ", 0)))
+	close(s.set)
+
+	select {
+	case <-s.rpc.DisconnectNotify():
+		if ctx.Err() == nil {
+			// The host closed our stdin: a graceful stop. The server's
+			// stdin closes too, and it ends in its own time or when the
+			// host kills this instance.
+			_ = inner.Close()
+		}
+	case <-innerDone:
+	case <-ctx.Done():
+	}
+	select {
+	case <-innerDone:
+	case <-ctx.Done():
+		_ = inner.Kill()
+		<-innerDone
+	}
+
+	s.mu.Lock()
+	s.ending = true
+	cs := s.cs
+	for _, c := range s.calls {
+		c.cancel()
+	}
+	s.mu.Unlock()
+	cancel()
+	s.rpc.Close()
+	<-s.rpc.DisconnectNotify()
+	if cs != nil {
+		_ = cs.Close() // the server is gone: this only ends the session's goroutines
+	}
+	s.work.Wait()
+	return innerErr
+}
+
+// nopCloser is the server's stdin as the MCP session sees it: serve, not
+// the session, decides when it closes.
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// pipe is the translator's end of the bingo wire.
+type pipe struct {
+	io.Reader
+	io.Writer
+}
+
+func (p pipe) Close() error {
+	var errs []error
+	for _, v := range []any{p.Reader, p.Writer} {
+		if c, ok := v.(io.Closer); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// spawn runs f on a goroutine the instance waits for, unless it is ending.
+func (s *server) spawn(f func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ending {
+		return false
+	}
+	s.work.Add(1)
+	go func() {
+		defer s.work.Done()
+		f()
+	}()
+	return true
+}
+
+// Handle answers the host's requests, each on its own goroutine
+// (jsonrpc2.Handler). Notifications reach notification instead.
+func (s *server) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	<-s.set
+	if req.Notif {
+		return
+	}
+	var params json.RawMessage
+	if req.Params != nil {
+		params = *req.Params
+	}
+	s.spawn(func() {
+		res, err := s.dispatch(req.Method, params)
+		if errors.Is(err, errGone) {
+			return
+		}
+		if err != nil {
+			var rerr *jsonrpc2.Error
+			if !errors.As(err, &rerr) {
+				rerr = &jsonrpc2.Error{Code: jsonrpc2.CodeInternalError, Message: err.Error()}
+			}
+			_ = conn.ReplyWithError(s.ctx, req.ID, rerr)
+			return
+		}
+		_ = conn.Reply(s.ctx, req.ID, res)
+	})
+}
+
+// dispatch answers one request.
+func (s *server) dispatch(method string, params json.RawMessage) (any, error) {
+	if method == protocol.MethodInitialize {
+		return s.initialize(params)
+	}
+	select {
+	case <-s.ready:
+	default:
+		return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidRequest, Message: method + " before initialize"}
+	}
+	s.mu.Lock()
+	cs := s.cs
+	s.mu.Unlock()
+	if cs == nil {
+		return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidRequest, Message: "the MCP server did not initialize"}
+	}
+	switch method {
+	case protocol.MethodToolCall:
+		var p protocol.ToolCallParams
+		if err := decode(params, &p); err != nil {
+			return nil, err
+		}
+		return s.callTool(cs, p)
+	case protocol.MethodCommandRun:
+		var p protocol.CommandRunParams
+		if err := decode(params, &p); err != nil {
+			return nil, err
+		}
+		return s.runPrompt(cs, p)
+	case protocol.MethodCommandComplete:
+		var p protocol.CommandCompleteParams
+		if err := decode(params, &p); err != nil {
+			return nil, err
+		}
+		return s.completePrompt(cs, p)
+	case protocol.MethodContextContribute:
+		var p protocol.ContextContributeParams
+		if err := decode(params, &p); err != nil {
+			return nil, err
+		}
+		return s.contribute(cs, p)
+	}
+	return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "an MCP server translated by bingo does not answer " + method}
+}
+
+// errGone ends a request whose server went away under it: the translator
+// answers nothing, and the instance ends with the server, so the bridge
+// sees a plugin die mid-call (one notice; the next use starts it again),
+// not an answer from a plugin it would go on using.
+var errGone = errors.New("the MCP server has gone")
+
+// gone is errGone, once the instance has ended, when err says the
+// connection to the server broke; nil for any other error.
+func (s *server) gone(err error) error {
+	if !errors.Is(err, mcp.ErrConnectionClosed) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil
+	}
+	<-s.ctx.Done()
+	return errGone
+}
+
+func decode(raw json.RawMessage, v any) error {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidParams, Message: err.Error()}
+	}
+	return nil
+}
+
+// notification handles the host's notifications, on the wire's reader.
+func (s *server) notification(method string, params json.RawMessage) {
+	if method != protocol.NotifyToolCancel {
+		return
+	}
+	var c protocol.ToolCancel
+	if json.Unmarshal(params, &c) != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, cl := range s.calls {
+		if cl.id == c.CallID {
+			// The sdk sends notifications/cancelled when the call's ctx
+			// ends; the host still waits for the answer.
+			cl.asked = true
+			cl.cancel()
+		}
+	}
+}
+
+// initialize connects the MCP client and answers the handshake with what
+// the server offers.
+func (s *server) initialize(params json.RawMessage) (any, error) {
+	var p protocol.InitializeParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	again := s.initialized
+	s.initialized = true
+	s.mu.Unlock()
+	if again {
+		return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidRequest, Message: "initialize was sent already"}
+	}
+	defer close(s.ready)
+	opts := &mcp.ClientOptions{
+		// The person's plugins.<name> slice, where an MCP server can read
+		// it; the roots capability the sdk would add by default is not
+		// offered (this host answers no roots/list).
+		Capabilities: &mcp.ClientCapabilities{
+			Experimental: map[string]any{"bingo": map[string]any{"config": configOrNull(p.Config)}},
+		},
+		ElicitationHandler:         s.elicit,
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { s.listChanged() },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { s.listChanged() },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {},
+		LoggingMessageHandler:      s.logMessage,
+	}
+	if s.cfg.Sample != nil {
+		opts.CreateMessageHandler = s.sample
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "bingo", Version: strconv.Itoa(protocol.Version)}, opts)
+	// The session never closes the server's stdin: serve does, when the
+	// host stops the instance.
+	t := readTransport{&mcp.IOTransport{Reader: io.NopCloser(s.inner), Writer: nopCloser{s.inner}}, s.notified}
+	cs, err := client.Connect(s.ctx, t, nil)
+	if err != nil {
+		err = fmt.Errorf("the MCP server failed to initialize: %v", err)
+		fmt.Fprintf(s.cfg.Log, "mcpbridge: %v\n", err)
+		return nil, err
+	}
+	s.mu.Lock()
+	s.cs = cs
+	s.mu.Unlock()
+
+	init := cs.InitializeResult()
+	if si := init.ServerInfo; si != nil {
+		fmt.Fprintf(s.cfg.Log, "mcpbridge: MCP server %q version %q, protocol %s\n", si.Name, si.Version, init.ProtocolVersion)
+	} else {
+		fmt.Fprintf(s.cfg.Log, "mcpbridge: MCP server with no name, protocol %s\n", init.ProtocolVersion)
+	}
+	if init.Capabilities != nil && init.Capabilities.Logging != nil {
+		if err := cs.SetLoggingLevel(s.ctx, &mcp.SetLoggingLevelParams{Level: logLevel}); err != nil {
+			fmt.Fprintf(s.cfg.Log, "mcpbridge: logging/setLevel: %v\n", err)
+		}
+	}
+	decl, err := s.declaration(cs)
+	if err != nil {
+		return nil, fmt.Errorf("the MCP server initialized but %v", err)
+	}
+	return decl, nil
+}
+
+// configOrNull is the config as JSON, null when the person set none.
+func configOrNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}
+
+// listChanged re-reads what the server offers and declares it again
+// (plugin/declare), off the sdk's reader: listing is a request, and its
+// answer arrives on that reader.
+func (s *server) listChanged() {
+	done := make(chan struct{})
+	s.mu.Lock()
+	s.declDone = done
+	s.mu.Unlock()
+	ok := s.spawn(func() {
+		defer close(done)
+		s.redeclMu.Lock()
+		defer s.redeclMu.Unlock()
+		s.mu.Lock()
+		cs := s.cs
+		s.mu.Unlock()
+		if cs == nil {
+			return
+		}
+		decl, err := s.declaration(cs)
+		if err != nil {
+			fmt.Fprintf(s.cfg.Log, "mcpbridge: after list_changed: %v\n", err)
+			return
+		}
+		if err := s.rpc.Notify(s.ctx, protocol.NotifyPluginDeclare, decl); err != nil {
+			fmt.Fprintf(s.cfg.Log, "mcpbridge: %s: %v\n", protocol.NotifyPluginDeclare, err)
+		}
+	})
+	if !ok {
+		close(done)
+	}
+}
+
+// declared waits until the latest redeclaration has been sent.
+func (s *server) declared() {
+	s.mu.Lock()
+	done := s.declDone
+	s.mu.Unlock()
+	if done == nil {
+		return
+	}
+	select {
+	case <-done:
+	case <-s.ctx.Done():
+	}
+}
+
+// notice says one line to the person under the plugin's name.
+func (s *server) notice(level, message string) {
+	s.spawn(func() {
+		raw, _ := json.Marshal(protocol.NoticeParams{Level: level, Message: message})
+		var res protocol.ServiceCallResult
+		err := s.rpc.Call(s.ctx, protocol.MethodServiceCall, protocol.ServiceCallParams{
+			Key: protocol.HostServiceKey, Method: protocol.HostNotice, Params: raw}, &res)
+		if err != nil {
+			fmt.Fprintf(s.cfg.Log, "mcpbridge: notice: %v\n", err)
+		}
+	})
+}

@@ -1,0 +1,380 @@
+package mcpbridge
+
+//lint:file-ignore SA1019 MCP logging and sampling are deprecated as of protocol 2026-07-28 but still functional, and servers of every earlier version use them: bingo maps both.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+)
+
+// names maps the names the declaration gives to what the server calls
+// them: a name the host can offer holds only letters, digits, '_' and '-',
+// and an MCP name may hold '.' and '/' too.
+type names struct {
+	tools   map[string]string      // declared tool name → MCP tool name
+	prompts map[string]*mcp.Prompt // declared command name → MCP prompt
+}
+
+// ContributorID is the id of the context contributor offering the
+// server's resources, when the person enabled it.
+const ContributorID = "resources"
+
+// declaration reads what the server offers (tools, prompts, and
+// resources when enabled) and makes it a bingo declaration. The bridge
+// holds it to the same rules as any plugin's, entry by entry.
+func (s *server) declaration(cs *mcp.ClientSession) (protocol.InitializeResult, error) {
+	init := cs.InitializeResult()
+	caps := init.Capabilities
+	if caps == nil {
+		caps = &mcp.ServerCapabilities{}
+	}
+	decl := protocol.InitializeResult{Protocol: protocol.Version, Name: s.cfg.Name, Version: s.cfg.Version}
+	if init.ServerInfo != nil && init.ServerInfo.Version != "" {
+		decl.Version = init.ServerInfo.Version
+	}
+	n := names{tools: map[string]string{}, prompts: map[string]*mcp.Prompt{}}
+	if caps.Tools != nil {
+		for t, err := range cs.Tools(s.ctx, nil) {
+			if err != nil {
+				return decl, fmt.Errorf("tools/list failed: %v", err)
+			}
+			name := hostName(t.Name)
+			n.tools[name] = t.Name
+			decl.Tools = append(decl.Tools, sdk.ToolSpec{Name: name, Description: t.Description, InputSchema: rawJSON(t.InputSchema), Claims: claims(t.Annotations)})
+		}
+	}
+	if caps.Prompts != nil {
+		for p, err := range cs.Prompts(s.ctx, nil) {
+			if err != nil {
+				return decl, fmt.Errorf("prompts/list failed: %v", err)
+			}
+			name := hostName(p.Name)
+			n.prompts[name] = p
+			decl.Commands = append(decl.Commands, promptSpec(name, p))
+		}
+	}
+	if s.cfg.Resources && caps.Resources != nil {
+		decl.Contributors = []protocol.ContributorDecl{{ID: ContributorID, Description: "the MCP server's resources"}}
+	}
+	s.mu.Lock()
+	s.names = n
+	s.mu.Unlock()
+	return decl, nil
+}
+
+// hostName is an MCP name as the host can offer it: every character other
+// than a letter, a digit, '_' or '-' becomes '_'. Two names that meet are
+// both declared, and the host keeps the first.
+func hostName(name string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			return r
+		}
+		return '_'
+	}, name)
+}
+
+// claims says in words what the tool's annotations claim. The host never
+// believes them (the tool wears the untrusted default traits) but shows
+// them to the person it asks whether to run a call.
+func claims(a *mcp.ToolAnnotations) string {
+	if a == nil {
+		return ""
+	}
+	var cs []string
+	if a.Title != "" {
+		cs = append(cs, "title "+strconv.Quote(a.Title))
+	}
+	if a.ReadOnlyHint {
+		cs = append(cs, "read-only")
+	}
+	if a.DestructiveHint != nil {
+		cs = append(cs, map[bool]string{true: "destructive", false: "not destructive"}[*a.DestructiveHint])
+	}
+	if a.IdempotentHint {
+		cs = append(cs, "idempotent")
+	}
+	if a.OpenWorldHint != nil {
+		cs = append(cs, map[bool]string{true: "open-world", false: "closed-world"}[*a.OpenWorldHint])
+	}
+	return strings.Join(cs, ", ")
+}
+
+// callTool runs one tool call on the server.
+func (s *server) callTool(cs *mcp.ClientSession, p protocol.ToolCallParams) (any, error) {
+	s.mu.Lock()
+	mcpName, ok := s.names.tools[p.Name]
+	if !ok {
+		s.mu.Unlock()
+		return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidParams, Message: "no tool " + strconv.Quote(p.Name)}
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+	c := &call{id: p.CallID, cancel: cancel}
+	s.calls = append(s.calls, c)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.calls = slices.DeleteFunc(s.calls, func(x *call) bool { return x == c })
+		s.mu.Unlock()
+	}()
+
+	params := &mcp.CallToolParams{Name: mcpName, Arguments: argsOf(p.Input), Meta: logMeta()}
+	params.SetProgressToken(p.CallID)
+	res, err := cs.CallTool(context.WithValue(ctx, callKey{}, p.CallID), params)
+	// What the call changed is declared before it answers: the host's
+	// next model request sees it.
+	s.declared()
+	if err != nil {
+		s.mu.Lock()
+		asked := c.asked
+		s.mu.Unlock()
+		if asked {
+			// The server was told (notifications/cancelled) and answers
+			// the call no more. It still proves it answers at all (a
+			// ping) before the host gets this answer, which the host
+			// waits for until the call's deadline: a server that has
+			// stopped answering is then wedged, as any plugin would be.
+			_ = cs.Ping(s.ctx, nil)
+			return protocol.ToolCallResult{Output: sdk.ToolOutput{IsError: true,
+				Parts: []sdk.Part{sdk.TextPart("cancelled: the MCP server was asked to stop (notifications/cancelled)")}}}, nil
+		}
+		if gone := s.gone(err); gone != nil {
+			return nil, gone
+		}
+		return nil, fmt.Errorf("MCP tools/call %s: %v", mcpName, err)
+	}
+	return protocol.ToolCallResult{Output: toolOutput(res)}, nil
+}
+
+// logLevel is the least level of the server's logging the plugin's log
+// receives.
+const logLevel = "info"
+
+// logMeta asks for the server's logging on one request: protocol
+// 2026-07-28 sets the level per request; before it, initialize set it for
+// the session (logging/setLevel).
+func logMeta() mcp.Meta { return mcp.Meta{mcp.MetaKeyLogLevel: logLevel} }
+
+// callKey carries a tool call's id in the ctx of its CallTool, for the
+// requests the server makes while answering it.
+type callKey struct{}
+
+// argsOf is a tool input as the server's arguments: an empty input is no
+// arguments.
+func argsOf(input json.RawMessage) any {
+	if len(input) == 0 || string(input) == "null" {
+		return map[string]any{}
+	}
+	return input
+}
+
+// toolOutput is an MCP tool result as the host's ToolOutput: each content
+// block one part (text as it is; what is not text, described), isError
+// kept, and structuredContent shown to the person (and given to the model
+// when there is nothing else).
+func toolOutput(res *mcp.CallToolResult) sdk.ToolOutput {
+	out := sdk.ToolOutput{IsError: res.IsError, Parts: []sdk.Part{}}
+	for _, c := range res.Content {
+		out.Parts = append(out.Parts, sdk.TextPart(contentText(c)))
+	}
+	if res.StructuredContent != nil {
+		raw := rawJSON(res.StructuredContent)
+		if len(out.Parts) == 0 {
+			out.Parts = append(out.Parts, sdk.TextPart(string(raw)))
+		}
+		out.Display = structuredView(raw)
+	}
+	return out
+}
+
+// contentText is one content block as text.
+func contentText(c mcp.Content) string {
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		return c.Text
+	case *mcp.ImageContent:
+		return fmt.Sprintf("[image: %s, %d bytes]", c.MIMEType, len(c.Data))
+	case *mcp.AudioContent:
+		return fmt.Sprintf("[audio: %s, %d bytes]", c.MIMEType, len(c.Data))
+	case *mcp.ResourceLink:
+		s := "[resource link: " + c.URI
+		if c.Name != "" {
+			s += " (" + c.Name + ")"
+		}
+		if c.MIMEType != "" {
+			s += ", " + c.MIMEType
+		}
+		s += "]"
+		if c.Description != "" {
+			s += " " + c.Description
+		}
+		return s
+	case *mcp.EmbeddedResource:
+		return resourceText(c.Resource)
+	}
+	return fmt.Sprintf("[%T content]", c)
+}
+
+// resourceText is one resource's contents as text: a text resource's text
+// under its URI, a blob described.
+func resourceText(r *mcp.ResourceContents) string {
+	if r == nil {
+		return "[resource: empty]"
+	}
+	if r.Blob != nil {
+		return fmt.Sprintf("[resource %s: %s, %d bytes]", r.URI, orUnknown(r.MIMEType), len(r.Blob))
+	}
+	return fmt.Sprintf("[resource %s]\n%s", r.URI, r.Text)
+}
+
+func orUnknown(mime string) string {
+	if mime == "" {
+		return "unknown type"
+	}
+	return mime
+}
+
+// structuredView shows structured content: an object as its keys and
+// values, anything else as its JSON.
+func structuredView(raw json.RawMessage) *sdk.View {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return &sdk.View{Kind: sdk.ViewText, Title: "structured content", Text: string(raw)}
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	v := &sdk.View{Kind: sdk.ViewKeyValue, Title: "structured content"}
+	for _, k := range keys {
+		val := string(obj[k])
+		var str string
+		if json.Unmarshal(obj[k], &str) == nil {
+			val = str
+		}
+		v.Pairs = append(v.Pairs, sdk.KeyValue{Key: k, Value: val})
+	}
+	return v
+}
+
+// readTransport is the server's transport with each notification handed
+// to read as it is read, in wire order. The sdk runs its notification
+// handlers on a goroutine of their own and hands a call its answer
+// straight from the reader, so a handler may hear of a call's progress, or
+// of the tools/list_changed its call caused, after the call has answered;
+// read here, both reach the host before the call's answer, as the server
+// sent them.
+type readTransport struct {
+	mcp.Transport
+	read func(method string, params json.RawMessage)
+}
+
+func (t readTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return readConn{c, t.read}, nil
+}
+
+type readConn struct {
+	mcp.Connection
+	read func(method string, params json.RawMessage)
+}
+
+func (c readConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if req, ok := m.(*jsonrpc.Request); ok && err == nil && !req.IsCall() {
+		c.read(req.Method, req.Params)
+	}
+	return m, err
+}
+
+// notified handles the server's notifications that must keep their place
+// among its answers.
+func (s *server) notified(method string, params json.RawMessage) {
+	switch method {
+	case "notifications/progress":
+		s.progress(params)
+	case "notifications/tools/list_changed", "notifications/prompts/list_changed":
+		s.listChanged()
+	}
+}
+
+// progress turns the server's progress on a tool call into the call's
+// live line.
+func (s *server) progress(raw json.RawMessage) {
+	var p mcp.ProgressNotificationParams
+	if json.Unmarshal(raw, &p) != nil {
+		return
+	}
+	id, ok := p.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	running := slices.ContainsFunc(s.calls, func(c *call) bool { return c.id == id })
+	s.mu.Unlock()
+	if !running {
+		return
+	}
+	tail := p.Message
+	if tail == "" {
+		tail = strconv.FormatFloat(p.Progress, 'f', -1, 64)
+		if p.Total > 0 {
+			tail += "/" + strconv.FormatFloat(p.Total, 'f', -1, 64)
+		}
+	}
+	_ = s.rpc.Notify(s.ctx, protocol.NotifyToolProgress, protocol.ToolProgress{CallID: id, Tail: tail})
+}
+
+// logMessage writes the server's log line to the plugin's log. The first
+// line at error level or above also raises a notice; the rest are in the
+// log only, so a server flooding errors costs one notice.
+func (s *server) logMessage(_ context.Context, req *mcp.LoggingMessageRequest) {
+	p := req.Params
+	data, ok := p.Data.(string)
+	if !ok {
+		data = string(rawJSON(p.Data))
+	}
+	who := "mcp"
+	if p.Logger != "" {
+		who += " " + p.Logger
+	}
+	fmt.Fprintf(s.cfg.Log, "%s %s: %s\n", who, p.Level, data)
+	switch p.Level {
+	case "error", "critical", "alert", "emergency":
+	default:
+		return
+	}
+	s.mu.Lock()
+	first := !s.errTold
+	s.errTold = true
+	s.mu.Unlock()
+	if first {
+		s.notice("error", fmt.Sprintf("the MCP server logged %s: %s (later errors go to its log only)", p.Level, firstLine(data)))
+	}
+}
+
+// firstLine is s up to its first newline, at most 200 bytes.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}

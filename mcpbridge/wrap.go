@@ -1,0 +1,106 @@
+package mcpbridge
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+	"github.com/bingo/bingo-plugin-rpc/transport"
+	"github.com/bingo/bingo-plugin-rpc/transport/mem"
+)
+
+// Config is what the translator needs beyond the MCP server itself.
+type Config struct {
+	// Name is the plugin's name, from its manifest: the name the
+	// translator declares. The server's own name is written to Log and
+	// never believed.
+	Name string
+	// Version is the manifest's version, declared when the server gives
+	// none.
+	Version string
+	// Log is the plugin's log: the server's logging notifications land
+	// here, with the server's name and what it said at initialize. Nil
+	// discards them.
+	Log io.Writer
+	// Resources, when set, declares a context contributor that offers the
+	// server's resources to the model (the person's setting
+	// mcp.<name>.resources). Off, the server's resources are never read.
+	Resources bool
+	// Sample, when set, answers the server's sampling/createMessage
+	// requests (the person's setting mcp.<name>.sampling). Unset, every
+	// sampling request is refused. The host routes it through its
+	// configured provider.
+	Sample func(ctx context.Context, req SampleRequest) (string, error)
+}
+
+// SampleRequest is a server's sampling request, in the host's words.
+type SampleRequest struct {
+	System    string
+	Messages  []sdk.Message
+	MaxTokens int
+}
+
+// Wrap returns a transport whose instances speak the bingo plugin wire,
+// each translating for one instance of the MCP server inner starts. The
+// bridge drives it like any plugin; Kind is inner's, since that is what
+// runs.
+func Wrap(inner transport.Transport, cfg Config) transport.Transport {
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	return &wrapped{inner: inner, cfg: cfg}
+}
+
+type wrapped struct {
+	inner transport.Transport
+	cfg   Config
+}
+
+func (w *wrapped) Kind() string { return w.inner.Kind() }
+
+// Start starts the MCP server and, in this process, its translator; the
+// Conn returned is the translator's bingo side. Killing it kills the
+// server; the server ending ends it, with the server's exit as its Wait.
+func (w *wrapped) Start(ctx context.Context) (transport.Conn, error) {
+	conn, err := w.inner.Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	translator, err := mem.New(func(ctx context.Context, stdin io.Reader, stdout, _ io.Writer) error {
+		return serve(ctx, conn, stdin, stdout, w.cfg)
+	}, nil).Start(ctx)
+	if err != nil {
+		_ = conn.Kill()
+		return nil, err
+	}
+	return exited{translator, conn}, nil
+}
+
+// exited is the translator's Conn with the server's exit as its own: the
+// translator ends only once the server has, and a server that exits
+// cleanly when its stdin closes has exited cleanly, however the host
+// stopped the translator (the in-memory transport calls any end after
+// Kill a kill).
+type exited struct {
+	transport.Conn
+	server transport.Conn
+}
+
+func (c exited) Wait() error {
+	_ = c.Conn.Wait()
+	return c.server.Wait()
+}
+
+// rawJSON marshals v for the bingo wire, which carries schemas and
+// structured values as raw JSON.
+func rawJSON(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
