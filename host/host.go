@@ -294,7 +294,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		tr = l.exec
 	}
 	if m.Entry.Protocol == manifest.ProtocolMCP {
-		tr = h.mcp(m, tr, trusted, log)
+		tr = h.mcp(m, tr, trusted, log, &start)
 	}
 	opts := bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: tr,

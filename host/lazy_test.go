@@ -188,10 +188,15 @@ func TestReplaceKeepsTheRankRule(t *testing.T) {
 	r := newRegistry(n.Add)
 	ranks := map[string]int{"mine": 1, "repo": 0}
 	r.rank = func(o string) int { return ranks[o] }
-	cmd := func(name string) sdk.Command { return proxy.NewCommand(nil, sdk.CommandSpec{Name: name}) }
-	r.AddCommand("mine", cmd("deploy"))
-	r.AddCommand("repo", cmd("deploy"))
-	r.AddCommand("repo", cmd("lint"))
+	cmds := func(names ...string) bridge.Contributions {
+		var c bridge.Contributions
+		for _, name := range names {
+			c.Commands = append(c.Commands, proxy.NewCommand(nil, sdk.CommandSpec{Name: name}))
+		}
+		return c
+	}
+	r.add("mine", cmds("deploy"))
+	r.add("repo", cmds("deploy", "lint"))
 	owner := func(name string) string {
 		r.mu.RLock()
 		defer r.mu.RUnlock()
@@ -201,13 +206,6 @@ func TestReplaceKeepsTheRankRule(t *testing.T) {
 		t.Fatalf("deploy %s, lint %s", owner("deploy"), owner("lint"))
 	}
 	// mine now declares lint, and no longer deploy.
-	cmds := func(names ...string) bridge.Contributions {
-		var c bridge.Contributions
-		for _, name := range names {
-			c.Commands = append(c.Commands, proxy.NewCommand(nil, sdk.CommandSpec{Name: name}))
-		}
-		return c
-	}
 	r.replace("mine", cmds("lint"))
 	if owner("deploy") != "repo" || owner("lint") != "mine" {
 		t.Fatalf("after replace: deploy %s, lint %s; want repo, mine", owner("deploy"), owner("lint"))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/bingo/bingo-plugin-rpc/host/declcache"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/mcpbridge"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
@@ -22,12 +23,14 @@ const ConfigEnv = "BINGO_PLUGIN_CONFIG"
 // mcp puts the MCP translator in front of an MCP server's transport, with
 // what the person allows the server (mcp.<name> settings). A project's
 // server the person has not trusted gets none of what was allowed for its
-// name.
-func (h *Host) mcp(m *manifest.Manifest, tr transport.Transport, trusted bool, log io.Writer) transport.Transport {
+// name. What it allows is a grant line of the start, since whether the
+// server's resources are offered changes its declaration (the cache's key).
+func (h *Host) mcp(m *manifest.Manifest, tr transport.Transport, trusted bool, log io.Writer, start *declcache.Start) transport.Transport {
 	var allowed = h.settings.MCP[m.Name]
 	if !trusted {
 		allowed.Resources, allowed.Sampling = false, false
 	}
+	start.Grants = append(start.Grants, fmt.Sprintf("mcp resources=%v sampling=%v", allowed.Resources, allowed.Sampling))
 	cfg := mcpbridge.Config{Name: m.Name, Version: m.Version, Log: log, Resources: allowed.Resources}
 	if allowed.Sampling {
 		cfg.Sample = h.sample
