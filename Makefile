@@ -25,9 +25,10 @@ mcp:
 	$(GO) build -o $(MCP) ./examples/plugins/wordcount-mcp
 	GOOS=wasip1 GOARCH=wasm $(GO) build -o $(MCPWASM) ./examples/plugins/wordcount-mcp
 
-# The main job: both wordcount examples, installed in a scratch HOME, driven
+# The main job: the wordcount examples (a plugin in Python and in wasm, and an
+# MCP server native and in wasm), installed in a scratch HOME, driven
 # through the real binary.
-demo: build wasm
+demo: build wasm mcp
 	@bash scripts/demo.sh $(CURDIR)/$(BIN) $(DEMO)
 
 test: check

@@ -33,3 +33,17 @@ for example in wordcount wordcount-wasm; do
   tail -n 2 "$HOME/.bingo/data/logs/plugin-wordcount.log"
   echo
 done
+
+# An MCP server (examples/plugins/wordcount-mcp, built with the official
+# go-sdk) as a plugin, native and compiled to WASI: the same manifest rules,
+# gate and deadlines as any plugin, and the wasm one sandboxed.
+for example in wordcount-mcp wordcount-mcp-wasm; do
+  export HOME=$demo/home-$example
+  mkdir -p "$HOME/.bingo/plugins"
+  cp -r "$examples/$example" "$HOME/.bingo/plugins/$example"
+  echo "==== $example (an MCP server), installed as ~/.bingo/plugins/$example"
+  run() { echo "\$ bingo $*"; "$bingo" "$@" || echo "(exit status $?)"; echo; }
+  run plugins
+  run call --allow "plugin__${example}__count" "plugin__${example}__count" '{"text":"the quick brown fox"}'
+  run complete "/summarize b"
+done
