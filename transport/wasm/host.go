@@ -194,6 +194,15 @@ func (h *Host) compiled(ctx context.Context, path string) (wazero.CompiledModule
 	return f.mod.cm, f.mod.err
 }
 
+// Compile compiles the module at path, or finds it compiled (in this Host
+// or the cache directory), so that a Start after it pays no compilation:
+// for a caller that times a plugin's start apart from its first
+// compilation, as `bingo plugins check` does.
+func (h *Host) Compile(ctx context.Context, path string) error {
+	_, err := h.compiled(ctx, path)
+	return err
+}
+
 // await waits for done, for the caller's ctx or for the Host to close.
 func (h *Host) await(ctx context.Context, done <-chan struct{}) error {
 	select {
