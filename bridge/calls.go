@@ -78,7 +78,10 @@ func (inst *instance) down() bool {
 // alive (owed). A line it does not take, jsonrpc2 reads as before.
 func (inst *instance) takeAnswer(line []byte) bool {
 	var m struct {
-		ID     *jsonrpc2.ID    `json:"id"`
+		// The host's ids are strings: a line with any other id is not the
+		// answer to one of its requests. (jsonrpc2.ID's own decoder tries
+		// a number first, and a string id costs it an error value.)
+		ID     *string         `json:"id"`
 		Method *string         `json:"method"`
 		Result json.RawMessage `json:"result"` // "null" when null, empty when absent
 		Error  *jsonrpc2.Error `json:"error"`
@@ -86,15 +89,16 @@ func (inst *instance) takeAnswer(line []byte) bool {
 	if json.Unmarshal(line, &m) != nil || m.ID == nil || m.Method != nil || (m.Result == nil && m.Error == nil) {
 		return false
 	}
+	id := jsonrpc2.ID{Str: *m.ID, IsString: true}
 	inst.callsMu.Lock()
-	ch, ok := inst.calls[*m.ID]
-	delete(inst.calls, *m.ID)
+	ch, ok := inst.calls[id]
+	delete(inst.calls, id)
 	inst.callsMu.Unlock()
 	if !ok {
 		return false
 	}
-	inst.p.endRoute(*m.ID)
-	inst.owed.answered(*m.ID)
+	inst.p.endRoute(id)
+	inst.owed.answered(id)
 	ch <- reply{result: m.Result, err: m.Error}
 	return true
 }
@@ -120,8 +124,14 @@ func (w waiter) wait(ctx context.Context, result any) error {
 	if r.err != nil {
 		return r.err
 	}
-	if result == nil {
+	switch result := result.(type) {
+	case nil:
 		return nil
+	case json.Unmarshaler:
+		// The line decoded, so the result is valid JSON already:
+		// json.Unmarshal would only scan it once more before handing it
+		// over.
+		return result.UnmarshalJSON(r.result)
 	}
 	return json.Unmarshal(r.result, result)
 }
