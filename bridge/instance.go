@@ -76,6 +76,9 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 		sopts.Trace = p.traceLine
 	}
 	inst.stream = protocol.NewLineStream(conn, sopts)
+	// The answers to the host's calls are taken before jsonrpc2 sees them
+	// (takeAnswer); what reaches OnRecv is the handshake's answer and
+	// strays, and a stray answer too shows the instance alive.
 	inst.rpc = jsonrpc2.NewConn(ctx, inst.stream, inst, jsonrpc2.SetLogger(logWriter{p.opts.Log}),
 		jsonrpc2.OnRecv(func(_ *jsonrpc2.Request, resp *jsonrpc2.Response) {
 			if resp != nil {
