@@ -20,10 +20,15 @@ type instance struct {
 	p       *Plugin
 	conn    transport.Conn
 	rpc     *jsonrpc2.Conn
+	stream  *protocol.LineStream
 	ctx     context.Context // ends when the instance does
 	cancel  context.CancelFunc
 	started time.Time
 	owed    *owed // what it has yet to answer: the wedge rule
+
+	// The host's requests sent and not yet answered (calls.go).
+	callsMu sync.Mutex
+	calls   map[jsonrpc2.ID]chan reply
 
 	// Guarded by p.mu: whether it was made the live instance, and whether
 	// its end has been recorded (died); the work in flight on it, when
@@ -56,6 +61,7 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 		p: p, conn: conn, ctx: ctx, cancel: cancel, started: p.opts.Now(),
 		exited: make(chan struct{}), recorded: make(chan struct{}), dead: make(chan struct{}),
 		inflight: make(chan struct{}, MaxPluginRequests),
+		calls:    map[jsonrpc2.ID]chan reply{},
 	}
 	inst.owed = newOwed(p.opts.Deadlines.Grace, inst.wedged)
 	sopts := protocol.LineStreamOptions{
@@ -64,12 +70,16 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 			fmt.Fprintf(p.opts.Log, "bridge: skipped a stdout line (%v): %q\n", why, line)
 		},
 		Notification: inst.notification,
+		Answer:       inst.takeAnswer,
 	}
 	if p.opts.Trace {
 		sopts.Trace = p.traceLine
 	}
-	stream := protocol.NewLineStream(conn, sopts)
-	inst.rpc = jsonrpc2.NewConn(ctx, stream, inst, jsonrpc2.SetLogger(logWriter{p.opts.Log}),
+	inst.stream = protocol.NewLineStream(conn, sopts)
+	// The answers to the host's calls are taken before jsonrpc2 sees them
+	// (takeAnswer); what reaches OnRecv is the handshake's answer and
+	// strays, and a stray answer too shows the instance alive.
+	inst.rpc = jsonrpc2.NewConn(ctx, inst.stream, inst, jsonrpc2.SetLogger(logWriter{p.opts.Log}),
 		jsonrpc2.OnRecv(func(_ *jsonrpc2.Request, resp *jsonrpc2.Response) {
 			if resp != nil {
 				p.endRoute(resp.ID)

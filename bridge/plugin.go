@@ -467,9 +467,9 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	defer p.endRoute(id)
 	inst.owed.request(id, req.Method, start.Add(deadline))
 
-	var w jsonrpc2.Waiter
+	var w waiter
 	err = inst.guardWrite(deadline, req.Method, func() (err error) {
-		w, err = inst.rpc.DispatchCall(ctx, req.Method, req.Params, jsonrpc2.PickID(id))
+		w, err = inst.dispatch(id, req.Method, req.Params)
 		return err
 	})
 	if err != nil {
@@ -496,7 +496,7 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	}
 	waitCtx, cancel := context.WithTimeoutCause(waitCtx, max(deadline-time.Since(start), 0), errPastDeadline)
 	defer cancel()
-	err = w.Wait(waitCtx, result)
+	err = w.wait(waitCtx, result)
 	switch {
 	case err == nil:
 		return nil
@@ -536,7 +536,7 @@ func (p *Plugin) cutOff(inst *instance, id jsonrpc2.ID, req proxy.Request, rt *r
 // first delta, then for the silence between two: every delta resets it.
 // Cancelling ctx sends the cancel notification and keeps waiting. However
 // lively, a stream past its total deadline or its cap is cut off.
-func (p *Plugin) waitStream(ctx context.Context, inst *instance, id jsonrpc2.ID, req proxy.Request, rt *route, w jsonrpc2.Waiter, result any) error {
+func (p *Plugin) waitStream(ctx context.Context, inst *instance, id jsonrpc2.ID, req proxy.Request, rt *route, w waiter, result any) error {
 	deadline := p.opts.Deadlines.For(req.Kind)
 	timer := time.NewTimer(deadline)
 	defer timer.Stop()
@@ -546,7 +546,7 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, id jsonrpc2.ID,
 	waitCtx, stopWait := context.WithCancel(context.Background())
 	defer stopWait()
 	answered := make(chan error, 1)
-	go func() { answered <- w.Wait(waitCtx, result) }()
+	go func() { answered <- w.wait(waitCtx, result) }()
 
 	cancelled := ctx.Done()
 	for {

@@ -28,6 +28,7 @@ type LineStream struct {
 	maxLine int
 	skipped func(line []byte, why error)
 	notify  func(method string, params json.RawMessage)
+	answer  func(line []byte) bool
 	trace   func(dir string, line []byte)
 
 	writeMu sync.Mutex
@@ -48,6 +49,14 @@ type LineStreamOptions struct {
 	// where a general JSON-RPC decoder decodes params generically and
 	// encodes them again.
 	Notification func(method string, params json.RawMessage)
+	// Answer, if set, is offered every other line that is not blank, on
+	// the reading goroutine, in wire order, before the general decoder; it
+	// reports whether it took the line, which ReadObject then does not
+	// return. A reader that sent a request itself takes its answer here
+	// and decodes it once, where a general JSON-RPC decoder decodes it
+	// generically first to tell an answer from a request. The line is
+	// only lent.
+	Answer func(line []byte) bool
 	// Trace, if set, is shown every line as it crosses, without its
 	// newline: dir is TraceWrite for a line this stream writes, TraceRead
 	// for one it reads (blank lines aside; of a line over the cap, its
@@ -71,7 +80,7 @@ func NewLineStream(rwc io.ReadWriteCloser, opts LineStreamOptions) *LineStream {
 	if opts.MaxLine <= 0 {
 		opts.MaxLine = DefaultMaxLine
 	}
-	return &LineStream{rwc: rwc, r: bufio.NewReaderSize(rwc, 64<<10), maxLine: opts.MaxLine, skipped: opts.Skipped, notify: opts.Notification, trace: opts.Trace}
+	return &LineStream{rwc: rwc, r: bufio.NewReaderSize(rwc, 64<<10), maxLine: opts.MaxLine, skipped: opts.Skipped, notify: opts.Notification, answer: opts.Answer, trace: opts.Trace}
 }
 
 // WriteObject writes obj as one line.
@@ -113,6 +122,9 @@ func (s *LineStream) ReadObject(v any) error {
 			continue
 		}
 		if len(bytes.TrimSpace(line)) > 0 && s.notify != nil && s.notification(line) {
+			line = nil
+		}
+		if len(bytes.TrimSpace(line)) > 0 && s.answer != nil && s.answer(line) {
 			line = nil
 		}
 		if len(bytes.TrimSpace(line)) > 0 {

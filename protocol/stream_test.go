@@ -199,3 +199,40 @@ func TestTrace(t *testing.T) {
 		t.Fatalf("traced:\n%s\nwant:\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// Answer is offered every line that is not a notification, in wire order,
+// before the general decoder; a line it takes is not returned, one it
+// declines is, and a notification never reaches it.
+func TestAnswerTakesLinesBeforeTheDecoder(t *testing.T) {
+	input := "{\"id\":\"h1\",\"result\":1}\n{\"method\":\"tool/progress\",\"params\":{}}\n\n{\"id\":7,\"result\":2}\n{\"id\":\"h2\",\"result\":3}\n"
+	var offered []string
+	notified := 0
+	s := NewLineStream(&rwc{in: strings.NewReader(input)}, LineStreamOptions{
+		Notification: func(string, json.RawMessage) { notified++ },
+		Answer: func(line []byte) bool {
+			offered = append(offered, string(line))
+			return bytes.Contains(line, []byte(`"h`))
+		},
+	})
+	var got []string
+	for {
+		var v json.RawMessage
+		if err := s.ReadObject(&v); err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatal(err)
+			}
+			break
+		}
+		got = append(got, string(v))
+	}
+	want := []string{`{"id":"h1","result":1}`, `{"id":7,"result":2}`, `{"id":"h2","result":3}`}
+	if strings.Join(offered, "|") != strings.Join(want, "|") {
+		t.Errorf("offered %q, want %q", offered, want)
+	}
+	if len(got) != 1 || got[0] != `{"id":7,"result":2}` {
+		t.Errorf("ReadObject returned %q, want only the declined line", got)
+	}
+	if notified != 1 {
+		t.Errorf("%d notifications, want 1", notified)
+	}
+}
