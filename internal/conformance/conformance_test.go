@@ -67,7 +67,12 @@ var fixtures = map[string]string{
 // stdin closes, so the grace is never waited for in a passing run.
 const stopGrace = 500 * time.Millisecond
 
-func TestMain(m *testing.M) { os.Exit(runMain(m)) }
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(wasmProcEnv); mode != "" {
+		os.Exit(wasmProcChild(mode))
+	}
+	os.Exit(runMain(m))
+}
 
 func runMain(m *testing.M) int {
 	tmp, err := os.MkdirTemp("", "conformance-")
@@ -158,6 +163,7 @@ func setup(tmp string) error {
 		}
 	}
 
+	wasmProcCache = filepath.Join(tmp, "wasmproc-cache")
 	wasmHost, err = wasm.NewHost(context.Background(), wasm.HostConfig{CacheDir: filepath.Join(tmp, "wasm-cache")})
 	return err
 }

@@ -58,18 +58,26 @@ func goPaths(b *testing.B) []goPath {
 	}
 	var paths []goPath
 	for _, s := range specs {
-		p := bridge.New(bridge.Options{Name: testplugin.Name, Root: "/plugins/" + testplugin.Name, Transport: s.tr})
-		b.Cleanup(func() { p.Close() })
-		if _, err := p.Start(context.Background()); err != nil {
-			b.Fatalf("%s: %v", s.name, err)
-		}
-		for _, tl := range p.Contributions().Tools {
-			if tl.Spec().Name == proxy.ToolName(testplugin.Name, "echo") {
-				paths = append(paths, goPath{s.name, tl, sdk.ToolCall{ID: "bench", Name: tl.Spec().Name, Input: json.RawMessage(`{"text":"hi"}`), Cwd: sessionDir}})
-			}
-		}
+		paths = append(paths, startGoPath(b, s.name, s.tr))
 	}
 	return paths
+}
+
+// startGoPath starts the testplugin through the bridge over tr and
+// returns its echo tool; the plugin is closed when b ends.
+func startGoPath(b *testing.B, name string, tr transport.Transport) goPath {
+	p := bridge.New(bridge.Options{Name: testplugin.Name, Root: "/plugins/" + testplugin.Name, Transport: tr})
+	b.Cleanup(func() { p.Close() })
+	if _, err := p.Start(context.Background()); err != nil {
+		b.Fatalf("%s: %v", name, err)
+	}
+	for _, tl := range p.Contributions().Tools {
+		if tl.Spec().Name == proxy.ToolName(testplugin.Name, "echo") {
+			return goPath{name, tl, sdk.ToolCall{ID: "bench", Name: tl.Spec().Name, Input: json.RawMessage(`{"text":"hi"}`), Cwd: sessionDir}}
+		}
+	}
+	b.Fatalf("%s: the testplugin has no echo tool", name)
+	return goPath{}
 }
 
 // mustCall makes one call; from a goroutine of its own, a failure is an
