@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -77,9 +79,11 @@ func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest
 		ok = false
 	}
 	now, problems := snapshot(root, project, sums)
-	for name, err := range problems {
-		t.why[name] = "cannot be checked: " + err.Error()
-		cfg.Notify(bridge.Notice{Plugin: name, Level: "error", Message: "untrusted: " + err.Error()})
+	each := &perPlugin{notify: cfg.Notify}
+	defer each.done()
+	for _, name := range slices.Sorted(maps.Keys(problems)) {
+		t.why[name] = "cannot be checked: " + problems[name].Error()
+		each.add(bridge.Notice{Plugin: name, Level: "error", Message: "untrusted: " + problems[name].Error()})
 	}
 	trustedBefore := ok && !rec.Declined
 	for _, m := range project {
@@ -97,7 +101,7 @@ func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest
 		t.plugins[m.Name] = good
 		if !good {
 			t.why[m.Name] = describeLapse(lapse, root)
-			cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: "trust lapsed: " + t.why[m.Name]})
+			each.add(bridge.Notice{Plugin: m.Name, Level: "warn", Message: "trust lapsed: " + t.why[m.Name]})
 		}
 	}
 	if trustedBefore {
@@ -197,6 +201,33 @@ func (t *projectTrust) question(project []*manifest.Manifest) TrustQuestion {
 		}
 	}
 	return q
+}
+
+// perPlugin raises a repository's notices about its plugins one by one up
+// to mostPerPlugin, and sums up the rest in one line: a repository of a
+// thousand plugins that changed cannot bury the person in a thousand.
+type perPlugin struct {
+	notify func(bridge.Notice)
+	shown  int
+	more   int
+}
+
+// mostPerPlugin is how many of one run's per-plugin trust notices are shown.
+const mostPerPlugin = 10
+
+func (p *perPlugin) add(n bridge.Notice) {
+	if p.shown == mostPerPlugin {
+		p.more++
+		return
+	}
+	p.shown++
+	p.notify(n)
+}
+
+func (p *perPlugin) done() {
+	if p.more > 0 {
+		p.notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("and %d more of this repository's plugins are untrusted for the same kind of reason; bingo plugins lists each", p.more)})
+	}
 }
 
 // maxShown bounds what the trust prompt shows of one plugin's command line.

@@ -241,3 +241,41 @@ func TestLoadSettingsIsOpens(t *testing.T) {
 		t.Errorf("trusted: LoadSettings %+v, Open %+v; want tool 1s, hook 10s", loaded, opened)
 	}
 }
+
+// A repository's per-plugin trust notices are bounded: fifteen plugins
+// whose scripts changed since the person trusted them are ten lines and one
+// that sums up the rest.
+func TestPerPluginTrustNoticesAreBounded(t *testing.T) {
+	r := newTrustRig(t)
+	plugins := filepath.Join(r.project, ".bingo", "plugins")
+	for i := range 15 {
+		name := fmt.Sprintf("p%02d", i)
+		dir := filepath.Join(plugins, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for file, data := range map[string]string{
+			"plugin.json": `{"name": "` + name + `", "version": "1", "entry": {"command": "sh", "args": ["${PLUGIN_ROOT}/run.sh"]}}`,
+			"run.sh":      "exit 0\n",
+		} {
+			if err := os.WriteFile(filepath.Join(dir, file), []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := Trust(r.home, r.project); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 15 {
+		if err := os.WriteFile(filepath.Join(plugins, fmt.Sprintf("p%02d", i), "run.sh"), []byte("exit 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, notices := r.open(nil)
+	if n := strings.Count(notices, "trust lapsed"); n != mostPerPlugin {
+		t.Errorf("%d lapse notices, want %d:\n%s", n, mostPerPlugin, notices)
+	}
+	if !strings.Contains(notices, "and 5 more of this repository's plugins are untrusted") {
+		t.Errorf("no summary of the other 5:\n%s", notices)
+	}
+}
