@@ -41,8 +41,7 @@ type crew struct {
 
 	relief timer            // due while the reader runs a job; its tick offers an idle member the reader's role
 	tick   <-chan time.Time // relief's ticks
-	mu     sync.Mutex
-	open   bool // the reader's role is on offer: its holder is running a job; guarded by mu
+	open   atomic.Bool      // the reader's role is on offer: its holder is running a job
 	quit   chan struct{}
 	idle   atomic.Int32   // members waiting for the relief, and members started to
 	jobs   sync.WaitGroup // every job found and not yet done: Add under the server's lock
@@ -88,9 +87,7 @@ func (c *crew) member() {
 // offer puts the reader's role on offer while the reader runs a job: the
 // relief is due at once, and some member waits for it.
 func (c *crew) offer() {
-	c.mu.Lock()
-	c.open = true
-	c.mu.Unlock()
+	c.open.Store(true)
 	if c.idle.Load() == 0 {
 		c.idle.Add(1) // counted before it starts, so a second job does not start another
 		c.wg.Go(c.relieve)
@@ -101,16 +98,10 @@ func (c *crew) offer() {
 // claim takes the reader's role if it is on offer. Whoever claims it
 // reads next: the member whose relief is due, or the member done with its
 // job (which may be another's than the one that offered it: the offer is
-// of the role, and one claim takes it). Deciding under mu is what makes
-// the reader one goroutine; it is also the hand-over's happens-before
-// edge, from the last read to the next.
-func (c *crew) claim() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ok := c.open
-	c.open = false
-	return ok
-}
+// of the role, and one claim takes it). One Swap decides, which is what
+// makes the reader one goroutine; it is also the hand-over's
+// happens-before edge, from the last read to the next.
+func (c *crew) claim() bool { return c.open.Swap(false) }
 
 // relieve is a member started idle.
 func (c *crew) relieve() {
