@@ -52,3 +52,35 @@ func TestWordcountConforms(t *testing.T) {
 		}
 	}
 }
+
+// A plugin flooding stdout while checked does not grow the checker past
+// tapKeep: the lines past it are counted, and the report says they were
+// not checked instead of vouching for every line.
+func TestTheTapKeepsBoundedPluginOutput(t *testing.T) {
+	c := &checker{rep: &Report{Findings: []Finding{}}, tap: &tap{}, stderr: &counter{}}
+	blank := []byte(strings.Repeat(" ", tapKeep/2)) // wire skips blank lines: only the bound is at work
+	for range 3 {
+		c.tap.add("plugin", blank)
+	}
+	c.tap.add("host", []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`))
+	kept := 0
+	for _, l := range c.tap.lines {
+		if l.from == "plugin" {
+			kept += len(l.text)
+		}
+	}
+	if kept > tapKeep || c.tap.dropped != 2 || len(c.tap.lines) != 2 {
+		t.Fatalf("kept %d bytes of the plugin's lines (bound %d), dropped %d, %d lines in all; want 1 kept, 2 dropped, the host's line kept",
+			kept, tapKeep, c.tap.dropped, len(c.tap.lines))
+	}
+	c.wire()
+	var got []string
+	for _, f := range c.rep.Findings {
+		got = append(got, f.Level+" "+f.Subject+": "+f.Message)
+	}
+	all := strings.Join(got, "\n")
+	if !strings.Contains(all, "warn wire: the plugin wrote more than 64 MiB on stdout while checked; its 2 lines past that were not checked") ||
+		strings.Contains(all, "each one JSON-RPC message") {
+		t.Errorf("findings:\n%s", all)
+	}
+}

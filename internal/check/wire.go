@@ -25,10 +25,23 @@ type line struct {
 	text []byte
 }
 
+// tapKeep bounds what the tap keeps of the plugin's lines, in bytes (a
+// line's text and lineCost): one line at the bridge's cap, or a million
+// short ones. Past it the plugin's lines are counted, not kept, and wire
+// says so: a plugin flooding stdout while checked grew the checker with
+// every line it wrote. The host's own lines are always kept; the checks
+// count them.
+const (
+	tapKeep  = 64 << 20
+	lineCost = 64
+)
+
 // tap records every line each way, over every instance.
 type tap struct {
 	mu       sync.Mutex
 	lines    []line
+	kept     int // bytes of the plugin's lines kept, as tapKeep counts them
+	dropped  int // the plugin's lines past tapKeep
 	conns    []*tapConn
 	watchers []watcher
 }
@@ -41,6 +54,12 @@ type watcher struct {
 func (t *tap) add(from string, text []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if from != "host" {
+		if t.kept += len(text) + lineCost; t.kept > tapKeep {
+			t.dropped++
+			return
+		}
+	}
 	t.lines = append(t.lines, line{from: from, at: time.Now(), text: bytes.Clone(text)})
 	if from != "host" {
 		return
@@ -307,6 +326,7 @@ var pluginParams = map[string]func(json.RawMessage) []protocol.Problem{
 func (c *checker) wire() {
 	c.tap.mu.Lock()
 	lines := append([]line(nil), c.tap.lines...)
+	dropped := c.tap.dropped
 	c.tap.mu.Unlock()
 	seen := map[string]bool{}
 	clean := true
@@ -368,6 +388,10 @@ func (c *checker) wire() {
 				c.problems(fail, "answer to "+method, chk.check(e.Result), chk.wrapper)
 			}
 		}
+	}
+	if dropped > 0 {
+		fail(Warn, "wire", "the plugin wrote more than %d MiB on stdout while checked; its %d lines past that were not checked", tapKeep>>20, dropped)
+		clean = false // its lines were not all read, so none is vouched for
 	}
 	if len(polluted) > 0 {
 		fail(Fail, "stdout", "stdout pollution: %d line(s) on stdout are not JSON, e.g. %q; stdout is the wire, log to stderr", len(polluted), polluted[0])
