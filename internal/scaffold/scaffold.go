@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"text/template"
+	"unicode"
 
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 )
@@ -41,7 +43,8 @@ type data struct {
 	// Kit: the plugin is built on pluginkit, which speaks the wire.
 	Kit bool
 	// GoVersion, KitVersion and KitDir fill a pluginkit plugin's go.mod;
-	// KitDir, if set, is the replace directive's target.
+	// KitDir, if set, is the replace directive's target, quoted as go.mod
+	// needs it.
 	GoVersion, KitVersion, KitDir string
 }
 
@@ -145,7 +148,20 @@ func kitDir(dir string) (string, error) {
 	if err != nil || !bytes.HasPrefix(mod, []byte("module "+Kit+"\n")) {
 		return "", fmt.Errorf("--kit %s: not a checkout of %s (no go.mod naming it)", dir, Kit)
 	}
-	return abs, nil
+	return modQuote(abs), nil
+}
+
+// modQuote quotes a path for go.mod where it must be: go.mod splits a
+// bare path at a space, and reads a quote, a bracket, a comma or a
+// comment's start in it as syntax.
+func modQuote(p string) string {
+	syntax := func(r rune) bool {
+		return !unicode.IsPrint(r) || unicode.IsSpace(r) || strings.ContainsRune("\"'`()[]{},", r)
+	}
+	if strings.ContainsFunc(p, syntax) || strings.Contains(p, "//") || strings.Contains(p, "/*") {
+		return strconv.Quote(p)
+	}
+	return p
 }
 
 // kitVersion is the version of Kit a plugin's go.mod requires: the one

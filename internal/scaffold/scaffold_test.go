@@ -3,6 +3,7 @@ package scaffold
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,5 +79,37 @@ func TestWasmModule(t *testing.T) {
 		if string(mod) != want {
 			t.Errorf("--kit %q: go.mod is\n%s\nwant\n%s", k, mod, want)
 		}
+	}
+}
+
+// A checkout whose path has a space in it is named in a replace directive
+// go can read: go.mod splits an unquoted path at the space.
+func TestWasmModuleKitPathWithASpace(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go")
+	}
+	kit := filepath.Join(t.TempDir(), "my bingo")
+	if err := os.MkdirAll(kit, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(kit, "go.mod"), []byte("module "+Kit+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "w")
+	if _, err := Write(dir, "w", "wasm", kit); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(gobin, "mod", "edit", "-json")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go mod edit -json: %v\n%s", err, out)
+	}
+	var mod struct {
+		Replace []struct{ New struct{ Path string } }
+	}
+	if err := json.Unmarshal(out, &mod); err != nil || len(mod.Replace) != 1 || mod.Replace[0].New.Path != kit {
+		t.Errorf("go.mod's replace: %s (%v); want %q", out, err, kit)
 	}
 }
