@@ -383,7 +383,12 @@ func (c *checker) service(ctx context.Context, s sdk.Service, d protocol.Service
 		}
 	}
 	for _, m := range slices.Sorted(maps.Keys(d.Params)) {
-		params, _ := json.Marshal(sample(d.Params[m], 0))
+		v, ok := sample(d.Params[m])
+		if !ok {
+			c.add(Warn, subject, "%s not called: its params schema asks for params larger than a sample may be (%d KiB); give it an input with --inputs", m, sampleBudget>>10)
+			continue
+		}
+		params, _ := json.Marshal(v)
 		c.serviceCall(ctx, s, m, params, "the sample params "+string(params))
 	}
 	switch {
@@ -425,7 +430,10 @@ func (c *checker) toolInput(spec sdk.ToolSpec) (json.RawMessage, string) {
 	if raw, ok := c.opts.Inputs[spec.Name]; ok {
 		return raw, "the input from --inputs"
 	}
-	v := sample(spec.InputSchema, 0)
+	v, ok := sample(spec.InputSchema)
+	if !ok {
+		return nil, fmt.Sprintf("its inputSchema asks for an input larger than a sample may be (%d KiB); give it an input with --inputs", sampleBudget>>10)
+	}
 	if _, ok := v.(map[string]any); !ok {
 		return nil, "its inputSchema does not describe an object; give it an input with --inputs"
 	}
@@ -633,10 +641,28 @@ func samplePayload(point, cwd string) json.RawMessage {
 	return raw
 }
 
+// sampleBudget bounds a sample, counted as the bytes of its strings and
+// one for each value: the sizes it is built to (minLength, minItems,
+// nested) are the plugin's to name, and it is built in memory before it
+// is sent.
+const sampleBudget = 64 << 10
+
 // sample is a value the JSON Schema s accepts, as far as its common
 // keywords say: a const, an enum's first value, a default, or by type
-// (an object holds its required properties).
-func sample(s json.RawMessage, depth int) any {
+// (an object holds its required properties). ok is false if the schema
+// asks for more than sampleBudget.
+func sample(s json.RawMessage) (v any, ok bool) {
+	left := sampleBudget
+	v = sampleOf(s, 0, &left)
+	return v, left >= 0
+}
+
+// sampleOf builds sample's value, taking what it builds from *left; once
+// that is below zero, what it returns is cut short and not to be sent.
+func sampleOf(s json.RawMessage, depth int, left *int) any {
+	if *left--; *left < 0 {
+		return nil
+	}
 	var m map[string]json.RawMessage
 	if len(bytes.TrimSpace(s)) == 0 {
 		return map[string]any{}
@@ -672,7 +698,7 @@ func sample(s json.RawMessage, depth int) any {
 	for _, key := range []string{"anyOf", "oneOf"} {
 		var alts []json.RawMessage
 		if raw, ok := m[key]; ok && json.Unmarshal(raw, &alts) == nil && len(alts) > 0 {
-			return sample(alts[0], depth+1)
+			return sampleOf(alts[0], depth+1, left)
 		}
 	}
 	typ := ""
@@ -706,17 +732,24 @@ func sample(s json.RawMessage, depth int) any {
 		json.Unmarshal(m["required"], &required)
 		sort.Strings(required)
 		for _, name := range required {
-			obj[name] = sample(props[name], depth+1)
+			if obj[name] = sampleOf(props[name], depth+1, left); *left < 0 {
+				return nil
+			}
 		}
 		return obj
 	case "string":
 		s := "sample"
-		if n, ok := num("minLength"); ok && int(n) > len(s) {
+		if n, ok := num("minLength"); ok && n > float64(len(s)) {
+			if n > float64(*left) {
+				*left = -1
+				return nil
+			}
 			s += strings.Repeat("x", int(n)-len(s))
 		}
-		if n, ok := num("maxLength"); ok && int(n) < len(s) {
+		if n, ok := num("maxLength"); ok && n >= 0 && n < float64(len(s)) {
 			s = s[:int(n)]
 		}
+		*left -= len(s)
 		return s
 	case "integer", "number":
 		if n, ok := num("minimum"); ok {
@@ -733,9 +766,15 @@ func sample(s json.RawMessage, depth int) any {
 		return false
 	case "array":
 		if n, ok := num("minItems"); ok && n > 0 {
+			if n > float64(*left) {
+				*left = -1
+				return nil
+			}
 			items := make([]any, int(n))
 			for i := range items {
-				items[i] = sample(m["items"], depth+1)
+				if items[i] = sampleOf(m["items"], depth+1, left); *left < 0 {
+					return nil
+				}
 			}
 			return items
 		}

@@ -19,8 +19,9 @@ func TestSample(t *testing.T) {
 		`{"type":"object","properties":{"o":{"properties":{"k":{"const":7}},"required":["k"]}},"required":["o"]}`:             `{"o":{"k":7}}`,
 	}
 	for schema, want := range cases {
-		got, _ := json.Marshal(sample(json.RawMessage(schema), 0))
-		if string(got) != want {
+		v, ok := sample(json.RawMessage(schema))
+		got, _ := json.Marshal(v)
+		if !ok || string(got) != want {
 			t.Errorf("sample(%s) = %s, want %s", schema, got, want)
 		}
 	}
@@ -82,5 +83,25 @@ func TestTheTapKeepsBoundedPluginOutput(t *testing.T) {
 	if !strings.Contains(all, "warn wire: the plugin wrote more than 64 MiB on stdout while checked; its 2 lines past that were not checked") ||
 		strings.Contains(all, "each one JSON-RPC message") {
 		t.Errorf("findings:\n%s", all)
+	}
+}
+
+// A schema's sizes are the plugin's to name: a sample that would be
+// larger than sampleBudget is refused, not built, and a negative
+// maxLength is no slice bound.
+func TestSampleIsBounded(t *testing.T) {
+	for _, schema := range []string{
+		`{"type":"object","properties":{"s":{"type":"string","minLength":1e15}},"required":["s"]}`,
+		`{"type":"object","properties":{"a":{"type":"array","minItems":1e15}},"required":["a"]}`,
+		`{"type":"object","properties":{"a":{"type":"array","minItems":100,"items":{"type":"array","minItems":100,"items":{"type":"array","minItems":100}}}},"required":["a"]}`,
+	} {
+		if v, ok := sample(json.RawMessage(schema)); ok {
+			b, _ := json.Marshal(v)
+			t.Errorf("sample(%s) is %d bytes, want it refused", schema, len(b))
+		}
+	}
+	v, ok := sample(json.RawMessage(`{"type":"object","properties":{"s":{"type":"string","maxLength":-1}},"required":["s"]}`))
+	if b, _ := json.Marshal(v); !ok || string(b) != `{"s":"sample"}` {
+		t.Errorf("a negative maxLength: %s, %v", b, ok)
 	}
 }
