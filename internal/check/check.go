@@ -245,7 +245,7 @@ func (c *checker) run(ctx context.Context) {
 
 	c.starting = true
 	start := time.Now()
-	decl, err := c.plugin.Start(ctx)
+	_, err = c.plugin.Start(ctx)
 	elapsed := time.Since(start)
 	c.mu.Lock()
 	c.starting = false
@@ -264,7 +264,6 @@ func (c *checker) run(ctx context.Context) {
 	for _, n := range notices {
 		c.add(Fail, "declaration", "%s (the host refuses it)", n.Message)
 	}
-	_ = decl
 	c.exercise(ctx)
 	c.cancel(ctx)
 	c.respawn(ctx)
