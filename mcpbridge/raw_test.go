@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -172,5 +173,61 @@ func TestInitializeTwice(t *testing.T) {
 		if got := in.Text(); (i == 1) != strings.Contains(got, "initialize was sent already") {
 			t.Errorf("answer %d: %s", i, got)
 		}
+	}
+}
+
+// A server flooding tools/list_changed is re-listed a bounded number of
+// times: notifications that arrive while a re-list waits join it.
+func TestListChangedFloodCoalesced(t *testing.T) {
+	const flood = 300
+	var lists atomic.Int32
+	inner := mem.New(func(ctx context.Context, stdin io.Reader, stdout, _ io.Writer) error {
+		in := bufio.NewScanner(stdin)
+		for in.Scan() {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(in.Bytes(), &m) != nil || m.ID == nil {
+				continue
+			}
+			var res any = map[string]any{}
+			switch m.Method {
+			case "initialize":
+				res = map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{"listChanged": true}},
+					"serverInfo": map[string]any{"name": "raw", "version": "1"}}
+			case "tools/list":
+				lists.Add(1)
+				res = map[string]any{"tools": []any{map[string]any{"name": "churn", "inputSchema": map[string]any{"type": "object"}}}}
+			case "tools/call":
+				var notes strings.Builder
+				for range flood {
+					notes.WriteString(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` + "\n")
+				}
+				if _, err := io.WriteString(stdout, notes.String()); err != nil {
+					return err
+				}
+				res = map[string]any{"content": []any{map[string]any{"type": "text", "text": "done"}}}
+			}
+			line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
+			if _, err := stdout.Write(append(line, '\n')); err != nil {
+				return err
+			}
+		}
+		return ctx.Err()
+	}, nil)
+	p := bridge.New(bridge.Options{Name: "raw", Transport: mcpbridge.Wrap(inner, mcpbridge.Config{Name: "raw"})})
+	if _, err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tl := p.Contributions().Tools[0]
+	if _, err := tl.Call(context.Background(), sdk.ToolCall{ID: "c1", Name: tl.Spec().Name, Input: json.RawMessage(`{}`)}, &testutil.RecordingUI{}); err != nil {
+		t.Fatal(err)
+	}
+	p.Close() // waits for the translator's goroutines, so every re-list has been asked
+	// The sdk hears each notification twice (its reader, then its handler),
+	// so without coalescing this is 1 + 2×flood.
+	if n := lists.Load(); n < 2 || n > 10 {
+		t.Errorf("tools/list asked %d times for %d list_changed, want the handshake's and a few more", n, flood)
 	}
 }
