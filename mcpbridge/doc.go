@@ -23,7 +23,9 @@
 //
 //	bingo                          MCP
 //	initialize                     initialize (or server/discover), then tools/list
-//	                               and prompts/list (every page); the answer
+//	                               and prompts/list (every page, to 100 pages
+//	                               and 1000 entries each, the rest left out with
+//	                               a line in the log); the answer
 //	                               declares the manifest's name (the server's own
 //	                               name and version go to the log; its version
 //	                               is declared), protocol 5. A server that fails

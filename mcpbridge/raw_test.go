@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -229,5 +230,53 @@ func TestListChangedFloodCoalesced(t *testing.T) {
 	// so without coalescing this is 1 + 2×flood.
 	if n := lists.Load(); n < 2 || n > 10 {
 		t.Errorf("tools/list asked %d times for %d list_changed, want the handshake's and a few more", n, flood)
+	}
+}
+
+// A server whose tools/list never ends (a next cursor on every page) is
+// read to a bound, declared that far, and said once in the log; so is one
+// offering more tools than the bound. Unbounded, the first waits out the
+// handshake's deadline and fails, and a re-list after list_changed, which
+// has none, would read until the instance ends.
+func TestListBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		perPage int
+		want    int
+		line    string
+	}{
+		{"endless pages", 1, 100, "more than 100 pages"},
+		{"too many tools", 400, 1000, "more than 1000; the rest are left out"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := 0
+			log := &testutil.SyncBuffer{}
+			p := bridge.New(bridge.Options{Name: "raw", Deadlines: bridge.Deadlines{Initialize: 20 * time.Second}, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
+				switch method {
+				case "initialize":
+					return map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}},
+						"serverInfo": map[string]any{"name": "raw", "version": "1"}}, nil
+				case "tools/list":
+					var tools []any
+					for range tc.perPage {
+						n++
+						tools = append(tools, map[string]any{"name": "t" + strconv.Itoa(n), "inputSchema": map[string]any{"type": "object"}})
+					}
+					return map[string]any{"tools": tools, "nextCursor": "more"}, nil
+				}
+				return nil, errors.New("method not found: " + method)
+			}), mcpbridge.Config{Name: "raw", Log: log})})
+			defer p.Close()
+			decl, err := p.Start(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(decl.Tools) != tc.want {
+				t.Errorf("declared %d tools, want %d", len(decl.Tools), tc.want)
+			}
+			if strings.Count(log.String(), tc.line) != 1 {
+				t.Errorf("log %q, want one line saying %q", log, tc.line)
+			}
+		})
 	}
 }

@@ -45,20 +45,34 @@ func (s *server) declaration(cs *mcp.ClientSession) (protocol.InitializeResult, 
 	}
 	n := names{tools: map[string]string{}, prompts: map[string]*mcp.Prompt{}}
 	if caps.Tools != nil {
-		for t, err := range cs.Tools(s.ctx, nil) {
+		tools, err := listAll(s, "tools/list", func(cursor string) ([]*mcp.Tool, string, error) {
+			r, err := cs.ListTools(s.ctx, &mcp.ListToolsParams{Cursor: cursor})
 			if err != nil {
-				return decl, fmt.Errorf("tools/list failed: %v", err)
+				return nil, "", err
 			}
+			return r.Tools, r.NextCursor, nil
+		})
+		if err != nil {
+			return decl, err
+		}
+		for _, t := range tools {
 			name := hostName(t.Name)
 			n.tools[name] = t.Name
 			decl.Tools = append(decl.Tools, sdk.ToolSpec{Name: name, Description: t.Description, InputSchema: rawJSON(t.InputSchema), Claims: claims(t.Annotations)})
 		}
 	}
 	if caps.Prompts != nil {
-		for p, err := range cs.Prompts(s.ctx, nil) {
+		prompts, err := listAll(s, "prompts/list", func(cursor string) ([]*mcp.Prompt, string, error) {
+			r, err := cs.ListPrompts(s.ctx, &mcp.ListPromptsParams{Cursor: cursor})
 			if err != nil {
-				return decl, fmt.Errorf("prompts/list failed: %v", err)
+				return nil, "", err
 			}
+			return r.Prompts, r.NextCursor, nil
+		})
+		if err != nil {
+			return decl, err
+		}
+		for _, p := range prompts {
 			name := hostName(p.Name)
 			n.prompts[name] = p
 			decl.Commands = append(decl.Commands, promptSpec(name, p))
@@ -71,6 +85,41 @@ func (s *server) declaration(cs *mcp.ClientSession) (protocol.InitializeResult, 
 	s.names = n
 	s.mu.Unlock()
 	return decl, nil
+}
+
+// Bounds on one list a declaration reads: a server's pages are read
+// until it gives no next cursor, and a server that always gives one would
+// otherwise be listed, and held, until the instance ends (a re-list after
+// list_changed has no deadline).
+const (
+	maxListed = 1000 // tools, and prompts, declared
+	maxPages  = 100  // pages read of one list
+)
+
+// listAll reads every page of one list, up to maxListed entries in at
+// most maxPages pages; past either, the rest is left out with one line in
+// the plugin's log. (The sdk's iterators, ClientSession.Tools and
+// .Prompts, follow the cursor without end.)
+func listAll[T any](s *server, method string, page func(cursor string) ([]*T, string, error)) ([]*T, error) {
+	var all []*T
+	cursor := ""
+	for range maxPages {
+		items, next, err := page(cursor)
+		if err != nil {
+			return nil, fmt.Errorf("%s failed: %v", method, err)
+		}
+		all = append(all, items...)
+		if len(all) > maxListed {
+			fmt.Fprintf(s.cfg.Log, "mcpbridge: %s: the server offers more than %d; the rest are left out\n", method, maxListed)
+			return all[:maxListed], nil
+		}
+		if next == "" {
+			return all, nil
+		}
+		cursor = next
+	}
+	fmt.Fprintf(s.cfg.Log, "mcpbridge: %s: the server gave more than %d pages; the rest are left out\n", method, maxPages)
+	return all, nil
 }
 
 // hostName is an MCP name as the host can offer it: every character other
