@@ -82,8 +82,8 @@
 //	                               whole line
 //	contributors[] "resources"     declared only when Config.Resources (the
 //	                               person's mcp.<name>.resources)
-//	context/contribute             resources/list, then resources/read of the
-//	                               first 16: each text content a piece titled
+//	context/contribute             resources/list (to 100 pages), then
+//	                               resources/read of the first 16: each text content a piece titled
 //	                               "<title or name> (<uri>)", at most 16 Ki
 //	                               characters each and the query's budget in
 //	                               all; blobs are left out

@@ -280,3 +280,31 @@ func TestListBounded(t *testing.T) {
 		})
 	}
 }
+
+// A server whose resources/list never ends, with no resource on any page,
+// still answers the contributor: the pages are read to the bound.
+// Unbounded, the contribution outlives its deadline.
+func TestResourcesEndlessPages(t *testing.T) {
+	p := bridge.New(bridge.Options{Name: "raw", Deadlines: bridge.Deadlines{Contributor: 20 * time.Second}, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
+		switch method {
+		case "initialize":
+			return map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"resources": map[string]any{}},
+				"serverInfo": map[string]any{"name": "raw", "version": "1"}}, nil
+		case "resources/list":
+			return map[string]any{"resources": []any{}, "nextCursor": "more"}, nil
+		}
+		return nil, errors.New("method not found: " + method)
+	}), mcpbridge.Config{Name: "raw", Resources: true})})
+	defer p.Close()
+	if _, err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cs := p.Contributions().Contributors
+	if len(cs) != 1 {
+		t.Fatalf("contributors %d, want the resources one", len(cs))
+	}
+	pieces, err := cs[0].Contribute(context.Background(), sdk.Query{Budget: 1000})
+	if err != nil || len(pieces) != 0 {
+		t.Fatalf("Contribute: %+v, %v, want no pieces and no error", pieces, err)
+	}
+}

@@ -45,7 +45,7 @@ func (s *server) declaration(cs *mcp.ClientSession) (protocol.InitializeResult, 
 	}
 	n := names{tools: map[string]string{}, prompts: map[string]*mcp.Prompt{}}
 	if caps.Tools != nil {
-		tools, err := listAll(s, "tools/list", func(cursor string) ([]*mcp.Tool, string, error) {
+		tools, cut, err := listAll("tools/list", maxListed, func(cursor string) ([]*mcp.Tool, string, error) {
 			r, err := cs.ListTools(s.ctx, &mcp.ListToolsParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
@@ -55,6 +55,7 @@ func (s *server) declaration(cs *mcp.ClientSession) (protocol.InitializeResult, 
 		if err != nil {
 			return decl, err
 		}
+		s.leftOut("tools/list", cut)
 		for _, t := range tools {
 			name := hostName(t.Name)
 			n.tools[name] = t.Name
@@ -62,7 +63,7 @@ func (s *server) declaration(cs *mcp.ClientSession) (protocol.InitializeResult, 
 		}
 	}
 	if caps.Prompts != nil {
-		prompts, err := listAll(s, "prompts/list", func(cursor string) ([]*mcp.Prompt, string, error) {
+		prompts, cut, err := listAll("prompts/list", maxListed, func(cursor string) ([]*mcp.Prompt, string, error) {
 			r, err := cs.ListPrompts(s.ctx, &mcp.ListPromptsParams{Cursor: cursor})
 			if err != nil {
 				return nil, "", err
@@ -72,6 +73,7 @@ func (s *server) declaration(cs *mcp.ClientSession) (protocol.InitializeResult, 
 		if err != nil {
 			return decl, err
 		}
+		s.leftOut("prompts/list", cut)
 		for _, p := range prompts {
 			name := hostName(p.Name)
 			n.prompts[name] = p
@@ -96,30 +98,34 @@ const (
 	maxPages  = 100  // pages read of one list
 )
 
-// listAll reads every page of one list, up to maxListed entries in at
-// most maxPages pages; past either, the rest is left out with one line in
-// the plugin's log. (The sdk's iterators, ClientSession.Tools and
-// .Prompts, follow the cursor without end.)
-func listAll[T any](s *server, method string, page func(cursor string) ([]*T, string, error)) ([]*T, error) {
-	var all []*T
+// listAll reads every page of one list, up to max entries in at most
+// maxPages pages (the sdk's iterators, ClientSession.Tools, .Prompts and
+// .Resources, follow the cursor without end). cut says what was left out,
+// if anything.
+func listAll[T any](method string, max int, page func(cursor string) ([]*T, string, error)) (all []*T, cut string, err error) {
 	cursor := ""
 	for range maxPages {
 		items, next, err := page(cursor)
 		if err != nil {
-			return nil, fmt.Errorf("%s failed: %v", method, err)
+			return nil, "", fmt.Errorf("%s failed: %w", method, err)
 		}
 		all = append(all, items...)
-		if len(all) > maxListed {
-			fmt.Fprintf(s.cfg.Log, "mcpbridge: %s: the server offers more than %d; the rest are left out\n", method, maxListed)
-			return all[:maxListed], nil
-		}
-		if next == "" {
-			return all, nil
+		switch {
+		case len(all) > max || len(all) == max && next != "":
+			return all[:max], fmt.Sprintf("the server offers more than %d", max), nil
+		case next == "":
+			return all, "", nil
 		}
 		cursor = next
 	}
-	fmt.Fprintf(s.cfg.Log, "mcpbridge: %s: the server gave more than %d pages; the rest are left out\n", method, maxPages)
-	return all, nil
+	return all, fmt.Sprintf("the server gave more than %d pages", maxPages), nil
+}
+
+// leftOut says in the plugin's log what a list left out.
+func (s *server) leftOut(method, cut string) {
+	if cut != "" {
+		fmt.Fprintf(s.cfg.Log, "mcpbridge: %s: %s; the rest are left out\n", method, cut)
+	}
 }
 
 // hostName is an MCP name as the host can offer it: every character other
