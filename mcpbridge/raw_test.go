@@ -34,6 +34,12 @@ func rawServer(answer func(method string) (any, error)) *mem.Transport {
 				continue
 			}
 			res, err := answer(m.Method)
+			if n, ok := res.(notifiedFirst); ok {
+				if _, err := io.WriteString(stdout, n.notes); err != nil {
+					return err
+				}
+				res = n.result
+			}
 			var line []byte
 			switch {
 			case err != nil:
@@ -49,6 +55,13 @@ func rawServer(answer func(method string) (any, error)) *mem.Transport {
 		}
 		return ctx.Err()
 	}, nil)
+}
+
+// notifiedFirst is an answer rawServer writes after notes, lines of
+// notifications sent before it.
+type notifiedFirst struct {
+	notes  string
+	result any
 }
 
 // legacy answers as a server of protocol 2025-11-25 with one tool, deaf,
@@ -182,41 +195,20 @@ func TestInitializeTwice(t *testing.T) {
 func TestListChangedFloodCoalesced(t *testing.T) {
 	const flood = 300
 	var lists atomic.Int32
-	inner := mem.New(func(ctx context.Context, stdin io.Reader, stdout, _ io.Writer) error {
-		in := bufio.NewScanner(stdin)
-		for in.Scan() {
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			if json.Unmarshal(in.Bytes(), &m) != nil || m.ID == nil {
-				continue
-			}
-			var res any = map[string]any{}
-			switch m.Method {
-			case "initialize":
-				res = map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{"listChanged": true}},
-					"serverInfo": map[string]any{"name": "raw", "version": "1"}}
-			case "tools/list":
-				lists.Add(1)
-				res = map[string]any{"tools": []any{map[string]any{"name": "churn", "inputSchema": map[string]any{"type": "object"}}}}
-			case "tools/call":
-				var notes strings.Builder
-				for range flood {
-					notes.WriteString(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` + "\n")
-				}
-				if _, err := io.WriteString(stdout, notes.String()); err != nil {
-					return err
-				}
-				res = map[string]any{"content": []any{map[string]any{"type": "text", "text": "done"}}}
-			}
-			line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
-			if _, err := stdout.Write(append(line, '\n')); err != nil {
-				return err
-			}
+	inner := rawServer(func(method string) (any, error) {
+		switch method {
+		case "initialize":
+			return map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{"listChanged": true}},
+				"serverInfo": map[string]any{"name": "raw", "version": "1"}}, nil
+		case "tools/list":
+			lists.Add(1)
+			return map[string]any{"tools": []any{map[string]any{"name": "churn", "inputSchema": map[string]any{"type": "object"}}}}, nil
+		case "tools/call":
+			return notifiedFirst{strings.Repeat(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`+"\n", flood),
+				map[string]any{"content": []any{map[string]any{"type": "text", "text": "done"}}}}, nil
 		}
-		return ctx.Err()
-	}, nil)
+		return map[string]any{}, nil
+	})
 	p := bridge.New(bridge.Options{Name: "raw", Transport: mcpbridge.Wrap(inner, mcpbridge.Config{Name: "raw"})})
 	if _, err := p.Start(context.Background()); err != nil {
 		t.Fatal(err)
