@@ -425,11 +425,12 @@ func (s *server) logMessage(_ context.Context, req *mcp.LoggingMessageRequest) {
 	}
 }
 
-// firstLine is s up to its first newline, at most 200 bytes.
+// firstLine is s up to its first newline, at most 200 characters (cut
+// on a character, never inside one).
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
-	if len(s) > 200 {
-		s = s[:200] + "…"
+	if cut := cutRunes(s, 200); cut != s {
+		s = cut + "…"
 	}
 	return s
 }
