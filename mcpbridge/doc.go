@@ -23,7 +23,9 @@
 //
 //	bingo                          MCP
 //	initialize                     initialize (or server/discover), then tools/list
-//	                               and prompts/list (every page); the answer
+//	                               and prompts/list (every page, to 100 pages
+//	                               and 1000 entries each, the rest left out with
+//	                               a line in the log); the answer
 //	                               declares the manifest's name (the server's own
 //	                               name and version go to the log; its version
 //	                               is declared), protocol 5. A server that fails
@@ -80,8 +82,8 @@
 //	                               whole line
 //	contributors[] "resources"     declared only when Config.Resources (the
 //	                               person's mcp.<name>.resources)
-//	context/contribute             resources/list, then resources/read of the
-//	                               first 16: each text content a piece titled
+//	context/contribute             resources/list (to 100 pages), then
+//	                               resources/read of the first 16: each text content a piece titled
 //	                               "<title or name> (<uri>)", at most 16 Ki
 //	                               characters each and the query's budget in
 //	                               all; blobs are left out

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,6 +34,12 @@ func rawServer(answer func(method string) (any, error)) *mem.Transport {
 				continue
 			}
 			res, err := answer(m.Method)
+			if n, ok := res.(notifiedFirst); ok {
+				if _, err := io.WriteString(stdout, n.notes); err != nil {
+					return err
+				}
+				res = n.result
+			}
 			var line []byte
 			switch {
 			case err != nil:
@@ -47,6 +55,13 @@ func rawServer(answer func(method string) (any, error)) *mem.Transport {
 		}
 		return ctx.Err()
 	}, nil)
+}
+
+// notifiedFirst is an answer rawServer writes after notes, lines of
+// notifications sent before it.
+type notifiedFirst struct {
+	notes  string
+	result any
 }
 
 // legacy answers as a server of protocol 2025-11-25 with one tool, deaf,
@@ -172,5 +187,116 @@ func TestInitializeTwice(t *testing.T) {
 		if got := in.Text(); (i == 1) != strings.Contains(got, "initialize was sent already") {
 			t.Errorf("answer %d: %s", i, got)
 		}
+	}
+}
+
+// A server flooding tools/list_changed is re-listed a bounded number of
+// times: notifications that arrive while a re-list waits join it.
+func TestListChangedFloodCoalesced(t *testing.T) {
+	const flood = 300
+	var lists atomic.Int32
+	inner := rawServer(func(method string) (any, error) {
+		switch method {
+		case "initialize":
+			return map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{"listChanged": true}},
+				"serverInfo": map[string]any{"name": "raw", "version": "1"}}, nil
+		case "tools/list":
+			lists.Add(1)
+			return map[string]any{"tools": []any{map[string]any{"name": "churn", "inputSchema": map[string]any{"type": "object"}}}}, nil
+		case "tools/call":
+			return notifiedFirst{strings.Repeat(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`+"\n", flood),
+				map[string]any{"content": []any{map[string]any{"type": "text", "text": "done"}}}}, nil
+		}
+		return map[string]any{}, nil
+	})
+	p := bridge.New(bridge.Options{Name: "raw", Transport: mcpbridge.Wrap(inner, mcpbridge.Config{Name: "raw"})})
+	if _, err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tl := p.Contributions().Tools[0]
+	if _, err := tl.Call(context.Background(), sdk.ToolCall{ID: "c1", Name: tl.Spec().Name, Input: json.RawMessage(`{}`)}, &testutil.RecordingUI{}); err != nil {
+		t.Fatal(err)
+	}
+	p.Close() // waits for the translator's goroutines, so every re-list has been asked
+	// The sdk hears each notification twice (its reader, then its handler),
+	// so without coalescing this is 1 + 2×flood.
+	if n := lists.Load(); n < 2 || n > 10 {
+		t.Errorf("tools/list asked %d times for %d list_changed, want the handshake's and a few more", n, flood)
+	}
+}
+
+// A server whose tools/list never ends (a next cursor on every page) is
+// read to a bound, declared that far, and said once in the log; so is one
+// offering more tools than the bound. Unbounded, the first waits out the
+// handshake's deadline and fails, and a re-list after list_changed, which
+// has none, would read until the instance ends.
+func TestListBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		perPage int
+		want    int
+		line    string
+	}{
+		{"endless pages", 1, 100, "more than 100 pages"},
+		{"too many tools", 400, 1000, "more than 1000; the rest are left out"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := 0
+			log := &testutil.SyncBuffer{}
+			p := bridge.New(bridge.Options{Name: "raw", Deadlines: bridge.Deadlines{Initialize: 20 * time.Second}, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
+				switch method {
+				case "initialize":
+					return map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}},
+						"serverInfo": map[string]any{"name": "raw", "version": "1"}}, nil
+				case "tools/list":
+					var tools []any
+					for range tc.perPage {
+						n++
+						tools = append(tools, map[string]any{"name": "t" + strconv.Itoa(n), "inputSchema": map[string]any{"type": "object"}})
+					}
+					return map[string]any{"tools": tools, "nextCursor": "more"}, nil
+				}
+				return nil, errors.New("method not found: " + method)
+			}), mcpbridge.Config{Name: "raw", Log: log})})
+			defer p.Close()
+			decl, err := p.Start(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(decl.Tools) != tc.want {
+				t.Errorf("declared %d tools, want %d", len(decl.Tools), tc.want)
+			}
+			if strings.Count(log.String(), tc.line) != 1 {
+				t.Errorf("log %q, want one line saying %q", log, tc.line)
+			}
+		})
+	}
+}
+
+// A server whose resources/list never ends, with no resource on any page,
+// still answers the contributor: the pages are read to the bound.
+// Unbounded, the contribution outlives its deadline.
+func TestResourcesEndlessPages(t *testing.T) {
+	p := bridge.New(bridge.Options{Name: "raw", Deadlines: bridge.Deadlines{Contributor: 20 * time.Second}, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
+		switch method {
+		case "initialize":
+			return map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"resources": map[string]any{}},
+				"serverInfo": map[string]any{"name": "raw", "version": "1"}}, nil
+		case "resources/list":
+			return map[string]any{"resources": []any{}, "nextCursor": "more"}, nil
+		}
+		return nil, errors.New("method not found: " + method)
+	}), mcpbridge.Config{Name: "raw", Resources: true})})
+	defer p.Close()
+	if _, err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cs := p.Contributions().Contributors
+	if len(cs) != 1 {
+		t.Fatalf("contributors %d, want the resources one", len(cs))
+	}
+	pieces, err := cs[0].Contribute(context.Background(), sdk.Query{Budget: 1000})
+	if err != nil || len(pieces) != 0 {
+		t.Fatalf("Contribute: %+v, %v, want no pieces and no error", pieces, err)
 	}
 }

@@ -203,18 +203,22 @@ func (s *server) contribute(cs *mcp.ClientSession, p protocol.ContextContributeP
 	}
 	res := protocol.ContextContributeResult{Pieces: []sdk.Piece{}}
 	budget := p.Query.Budget
-	n := 0
-	for r, err := range cs.Resources(s.ctx, nil) {
-		if gone := s.gone(err); gone != nil {
-			return nil, gone
-		}
+	// Only the first maxResources are offered, as documented: what is
+	// left out needs no line in the log on every turn.
+	resources, _, err := listAll("resources/list", maxResources, func(cursor string) ([]*mcp.Resource, string, error) {
+		r, err := cs.ListResources(s.ctx, &mcp.ListResourcesParams{Cursor: cursor})
 		if err != nil {
-			return nil, fmt.Errorf("MCP resources/list: %v", err)
+			return nil, "", err
 		}
-		if n == maxResources {
-			break
-		}
-		n++
+		return r.Resources, r.NextCursor, nil
+	})
+	if gone := s.gone(err); gone != nil {
+		return nil, gone
+	}
+	if err != nil {
+		return nil, fmt.Errorf("MCP %v", err)
+	}
+	for _, r := range resources {
 		got, err := cs.ReadResource(s.ctx, &mcp.ReadResourceParams{URI: r.URI})
 		if err != nil {
 			fmt.Fprintf(s.cfg.Log, "mcpbridge: resources/read %s: %v\n", r.URI, err)

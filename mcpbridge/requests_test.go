@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -50,4 +51,13 @@ func equalMaps(a, b map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// A server's long error line is cut for its notice on a character: a cut
+// inside one made the notice invalid UTF-8.
+func TestFirstLineCutsOnACharacter(t *testing.T) {
+	got := firstLine(strings.Repeat("€", 300) + "\nsecond")
+	if !utf8.ValidString(got) || got != strings.Repeat("€", 200)+"…" {
+		t.Errorf("firstLine = %q, want 200 € and an ellipsis", got)
+	}
 }

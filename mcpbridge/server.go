@@ -39,6 +39,7 @@ type server struct {
 	errTold     bool          // an error-level log line has raised its notice
 	redeclMu    sync.Mutex    // one redeclaration at a time
 	declDone    chan struct{} // closed once the latest redeclaration is sent; nil before the first
+	declWaiting bool          // a redeclaration is waiting for redeclMu: it has not listed yet
 }
 
 // call is one tool call running on the server.
@@ -326,17 +327,26 @@ func configOrNull(raw json.RawMessage) json.RawMessage {
 
 // listChanged re-reads what the server offers and declares it again
 // (plugin/declare), off the sdk's reader: listing is a request, and its
-// answer arrives on that reader.
+// answer arrives on that reader. A notification that finds a
+// redeclaration still waiting to list joins it, since that one reads the
+// lists after the notification: a server flooding list_changed costs at
+// most one re-list running and one waiting, not one per notification.
 func (s *server) listChanged() {
-	done := make(chan struct{})
 	s.mu.Lock()
+	if s.declWaiting {
+		s.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
 	s.declDone = done
+	s.declWaiting = true
 	s.mu.Unlock()
 	ok := s.spawn(func() {
 		defer close(done)
 		s.redeclMu.Lock()
 		defer s.redeclMu.Unlock()
 		s.mu.Lock()
+		s.declWaiting = false // from here a notification may postdate the lists read
 		cs := s.cs
 		s.mu.Unlock()
 		if cs == nil {

@@ -45,20 +45,36 @@ func (s *server) declaration(cs *mcp.ClientSession) (protocol.InitializeResult, 
 	}
 	n := names{tools: map[string]string{}, prompts: map[string]*mcp.Prompt{}}
 	if caps.Tools != nil {
-		for t, err := range cs.Tools(s.ctx, nil) {
+		tools, cut, err := listAll("tools/list", maxListed, func(cursor string) ([]*mcp.Tool, string, error) {
+			r, err := cs.ListTools(s.ctx, &mcp.ListToolsParams{Cursor: cursor})
 			if err != nil {
-				return decl, fmt.Errorf("tools/list failed: %v", err)
+				return nil, "", err
 			}
+			return r.Tools, r.NextCursor, nil
+		})
+		if err != nil {
+			return decl, err
+		}
+		s.leftOut("tools/list", cut)
+		for _, t := range tools {
 			name := hostName(t.Name)
 			n.tools[name] = t.Name
 			decl.Tools = append(decl.Tools, sdk.ToolSpec{Name: name, Description: t.Description, InputSchema: rawJSON(t.InputSchema), Claims: claims(t.Annotations)})
 		}
 	}
 	if caps.Prompts != nil {
-		for p, err := range cs.Prompts(s.ctx, nil) {
+		prompts, cut, err := listAll("prompts/list", maxListed, func(cursor string) ([]*mcp.Prompt, string, error) {
+			r, err := cs.ListPrompts(s.ctx, &mcp.ListPromptsParams{Cursor: cursor})
 			if err != nil {
-				return decl, fmt.Errorf("prompts/list failed: %v", err)
+				return nil, "", err
 			}
+			return r.Prompts, r.NextCursor, nil
+		})
+		if err != nil {
+			return decl, err
+		}
+		s.leftOut("prompts/list", cut)
+		for _, p := range prompts {
 			name := hostName(p.Name)
 			n.prompts[name] = p
 			decl.Commands = append(decl.Commands, promptSpec(name, p))
@@ -71,6 +87,45 @@ func (s *server) declaration(cs *mcp.ClientSession) (protocol.InitializeResult, 
 	s.names = n
 	s.mu.Unlock()
 	return decl, nil
+}
+
+// Bounds on one list a declaration reads: a server's pages are read
+// until it gives no next cursor, and a server that always gives one would
+// otherwise be listed, and held, until the instance ends (a re-list after
+// list_changed has no deadline).
+const (
+	maxListed = 1000 // tools, and prompts, declared
+	maxPages  = 100  // pages read of one list
+)
+
+// listAll reads every page of one list, up to max entries in at most
+// maxPages pages (the sdk's iterators, ClientSession.Tools, .Prompts and
+// .Resources, follow the cursor without end). cut says what was left out,
+// if anything.
+func listAll[T any](method string, max int, page func(cursor string) ([]*T, string, error)) (all []*T, cut string, err error) {
+	cursor := ""
+	for range maxPages {
+		items, next, err := page(cursor)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s failed: %w", method, err)
+		}
+		all = append(all, items...)
+		switch {
+		case len(all) > max || len(all) == max && next != "":
+			return all[:max], fmt.Sprintf("the server offers more than %d", max), nil
+		case next == "":
+			return all, "", nil
+		}
+		cursor = next
+	}
+	return all, fmt.Sprintf("the server gave more than %d pages", maxPages), nil
+}
+
+// leftOut says in the plugin's log what a list left out.
+func (s *server) leftOut(method, cut string) {
+	if cut != "" {
+		fmt.Fprintf(s.cfg.Log, "mcpbridge: %s: %s; the rest are left out\n", method, cut)
+	}
 }
 
 // hostName is an MCP name as the host can offer it: every character other
@@ -370,11 +425,12 @@ func (s *server) logMessage(_ context.Context, req *mcp.LoggingMessageRequest) {
 	}
 }
 
-// firstLine is s up to its first newline, at most 200 bytes.
+// firstLine is s up to its first newline, at most 200 characters (cut
+// on a character, never inside one).
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
-	if len(s) > 200 {
-		s = s[:200] + "…"
+	if cut := cutRunes(s, 200); cut != s {
+		s = cut + "…"
 	}
 	return s
 }
