@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -22,6 +23,14 @@ const format = 1
 
 // keep is how many entries one plugin's file holds, the latest first.
 const keep = 4
+
+// maxFile caps one plugin's cache file, written or read. A handshake line
+// may be 64 MiB (protocol.DefaultMaxLine), and any plugin, a cloned
+// repository's too, chooses its declaration: without a cap each run would
+// read and decode up to keep of them per plugin. Older entries make room
+// for a new one; a declaration too large alone is not cached (the plugin
+// is started each run instead). A var so that tests can lower it.
+var maxFile int64 = 4 << 20
 
 // Cache is the declaration cache in one directory. It is safe for
 // concurrent use, and by concurrent processes.
@@ -134,8 +143,15 @@ func (c *Cache) write(k Key, decl json.RawMessage, refused []string) error {
 		}
 	}
 	data, err := json.Marshal(cacheFile{Format: format, Entries: entries})
+	for err == nil && int64(len(data)) > maxFile && len(entries) > 1 {
+		entries = entries[:len(entries)-1] // the oldest makes room
+		data, err = json.Marshal(cacheFile{Format: format, Entries: entries})
+	}
 	if err != nil {
 		return err
+	}
+	if int64(len(data)) > maxFile {
+		return fmt.Errorf("declaration cache: %s's declaration is %d bytes, over the cache's %d-byte cap; not cached, so it is started each run", k.name, len(decl), maxFile)
 	}
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return fmt.Errorf("declaration cache: %w", err)
@@ -169,27 +185,37 @@ func (c *Cache) path(name string) (string, bool) {
 // read returns the entries of the file at path: none, and no problem, if
 // there is no file; none, and the problem, if it cannot be understood.
 func read(path string) ([]Entry, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("declaration cache: %w; starting the plugin instead", err)
 	}
-	var f cacheFile
-	if err := json.Unmarshal(data, &f); err != nil || f.Format != format {
+	// One byte past the cap tells a file over it (written by hand, or by
+	// a bingo with another cap) from one at it.
+	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+	f.Close()
+	if err == nil && int64(len(data)) > maxFile {
+		err = fmt.Errorf("%s is over the cache's %d-byte cap", path, maxFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("declaration cache: %w; starting the plugin instead", err)
+	}
+	var cf cacheFile
+	if err := json.Unmarshal(data, &cf); err != nil || cf.Format != format {
 		why := "not a cache file of this bingo"
 		if err != nil {
 			why = err.Error()
 		}
 		return nil, fmt.Errorf("declaration cache: %s: %s; starting the plugin instead", path, why)
 	}
-	for i := range f.Entries {
-		for j := range f.Entries[i].Files {
-			f.Entries[i].Files[j].Settled = true // only settled sums are written
+	for i := range cf.Entries {
+		for j := range cf.Entries[i].Files {
+			cf.Entries[i].Files[j].Settled = true // only settled sums are written
 		}
 	}
-	return f.Entries, nil
+	return cf.Entries, nil
 }
 
 // digestMagic starts every key's input; a change to the rule changes it.
