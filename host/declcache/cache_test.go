@@ -191,3 +191,22 @@ func TestAPluginsFileIsCapped(t *testing.T) {
 		t.Fatalf("a file over the cap: hit %v, problem %v; want a miss and a line", hit, problem)
 	}
 }
+
+// Only settled sums are written beside an entry: a file written just now
+// could change again within its clock's granularity and keep its version,
+// and a later process would believe the old sum.
+func TestOnlySettledSumsAreKept(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	c := New(cache, trust.NewSums())
+	m := plugin(t, dir, "p", "print(1)") // written just now
+	k, _, _ := c.Lookup(m, Start{})
+	must(t, c.Store(k, decl("p"), nil))
+	data, err := os.ReadFile(filepath.Join(cache, "p.json"))
+	must(t, err)
+	var f cacheFile
+	must(t, json.Unmarshal(data, &f))
+	if len(f.Entries) != 1 || len(f.Entries[0].Files) != 0 {
+		t.Fatalf("sums of files written just now were kept: %+v", f.Entries)
+	}
+}
