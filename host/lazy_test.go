@@ -174,9 +174,35 @@ func TestACorruptCacheIsAMissAndALogLine(t *testing.T) {
 	if !strings.Contains(string(log), "starting the plugin instead") {
 		t.Fatalf("the log does not say why:\n%s", log)
 	}
-	r.open()
+	h, _ = r.open()
 	if r.starts() != 2 {
 		t.Fatal("the start after a corrupt cache did not rewrite it")
+	}
+	h.Close()
+
+	// A well-formed file whose declaration is not: the hit's declaration
+	// is decoded only by its reader, which refuses it.
+	data, err := os.ReadFile(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	for i, l := range lines {
+		if before, _, ok := strings.Cut(l, "\t"); ok {
+			lines[i] = before + "\t{garbage\n"
+		}
+	}
+	if err := os.WriteFile(cache, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, n = r.open()
+	if r.starts() != 3 || status(h, "counter") != "running" || n.text() != "" {
+		t.Fatalf("a corrupt declaration: %d starts, %s, notices %q", r.starts(), status(h, "counter"), n.text())
+	}
+	h.Close()
+	log, _ = os.ReadFile(filepath.Join(r.home, ".bingo", "data", "logs", "plugin-counter.log"))
+	if got := strings.Count(string(log), "starting the plugin instead"); got != 2 {
+		t.Fatalf("the log says why %d times, want 2:\n%s", got, log)
 	}
 }
 

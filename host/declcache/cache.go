@@ -1,6 +1,7 @@
 package declcache
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -17,9 +18,6 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 )
-
-// format is the cache files' format; a file of another is a miss.
-const format = 1
 
 // keep is how many entries one plugin's file holds, the latest first.
 const keep = 4
@@ -58,15 +56,24 @@ type Start struct {
 // was written as: only a hit's is decoded, by the reader that holds it to
 // a handshake's rules (bridge.ReadDeclared).
 type Entry struct {
-	Key         string          `json:"key"`
-	Declaration json.RawMessage `json:"declaration"`
-	Refused     []string        `json:"refused,omitempty"`
-	Files       []trust.FileSum `json:"files,omitempty"`
+	Key         string
+	Declaration json.RawMessage
+	Refused     []string
+	Files       []trust.FileSum
 }
 
-type cacheFile struct {
-	Format  int     `json:"format"`
-	Entries []Entry `json:"entries"`
+// A cache file is a header line, then one line an entry, the latest
+// first: the entry's JSON without its declaration, a tab, and the
+// declaration's JSON (compact JSON holds no raw tab or newline). Only the
+// hit's declaration is decoded, by its reader: a Lookup does not scan the
+// other entries' declarations, which are most of the file.
+const header = "bingo declaration cache 2\n"
+
+// head is an entry's line before its declaration.
+type head struct {
+	Key     string          `json:"key"`
+	Refused []string        `json:"refused,omitempty"`
+	Files   []trust.FileSum `json:"files,omitempty"`
 }
 
 // Key is a plugin's key as of a Lookup, to Store its declaration under.
@@ -142,13 +149,17 @@ func (c *Cache) write(k Key, decl json.RawMessage, refused []string) error {
 			entries = append(entries, e)
 		}
 	}
-	data, err := json.Marshal(cacheFile{Format: format, Entries: entries})
-	for err == nil && int64(len(data)) > maxFile && len(entries) > 1 {
-		entries = entries[:len(entries)-1] // the oldest makes room
-		data, err = json.Marshal(cacheFile{Format: format, Entries: entries})
-	}
-	if err != nil {
-		return err
+	data := []byte(header)
+	for i, e := range entries {
+		h, err := json.Marshal(head{Key: e.Key, Refused: e.Refused, Files: e.Files})
+		if err != nil {
+			return err
+		}
+		line := slices.Concat(h, []byte("\t"), e.Declaration, []byte("\n"))
+		if i > 0 && int64(len(data)+len(line)) > maxFile {
+			break // the older entries make room
+		}
+		data = append(data, line...)
 	}
 	if int64(len(data)) > maxFile {
 		return fmt.Errorf("declaration cache: %s's declaration is %d bytes, over the cache's %d-byte cap; not cached, so it is started each run", k.name, len(decl), maxFile)
@@ -202,20 +213,31 @@ func read(path string) ([]Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("declaration cache: %w; starting the plugin instead", err)
 	}
-	var cf cacheFile
-	if err := json.Unmarshal(data, &cf); err != nil || cf.Format != format {
-		why := "not a cache file of this bingo"
-		if err != nil {
-			why = err.Error()
-		}
+	bad := func(why string) ([]Entry, error) {
 		return nil, fmt.Errorf("declaration cache: %s: %s; starting the plugin instead", path, why)
 	}
-	for i := range cf.Entries {
-		for j := range cf.Entries[i].Files {
-			cf.Entries[i].Files[j].Settled = true // only settled sums are written
-		}
+	rest, ok := bytes.CutPrefix(data, []byte(header))
+	if !ok {
+		return bad("not a cache file of this bingo")
 	}
-	return cf.Entries, nil
+	var entries []Entry
+	for len(rest) > 0 {
+		line, more, ok := bytes.Cut(rest, []byte("\n"))
+		h, decl, tab := bytes.Cut(line, []byte("\t"))
+		if !ok || !tab {
+			return bad("a line is cut short")
+		}
+		rest = more
+		var e head
+		if err := json.Unmarshal(h, &e); err != nil {
+			return bad(err.Error())
+		}
+		for j := range e.Files {
+			e.Files[j].Settled = true // only settled sums are written
+		}
+		entries = append(entries, Entry{Key: e.Key, Declaration: decl, Refused: e.Refused, Files: e.Files})
+	}
+	return entries, nil
 }
 
 // digestMagic starts every key's input; a change to the rule changes it.
