@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -248,5 +249,53 @@ func TestReplaceKeepsTheRankRule(t *testing.T) {
 	r.replace("mine", bridge.Contributions{})
 	if owner("lint") != "repo" {
 		t.Fatalf("lint let go went to %q", owner("lint"))
+	}
+}
+
+// A plugin declaring again what it had changes nothing for anyone: a name
+// it keeps never passes through the hands of a claim it beat (no reader
+// sees it there, or missing), and no one is told of a clash again.
+func TestReplaceWithTheSameNamesIsQuiet(t *testing.T) {
+	n := newNoticeLog()
+	r := newRegistry(n.Add)
+	ranks := map[string]int{"mine": 1, "repo": 0}
+	r.rank = func(o string) int { return ranks[o] }
+	deploy := bridge.Contributions{Commands: []*proxy.Command{proxy.NewCommand(nil, sdk.CommandSpec{Name: "deploy"})}}
+	r.add("mine", deploy)
+	r.add("repo", deploy)
+	told := n.text()
+	if !strings.Contains(told, "plugin repo") {
+		t.Fatalf("the first clash was not told: %q", told)
+	}
+
+	done := make(chan struct{})
+	seen := make(chan string, 1)
+	go func() {
+		defer close(seen)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			r.mu.RLock()
+			o, ok := r.commands["deploy"]
+			r.mu.RUnlock()
+			if !ok || o.Owner != "mine" {
+				seen <- fmt.Sprintf("owner %q, present %v", o.Owner, ok)
+				return
+			}
+		}
+	}()
+	for range 500 {
+		r.replace("mine", deploy)
+		r.replace("repo", deploy)
+	}
+	close(done)
+	if bad, ok := <-seen; ok {
+		t.Errorf("a reader saw deploy mid-replace: %s", bad)
+	}
+	if n.text() != told {
+		t.Errorf("notices after declaring the same again:\n%s", strings.TrimPrefix(n.text(), told))
 	}
 }
