@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,9 +175,35 @@ func TestACorruptCacheIsAMissAndALogLine(t *testing.T) {
 	if !strings.Contains(string(log), "starting the plugin instead") {
 		t.Fatalf("the log does not say why:\n%s", log)
 	}
-	r.open()
+	h, _ = r.open()
 	if r.starts() != 2 {
 		t.Fatal("the start after a corrupt cache did not rewrite it")
+	}
+	h.Close()
+
+	// A well-formed file whose declaration is not: the hit's declaration
+	// is decoded only by its reader, which refuses it.
+	data, err := os.ReadFile(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	for i, l := range lines {
+		if before, _, ok := strings.Cut(l, "\t"); ok {
+			lines[i] = before + "\t{garbage\n"
+		}
+	}
+	if err := os.WriteFile(cache, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h, n = r.open()
+	if r.starts() != 3 || status(h, "counter") != "running" || n.text() != "" {
+		t.Fatalf("a corrupt declaration: %d starts, %s, notices %q", r.starts(), status(h, "counter"), n.text())
+	}
+	h.Close()
+	log, _ = os.ReadFile(filepath.Join(r.home, ".bingo", "data", "logs", "plugin-counter.log"))
+	if got := strings.Count(string(log), "starting the plugin instead"); got != 2 {
+		t.Fatalf("the log says why %d times, want 2:\n%s", got, log)
 	}
 }
 
@@ -222,5 +249,53 @@ func TestReplaceKeepsTheRankRule(t *testing.T) {
 	r.replace("mine", bridge.Contributions{})
 	if owner("lint") != "repo" {
 		t.Fatalf("lint let go went to %q", owner("lint"))
+	}
+}
+
+// A plugin declaring again what it had changes nothing for anyone: a name
+// it keeps never passes through the hands of a claim it beat (no reader
+// sees it there, or missing), and no one is told of a clash again.
+func TestReplaceWithTheSameNamesIsQuiet(t *testing.T) {
+	n := newNoticeLog()
+	r := newRegistry(n.Add)
+	ranks := map[string]int{"mine": 1, "repo": 0}
+	r.rank = func(o string) int { return ranks[o] }
+	deploy := bridge.Contributions{Commands: []*proxy.Command{proxy.NewCommand(nil, sdk.CommandSpec{Name: "deploy"})}}
+	r.add("mine", deploy)
+	r.add("repo", deploy)
+	told := n.text()
+	if !strings.Contains(told, "plugin repo") {
+		t.Fatalf("the first clash was not told: %q", told)
+	}
+
+	done := make(chan struct{})
+	seen := make(chan string, 1)
+	go func() {
+		defer close(seen)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			r.mu.RLock()
+			o, ok := r.commands["deploy"]
+			r.mu.RUnlock()
+			if !ok || o.Owner != "mine" {
+				seen <- fmt.Sprintf("owner %q, present %v", o.Owner, ok)
+				return
+			}
+		}
+	}()
+	for range 500 {
+		r.replace("mine", deploy)
+		r.replace("repo", deploy)
+	}
+	close(done)
+	if bad, ok := <-seen; ok {
+		t.Errorf("a reader saw deploy mid-replace: %s", bad)
+	}
+	if n.text() != told {
+		t.Errorf("notices after declaring the same again:\n%s", strings.TrimPrefix(n.text(), told))
 	}
 }

@@ -65,62 +65,86 @@ func newRegistry(notify func(bridge.Notice)) *Registry {
 // add registers what a plugin contributes.
 func (r *Registry) add(owner string, c bridge.Contributions) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.addLocked(owner, c, nil)
+}
+
+// addLocked is add, with r.mu held. A claim in quiet that owner loses
+// raises no notice: owner was told when it first lost it.
+func (r *Registry) addLocked(owner string, c bridge.Contributions, quiet map[claim]bool) {
 	r.added[owner] = true
-	r.mu.Unlock()
 	for _, t := range c.Tools {
-		r.AddTool(owner, t)
+		r.addTool(owner, t, quiet)
 	}
 	for _, cmd := range c.Commands {
-		r.AddCommand(owner, cmd)
+		r.addCommand(owner, cmd, quiet)
 	}
 	for _, x := range c.Contributors {
-		r.AddContributor(owner, x)
+		r.contributors = append(r.contributors, Owned[sdk.Contributor]{owner, x})
 	}
 	for _, x := range c.Compactors {
-		r.AddCompactor(owner, x)
+		r.compactors = append(r.compactors, Owned[sdk.Compactor]{owner, x})
 	}
 	for _, x := range c.Providers {
-		r.AddProvider(owner, x)
+		r.providers = append(r.providers, Owned[sdk.Provider]{owner, x})
 	}
 	for _, x := range c.Hooks {
-		r.AddHook(HookEntry{Owner: owner, Hook: x.Hook, Decide: x.DecidePoints, Observe: x.ObservePoints})
+		r.hooks = append(r.hooks, HookEntry{Owner: owner, Hook: x.Hook, Decide: x.DecidePoints, Observe: x.ObservePoints})
 	}
 	for _, x := range c.Services {
-		r.AddService(owner, x)
+		r.addService(owner, x, quiet)
 	}
 }
 
 // replace puts c in place of everything owner contributed (a plugin whose
-// declaration changed). A name owner lets go passes to the best of the
-// claims that lost it, silently (it was theirs but for owner); a name
-// owner newly claims goes to whichever of it and its keeper ranks higher,
-// as registration in rank order would have given it, with the clash's
-// notice to the loser. A plugin not registered yet (a declaration that
-// arrives while Open is still starting plugins) is left to add.
+// declaration changed), under one hold of r.mu, so that no reader sees
+// the plugin half replaced. A name owner keeps and declares again stays
+// its own, never passing through another's hands; a name it lets go
+// passes to the best of the claims that lost it, silently (it was theirs
+// but for owner); a name owner newly claims goes to whichever of it and
+// its keeper ranks higher, as registration in rank order would have given
+// it, with the clash's notice to the loser, and a claim owner had lost
+// and makes again is not noticed again. A plugin not registered yet (a
+// declaration that arrives while Open is still starting plugins) is left
+// to add.
 func (r *Registry) replace(owner string, c bridge.Contributions) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	if !r.added[owner] {
-		r.mu.Unlock()
 		return
 	}
-	for k, l := range r.waiting {
-		r.waiting[k] = slices.DeleteFunc(l, func(o Owned[any]) bool { return o.Owner == owner })
+	again := map[claim]bool{}
+	for _, t := range c.Tools {
+		again[claim{"tool", t.Spec().Name}] = true
 	}
-	dropNamed(r, r.tools, "tool", owner, func(v any) sdk.Tool { return v.(sdk.Tool) })
-	dropNamed(r, r.commands, "command", owner, func(v any) sdk.Command { return v.(sdk.Command) })
-	dropNamed(r, r.services, "service", owner, func(v any) sdk.Service { return v.(sdk.Service) })
+	for _, cmd := range c.Commands {
+		again[claim{"command", cmd.Spec().Name}] = true
+	}
+	for _, x := range c.Services {
+		again[claim{"service", x.Key()}] = true
+	}
+	lost := map[claim]bool{}
+	for k, l := range r.waiting {
+		r.waiting[k] = slices.DeleteFunc(l, func(o Owned[any]) bool {
+			lost[k] = lost[k] || o.Owner == owner
+			return o.Owner == owner
+		})
+	}
+	dropNamed(r, r.tools, "tool", owner, again, func(v any) sdk.Tool { return v.(sdk.Tool) })
+	dropNamed(r, r.commands, "command", owner, again, func(v any) sdk.Command { return v.(sdk.Command) })
+	dropNamed(r, r.services, "service", owner, again, func(v any) sdk.Service { return v.(sdk.Service) })
 	mine := func(o string) bool { return o == owner }
 	r.contributors = slices.DeleteFunc(r.contributors, func(x Owned[sdk.Contributor]) bool { return mine(x.Owner) })
 	r.compactors = slices.DeleteFunc(r.compactors, func(x Owned[sdk.Compactor]) bool { return mine(x.Owner) })
 	r.providers = slices.DeleteFunc(r.providers, func(x Owned[sdk.Provider]) bool { return mine(x.Owner) })
 	r.hooks = slices.DeleteFunc(r.hooks, func(x HookEntry) bool { return mine(x.Owner) })
-	r.mu.Unlock()
-	r.add(owner, c)
+	r.addLocked(owner, c, lost)
 }
 
 // dropNamed lets go of every name owner keeps in names, passing each to
-// its best waiting claim. Called with r.mu held.
-func dropNamed[T any](r *Registry, names map[string]Owned[T], kind, owner string, as func(any) T) {
+// its best waiting claim unless owner claims it again. Called with r.mu
+// held.
+func dropNamed[T any](r *Registry, names map[string]Owned[T], kind, owner string, again map[claim]bool, as func(any) T) {
 	for name, o := range names {
 		if o.Owner != owner {
 			continue
@@ -128,6 +152,9 @@ func dropNamed[T any](r *Registry, names map[string]Owned[T], kind, owner string
 		delete(names, name)
 		k := claim{kind, name}
 		l := r.waiting[k]
+		if again[k] {
+			continue // owner's again: passing it on and back would be noticed
+		}
 		if len(l) == 0 {
 			continue
 		}
@@ -156,12 +183,14 @@ func (r *Registry) outranks(a, b string) bool {
 
 // keep decides a clash over name between its keeper prev and a new
 // claim by owner, raising the clash's notice to the loser and keeping the
-// losing claim waiting. It reports whether owner takes the name. Called
-// with r.mu held.
-func (r *Registry) keep(kind, shown, name string, prev Owned[any], owner string, v any) bool {
+// losing claim waiting (quiet: see addLocked). It reports whether owner
+// takes the name. Called with r.mu held.
+func (r *Registry) keep(kind, shown, name string, prev Owned[any], owner string, v any, quiet map[claim]bool) bool {
 	k := claim{kind, name}
 	if r.outranks(prev.Owner, owner) {
-		r.clash(kind, shown, owner, prev.Owner, "is already offered by %s, which keeps it")
+		if !quiet[k] {
+			r.clash(kind, shown, owner, prev.Owner, "is already offered by %s, which keeps it")
+		}
 		r.waiting[k] = append(r.waiting[k], Owned[any]{owner, v})
 		return false
 	}
@@ -189,8 +218,12 @@ func (r *Registry) clash(kind, name, loser, winner, how string) {
 func (r *Registry) AddTool(owner string, t sdk.Tool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.addTool(owner, t, nil)
+}
+
+func (r *Registry) addTool(owner string, t sdk.Tool, quiet map[claim]bool) {
 	name := t.Spec().Name
-	if prev, ok := r.tools[name]; ok && !r.keep("tool", name, name, Owned[any]{prev.Owner, prev.Value}, owner, t) {
+	if prev, ok := r.tools[name]; ok && !r.keep("tool", name, name, Owned[any]{prev.Owner, prev.Value}, owner, t, quiet) {
 		return
 	}
 	r.tools[name] = Owned[sdk.Tool]{owner, t}
@@ -202,8 +235,12 @@ func (r *Registry) AddTool(owner string, t sdk.Tool) {
 func (r *Registry) AddCommand(owner string, c sdk.Command) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.addCommand(owner, c, nil)
+}
+
+func (r *Registry) addCommand(owner string, c sdk.Command, quiet map[claim]bool) {
 	name := c.Spec().Name
-	if prev, ok := r.commands[name]; ok && !r.keep("command", "/"+name, name, Owned[any]{prev.Owner, prev.Value}, owner, c) {
+	if prev, ok := r.commands[name]; ok && !r.keep("command", "/"+name, name, Owned[any]{prev.Owner, prev.Value}, owner, c, quiet) {
 		return
 	}
 	r.commands[name] = Owned[sdk.Command]{owner, c}
@@ -243,12 +280,16 @@ func (r *Registry) AddHook(h HookEntry) {
 func (r *Registry) AddService(owner string, s sdk.Service) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.addService(owner, s, nil)
+}
+
+func (r *Registry) addService(owner string, s sdk.Service, quiet map[claim]bool) {
 	key := s.Key()
 	if key == protocol.HostServiceKey {
 		r.notify(bridge.Notice{Plugin: owner, Level: "warn", Message: "service key bingo.host is reserved for the host; not offered"})
 		return
 	}
-	if prev, ok := r.services[key]; ok && !r.keep("service", key, key, Owned[any]{prev.Owner, prev.Value}, owner, s) {
+	if prev, ok := r.services[key]; ok && !r.keep("service", key, key, Owned[any]{prev.Owner, prev.Value}, owner, s, quiet) {
 		return
 	}
 	r.services[key] = Owned[sdk.Service]{owner, s}

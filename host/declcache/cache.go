@@ -1,11 +1,13 @@
 package declcache
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -17,11 +19,16 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 )
 
-// format is the cache files' format; a file of another is a miss.
-const format = 1
-
 // keep is how many entries one plugin's file holds, the latest first.
 const keep = 4
+
+// maxFile caps one plugin's cache file, written or read. A handshake line
+// may be 64 MiB (protocol.DefaultMaxLine), and any plugin, a cloned
+// repository's too, chooses its declaration: without a cap each run would
+// read and decode up to keep of them per plugin. Older entries make room
+// for a new one; a declaration too large alone is not cached (the plugin
+// is started each run instead). A var so that tests can lower it.
+var maxFile int64 = 4 << 20
 
 // Cache is the declaration cache in one directory. It is safe for
 // concurrent use, and by concurrent processes.
@@ -49,15 +56,24 @@ type Start struct {
 // was written as: only a hit's is decoded, by the reader that holds it to
 // a handshake's rules (bridge.ReadDeclared).
 type Entry struct {
-	Key         string          `json:"key"`
-	Declaration json.RawMessage `json:"declaration"`
-	Refused     []string        `json:"refused,omitempty"`
-	Files       []trust.FileSum `json:"files,omitempty"`
+	Key         string
+	Declaration json.RawMessage
+	Refused     []string
+	Files       []trust.FileSum
 }
 
-type cacheFile struct {
-	Format  int     `json:"format"`
-	Entries []Entry `json:"entries"`
+// A cache file is a header line, then one line an entry, the latest
+// first: the entry's JSON without its declaration, a tab, and the
+// declaration's JSON (compact JSON holds no raw tab or newline). Only the
+// hit's declaration is decoded, by its reader: a Lookup does not scan the
+// other entries' declarations, which are most of the file.
+const header = "bingo declaration cache 2\n"
+
+// head is an entry's line before its declaration.
+type head struct {
+	Key     string          `json:"key"`
+	Refused []string        `json:"refused,omitempty"`
+	Files   []trust.FileSum `json:"files,omitempty"`
 }
 
 // Key is a plugin's key as of a Lookup, to Store its declaration under.
@@ -133,9 +149,20 @@ func (c *Cache) write(k Key, decl json.RawMessage, refused []string) error {
 			entries = append(entries, e)
 		}
 	}
-	data, err := json.Marshal(cacheFile{Format: format, Entries: entries})
-	if err != nil {
-		return err
+	data := []byte(header)
+	for i, e := range entries {
+		h, err := json.Marshal(head{Key: e.Key, Refused: e.Refused, Files: e.Files})
+		if err != nil {
+			return err
+		}
+		line := slices.Concat(h, []byte("\t"), e.Declaration, []byte("\n"))
+		if i > 0 && int64(len(data)+len(line)) > maxFile {
+			break // the older entries make room
+		}
+		data = append(data, line...)
+	}
+	if int64(len(data)) > maxFile {
+		return fmt.Errorf("declaration cache: %s's declaration is %d bytes, over the cache's %d-byte cap; not cached, so it is started each run", k.name, len(decl), maxFile)
 	}
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return fmt.Errorf("declaration cache: %w", err)
@@ -169,27 +196,48 @@ func (c *Cache) path(name string) (string, bool) {
 // read returns the entries of the file at path: none, and no problem, if
 // there is no file; none, and the problem, if it cannot be understood.
 func read(path string) ([]Entry, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("declaration cache: %w; starting the plugin instead", err)
 	}
-	var f cacheFile
-	if err := json.Unmarshal(data, &f); err != nil || f.Format != format {
-		why := "not a cache file of this bingo"
-		if err != nil {
-			why = err.Error()
-		}
+	// One byte past the cap tells a file over it (written by hand, or by
+	// a bingo with another cap) from one at it.
+	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+	f.Close()
+	if err == nil && int64(len(data)) > maxFile {
+		err = fmt.Errorf("%s is over the cache's %d-byte cap", path, maxFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("declaration cache: %w; starting the plugin instead", err)
+	}
+	bad := func(why string) ([]Entry, error) {
 		return nil, fmt.Errorf("declaration cache: %s: %s; starting the plugin instead", path, why)
 	}
-	for i := range f.Entries {
-		for j := range f.Entries[i].Files {
-			f.Entries[i].Files[j].Settled = true // only settled sums are written
-		}
+	rest, ok := bytes.CutPrefix(data, []byte(header))
+	if !ok {
+		return bad("not a cache file of this bingo")
 	}
-	return f.Entries, nil
+	var entries []Entry
+	for len(rest) > 0 {
+		line, more, ok := bytes.Cut(rest, []byte("\n"))
+		h, decl, tab := bytes.Cut(line, []byte("\t"))
+		if !ok || !tab {
+			return bad("a line is cut short")
+		}
+		rest = more
+		var e head
+		if err := json.Unmarshal(h, &e); err != nil {
+			return bad(err.Error())
+		}
+		for j := range e.Files {
+			e.Files[j].Settled = true // only settled sums are written
+		}
+		entries = append(entries, Entry{Key: e.Key, Declaration: decl, Refused: e.Refused, Files: e.Files})
+	}
+	return entries, nil
 }
 
 // digestMagic starts every key's input; a change to the rule changes it.

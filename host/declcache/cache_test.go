@@ -14,7 +14,7 @@ import (
 )
 
 // plugin writes a plugin whose entry runs main.py, and loads it.
-func plugin(t *testing.T, dir, name, script string) *manifest.Manifest {
+func plugin(t testing.TB, dir, name, script string) *manifest.Manifest {
 	t.Helper()
 	root := filepath.Join(dir, name)
 	os.MkdirAll(root, 0o755)
@@ -26,7 +26,7 @@ func plugin(t *testing.T, dir, name, script string) *manifest.Manifest {
 	return m
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +113,8 @@ func TestACorruptFileIsAMissAndALine(t *testing.T) {
 	cache := filepath.Join(dir, "cache")
 	c := New(cache, trust.NewSums())
 	m := plugin(t, dir, "p", "")
-	for _, junk := range []string{"{not json", `{"format": 99, "entries": []}`, `[1,2]`} {
+	for _, junk := range []string{"{not json", `{"format": 99, "entries": []}`, `[1,2]`,
+		header + "a line without its declaration\n", header + "{not json\t{}\n", header + `{"key":"k"}` + "\t{}"} {
 		must(t, os.MkdirAll(cache, 0o700))
 		must(t, os.WriteFile(filepath.Join(cache, "p.json"), []byte(junk), 0o600))
 		k, hit, problem := c.Lookup(m, Start{})
@@ -144,5 +145,67 @@ func TestAFileThatCannotBeDigestedIsNotCached(t *testing.T) {
 	bad.Name = "../x"
 	if k, _, problem := c.Lookup(&bad, Start{}); k.Valid() || problem == nil {
 		t.Fatal("a name that cannot be a file was keyed")
+	}
+}
+
+// A plugin chooses its declaration's size: the cache holds at most maxFile
+// of it a plugin, dropping the oldest entries to make room, caching none
+// too large alone, and reading no file past the cap.
+func TestAPluginsFileIsCapped(t *testing.T) {
+	defer func(was int64) { maxFile = was }(maxFile)
+	maxFile = 4 << 10
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	c := New(cache, trust.NewSums())
+	m := plugin(t, dir, "p", "")
+	big := func(n int) protocol.InitializeResult {
+		d := decl("p")
+		d.Version = strings.Repeat("x", n)
+		return d
+	}
+	for i := range 2 {
+		k, _, _ := c.Lookup(m, Start{Dir: fmt.Sprint("/d", i)})
+		must(t, c.Store(k, big(1500), nil))
+	}
+	k, _, _ := c.Lookup(m, Start{Dir: "/d2"})
+	must(t, c.Store(k, big(1500), nil))
+	for i, want := range []bool{false, true, true} {
+		if _, hit, _ := c.Lookup(m, Start{Dir: fmt.Sprint("/d", i)}); (hit != nil) != want {
+			t.Errorf("directory %d: hit %v, want %v (the oldest makes room)", i, hit != nil, want)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(cache, "p.json")); err != nil || fi.Size() > maxFile {
+		t.Fatalf("the file is over the cap: %v %v", fi.Size(), err)
+	}
+
+	k, _, _ = c.Lookup(m, Start{Dir: "/huge"})
+	if err := c.Store(k, big(int(maxFile)), nil); err == nil || !strings.Contains(err.Error(), "not cached") {
+		t.Fatalf("a declaration over the cap alone: %v, want it refused with why", err)
+	}
+	if _, hit, _ := c.Lookup(m, Start{Dir: "/d2"}); hit == nil {
+		t.Fatal("refusing one too large dropped the entries already kept")
+	}
+
+	// A file over the cap, however it got there, is a miss and a line.
+	must(t, os.WriteFile(filepath.Join(cache, "p.json"), []byte(`{"format":1,"entries":[],"pad":"`+strings.Repeat("x", int(maxFile))+`"}`), 0o600))
+	if _, hit, problem := c.Lookup(m, Start{Dir: "/d2"}); hit != nil || problem == nil || !strings.Contains(problem.Error(), "cap") {
+		t.Fatalf("a file over the cap: hit %v, problem %v; want a miss and a line", hit, problem)
+	}
+}
+
+// Only settled sums are written beside an entry: a file written just now
+// could change again within its clock's granularity and keep its version,
+// and a later process would believe the old sum.
+func TestOnlySettledSumsAreKept(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	c := New(cache, trust.NewSums())
+	m := plugin(t, dir, "p", "print(1)") // written just now
+	k, _, _ := c.Lookup(m, Start{})
+	must(t, c.Store(k, decl("p"), nil))
+	entries, err := read(filepath.Join(cache, "p.json"))
+	must(t, err)
+	if len(entries) != 1 || len(entries[0].Files) != 0 {
+		t.Fatalf("sums of files written just now were kept: %+v", entries)
 	}
 }

@@ -20,10 +20,14 @@
 //
 // One file a plugin, <dir>/<name>.json, holds its latest few entries (a
 // plugin used from a few working directories, or with a few
-// configurations, keeps one for each), written whole to a temporary file
-// and renamed over the old one, so a reader sees the old file or the new
-// one. A file that cannot be read or understood is a miss and one line in
-// the plugin's log, never a failure.
+// configurations, keeps one for each), one line an entry, its declaration
+// after a tab so that a lookup decodes only the hit's. It is written whole
+// to a temporary file and renamed over the old one, so a reader sees the
+// old file or the new one. A plugin chooses its declaration's size, so a file is capped
+// (4 MiB, written or read): older entries make room for a new one, and a
+// declaration too large alone is not cached. A file that cannot be read or
+// understood, or is over the cap, is a miss and one line in the plugin's
+// log, never a failure.
 //
 // Keys are cheap to check: the sum of each file is kept beside the entry
 // with the file's version (trust.FileSum), and a file whose version has

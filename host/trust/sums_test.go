@@ -1,9 +1,12 @@
 package trust
 
 import (
+	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A Sums reads a file version once: what it assumes (a cache's sums) is
@@ -73,5 +76,38 @@ func TestSumsSettled(t *testing.T) {
 	}
 	if got, ok := sums.Get(f); !ok || got.Settled {
 		t.Fatalf("a file written just now: %+v, want unsettled", got)
+	}
+
+	// The rule's edge: settled from settleTime after the last change on.
+	fi, err := os.Stat(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, changed := version(fi)
+	for _, c := range []struct {
+		after time.Duration
+		want  bool
+	}{{settleTime - time.Millisecond, false}, {settleTime, true}} {
+		s := NewSums()
+		s.remember(f, fi, "sum", changed.Add(c.after))
+		if got, _ := s.Get(f); got.Settled != c.want {
+			t.Errorf("hashed %v after the last change: settled %v, want %v", c.after, got.Settled, c.want)
+		}
+	}
+
+	// A modification time set back does not settle a file just written:
+	// on Linux the status-change time, which its owner cannot set, counts.
+	if runtime.GOOS == "linux" {
+		old := time.Now().Add(-time.Hour)
+		if err := os.Chtimes(f, old, old); err != nil {
+			t.Fatal(err)
+		}
+		sums := NewSums()
+		if _, err := sums.Snapshot("/", m); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := sums.Get(f); got.Settled {
+			t.Fatalf("a file whose mtime was set back an hour just now: %+v, want unsettled", got)
+		}
 	}
 }
