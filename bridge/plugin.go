@@ -126,7 +126,7 @@ func (p *Plugin) install(inst *instance) (failed int, err error) {
 // that declares the same says nothing; one that declares otherwise (a
 // cached declaration gone stale, a plugin changed between two starts)
 // replaces the declaration held, with one notice and its refusals, and the
-// host hears of it (tellRedeclared).
+// host hears of it (tellRedeclared, then Options.Handshook).
 func (p *Plugin) keep(decl protocol.InitializeResult, refused []string) {
 	p.mu.Lock()
 	held := p.decl
@@ -143,6 +143,9 @@ func (p *Plugin) keep(decl protocol.InitializeResult, refused []string) {
 		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "info",
 			Message: "its declaration changed since it last started; what it contributes is now what it declared this time"})
 		p.tellRedeclared(decl)
+		if p.opts.Handshook != nil {
+			p.opts.Handshook(decl)
+		}
 	}
 	p.tellRefused(refused, p.opts.Notify)
 }

@@ -60,7 +60,8 @@ func TestRedeclare(t *testing.T) {
 
 // A plugin may send plugin/declare any number of times: a flood of them
 // costs the notices of the plugin's own rate (NoticeBurst, then a summary),
-// and the host hears only of a change (Redeclared), not of each repeat.
+// and the host hears only of a change (Redeclared), not of each repeat;
+// and none of it is a handshake's (Handshook), for a cache to keep.
 func TestRedeclareFloodIsBounded(t *testing.T) {
 	const n = 500
 	redecl := testutil.NewCollector[protocol.InitializeResult]()
@@ -82,7 +83,8 @@ func TestRedeclareFloodIsBounded(t *testing.T) {
 		}
 		return true
 	}}
-	e := mustStart(t, s, func(o *Options) { o.Redeclared = redecl.Add })
+	handshook := testutil.NewCollector[protocol.InitializeResult]()
+	e := mustStart(t, s, func(o *Options) { o.Redeclared, o.Handshook = redecl.Add, handshook.Add })
 	start := time.Now()
 	if _, err := call(t, e.tool("plugin__t__echo"), t.Context(), "c1", nil); err != nil {
 		t.Fatal(err) // answered after every plugin/declare was handled, in wire order
@@ -91,6 +93,9 @@ func TestRedeclareFloodIsBounded(t *testing.T) {
 	elapsed := time.Since(start)
 	if all := redecl.All(); len(all) != 2 || len(all[0].Tools) != 2 || len(all[1].Tools) != 1 {
 		t.Errorf("Redeclared %d times, want twice: the first declaration and the change", len(all))
+	}
+	if n := len(handshook.All()); n != 0 {
+		t.Errorf("Handshook %d times for plugin/declare alone, want never: the cache holds what handshakes declare", n)
 	}
 	lines := e.notices.All()
 	if most := NoticeBurst + int(elapsed/NoticeEvery) + 2; len(lines) > most {
