@@ -106,9 +106,17 @@ func (inst *instance) takeAnswer(line []byte) bool {
 // wait waits for the answer and decodes its result into result, as
 // jsonrpc2's Waiter does: ctx's error when ctx ends first, jsonrpc2's
 // ErrClosed when the wire closes first, the plugin's *jsonrpc2.Error when
-// it answered with one. A request whose wait ended unanswered stays
-// registered: its late answer is still taken, and still counts as one.
+// it answered with one; and ctx's error, whatever has arrived, when ctx
+// has ended before the wait begins. A request whose wait ended unanswered
+// stays registered: its late answer is still taken, and still counts as
+// one.
 func (w waiter) wait(ctx context.Context, result any) error {
+	if err := ctx.Err(); err != nil {
+		// Begun past its end (a write that blocked past the deadline): an
+		// answer that has arrived since came too late all the same, and
+		// the select below would pick between them at random.
+		return err
+	}
 	var r reply
 	select {
 	case r = <-w.ch:

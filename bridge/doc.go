@@ -70,7 +70,9 @@
 //     notice: if it fails, that is its one notice ("could not start"),
 //     and from then on it backs off like a death. A handshake whose kept
 //     declaration differs from the one held replaces it, with one notice,
-//     and Options.Redeclared tells the host to register the new proxies.
+//     and Options.Redeclared tells the host to register the new proxies
+//     (Options.Handshook, to cache the declaration; a plugin/declare
+//     calls Redeclared only, and only when it changes something).
 //   - Idle stop: an instance with nothing in flight and nothing owed for
 //     Deadlines.IdleStop (5m) is stopped quietly (no death, no notice, a line in
 //     its log); it is asleep again, and the next read starts it.

@@ -85,12 +85,14 @@ func TestChangedDeclarationReplacesTheCachedOne(t *testing.T) {
 	now.Tools = append(now.Tools, sdk.ToolSpec{Name: "bad name!", Description: "x", InputSchema: json.RawMessage(`{"type":"object"}`)})
 	var redeclared []protocol.InitializeResult
 	var mu sync.Mutex
+	handshook := testutil.NewCollector[protocol.InitializeResult]()
 	e, _ := lazy(t, script{decl: now, handle: func(p *peer, m msg) bool { return false }}, stale, func(o *Options) {
 		o.Redeclared = func(d protocol.InitializeResult) {
 			mu.Lock()
 			redeclared = append(redeclared, d)
 			mu.Unlock()
 		}
+		o.Handshook = handshook.Add
 	})
 	old := e.tool("plugin__t__old")
 	// The proxy of the stale declaration starts the plugin; the plugin
@@ -132,6 +134,9 @@ func TestChangedDeclarationReplacesTheCachedOne(t *testing.T) {
 	defer mu.Unlock()
 	if len(redeclared) != 1 {
 		t.Fatalf("Redeclared %d times, want once", len(redeclared))
+	}
+	if h := handshook.All(); len(h) != 1 || len(h[0].Tools) != 1 || h[0].Tools[0].Name != "echo" {
+		t.Fatalf("Handshook with %+v, want once, with the kept declaration (echo only)", h)
 	}
 }
 

@@ -213,4 +213,11 @@ type Options struct {
 	// started the instance or on the instance's wire reader: it must not
 	// call the plugin.
 	Redeclared func(protocol.InitializeResult)
+	// Handshook, if set, is called, after Redeclared, with the declaration
+	// a handshake kept whenever it differs from the one held: what a
+	// cache of handshakes (Declared's source) should hold. A plugin/declare
+	// does not call it: that is the live plugin's, any number of times,
+	// and not what its next handshake will declare. The rules of
+	// Redeclared's call apply.
+	Handshook func(protocol.InitializeResult)
 }

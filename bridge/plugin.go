@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -125,16 +126,13 @@ func (p *Plugin) install(inst *instance) (failed int, err error) {
 // that declares the same says nothing; one that declares otherwise (a
 // cached declaration gone stale, a plugin changed between two starts)
 // replaces the declaration held, with one notice and its refusals, and the
-// host hears of it (redeclare).
+// host hears of it (tellRedeclared, then Options.Handshook).
 func (p *Plugin) keep(decl protocol.InitializeResult, refused []string) {
 	p.mu.Lock()
 	held := p.decl
 	same := held != nil && sameDeclaration(*held, decl)
-	if held == nil {
-		p.decl = &decl
-	}
 	if !same {
-		p.refused = refused
+		p.decl, p.refused = &decl, refused
 	}
 	p.mu.Unlock()
 	switch {
@@ -144,20 +142,23 @@ func (p *Plugin) keep(decl protocol.InitializeResult, refused []string) {
 	default:
 		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "info",
 			Message: "its declaration changed since it last started; what it contributes is now what it declared this time"})
-		p.redeclare(decl)
+		p.tellRedeclared(decl)
+		if p.opts.Handshook != nil {
+			p.opts.Handshook(decl)
+		}
 	}
-	p.tellRefused(refused)
+	p.tellRefused(refused, p.opts.Notify)
 }
 
-// tellRefused raises a notice for each part of a declaration the host
-// refused.
-func (p *Plugin) tellRefused(refused []string) {
+// tellRefused raises, through raise, a notice for each part of a
+// declaration the host refused.
+func (p *Plugin) tellRefused(refused []string, raise func(Notice)) {
 	const most = 20 // a declaration of a thousand bad entries needs no thousand notices
 	if len(refused) > most {
 		refused = append(refused[:most:most], fmt.Sprintf("and %d more parts of the declaration refused", len(refused)-most))
 	}
 	for _, msg := range refused {
-		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: msg})
+		raise(Notice{Plugin: p.opts.Name, Level: "warn", Message: msg})
 	}
 }
 
@@ -165,27 +166,35 @@ func (p *Plugin) tellRefused(refused []string) {
 // (plugin/declare, when what it offers changed), held to the handshake's
 // rules (readDeclaration): what is kept becomes the plugin's declaration,
 // with a notice for each part refused, and the host hears of it
-// (redeclare). One that fails the rules outright (another name, another
-// protocol) changes nothing and costs one notice.
+// (tellRedeclared). One that fails the rules outright (another name,
+// another protocol) changes nothing and costs one notice; one that keeps
+// what is held, refusing the same parts, changes nothing and costs
+// nothing. The plugin may send it
+// any number of times, so its notices are the plugin's own, through the
+// notice limiter, and the host hears only of a change.
 func (p *Plugin) declareAgain(raw json.RawMessage) {
 	decl, refused, err := readDeclaration(p.opts.Name, raw)
 	if err != nil {
-		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: "its new declaration was refused: " + err.Error()})
+		p.notices.raise(Notice{Plugin: p.opts.Name, Level: "warn", Message: "its new declaration was refused: " + err.Error()})
 		return
 	}
 	p.mu.Lock()
-	p.refused = refused
+	changed := p.decl == nil || !sameDeclaration(*p.decl, decl)
+	if !changed && slices.Equal(p.refused, refused) {
+		p.mu.Unlock()
+		return
+	}
+	p.decl, p.refused = &decl, refused
 	p.mu.Unlock()
-	p.tellRefused(refused)
-	p.redeclare(decl)
+	p.tellRefused(refused, p.notices.raise)
+	if changed {
+		p.tellRedeclared(decl)
+	}
 }
 
-// redeclare makes decl the declaration the plugin contributes from, and
-// tells Options.Redeclared, so the host registers the new contributions.
-func (p *Plugin) redeclare(decl protocol.InitializeResult) {
-	p.mu.Lock()
-	p.decl = &decl
-	p.mu.Unlock()
+// tellRedeclared tells Options.Redeclared of the declaration now held, so
+// the host registers the new contributions.
+func (p *Plugin) tellRedeclared(decl protocol.InitializeResult) {
 	if p.opts.Redeclared != nil {
 		p.opts.Redeclared(decl)
 	}

@@ -301,11 +301,9 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env, DataDir: dataDir,
 		Deadlines: h.settings.Deadlines, Limits: h.settings.Limits,
 		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace,
-		Services: h.reg.routeService,
-		Redeclared: func(decl protocol.InitializeResult) {
-			h.reg.replace(m.Name, l.plugin.Contributions())
-			h.cache(l, decl)
-		},
+		Services:   h.reg.routeService,
+		Redeclared: func(protocol.InitializeResult) { h.reg.replace(m.Name, l.plugin.Contributions()) },
+		Handshook:  func(decl protocol.InitializeResult) { h.cache(l, decl) },
 	}
 	var problem error
 	l.key, l.cached, problem = h.decls.Lookup(m, start)

@@ -284,10 +284,11 @@ func plural(t reflect.Type) string {
 	}
 }
 
-// join is the path of key inside at. A key that is not a plain word is
-// bracketed and quoted, so a plugin's key cannot make a path misread.
+// join is the path of key inside at. A key that is not a plain word, or is
+// longer than Quote keeps, is bracketed and quoted (and cut short), so a
+// plugin's key can neither make a path misread nor make it any length.
 func join(at, key string) string {
-	if key == "" || strings.ContainsFunc(key, func(r rune) bool {
+	if key == "" || len(key) > quoteMost || strings.ContainsFunc(key, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_')
 	}) {
 		return at + "[" + Quote(key) + "]"
@@ -298,12 +299,14 @@ func join(at, key string) string {
 	return at + "." + key
 }
 
+// quoteMost is how many characters of what a plugin sent Quote keeps.
+const quoteMost = 40
+
 // Quote quotes what a plugin sent for a message, cut short: a 5000
 // character name needs no repeating to be refused.
 func Quote(s string) string {
-	const most = 40
-	if utf8.RuneCountInString(s) > most {
-		s = string([]rune(s)[:most]) + "…"
+	if utf8.RuneCountInString(s) > quoteMost {
+		s = string([]rune(s)[:quoteMost]) + "…"
 	}
 	return strconv.Quote(s)
 }

@@ -36,6 +36,7 @@ func TestCheckCommandSpec(t *testing.T) {
 		{`{"name":"w","args":{"kind":"none"},"hint":null}`, "commands[2].hint: want a string, got null"},
 		{`{"name":"w","args":{"kind":"none"},"argz":1}`, "commands[2].argz: unknown key (unknown)"},
 		{`{"name":"w","args":{"kind":"none"},"a b":1}`, `commands[2]["a b"]: unknown key (unknown)`},
+		{`{"name":"w","args":{"kind":"none"},"` + strings.Repeat("k", 5000) + `":1}`, `commands[2]["` + strings.Repeat("k", 40) + `…"]: unknown key (unknown)`},
 		{`null`, "commands[2]: want an object, got null"},
 		{`"w"`, "commands[2]: want an object, got a string"},
 	} {
