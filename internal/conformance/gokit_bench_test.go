@@ -25,7 +25,10 @@ import (
 // (testplugin and testplugin.wasm, as scripts/bench-before.sh makes them
 // from a git ref). When it is set, BenchmarkGoPlugin times those builds
 // too, in the same run and interleaved, as exec-before and wasm-before:
-// the way to compare a change to pluginkit with what it replaces.
+// the way to compare a change to pluginkit with what it replaces. The
+// wasm-before build runs in a Host with wazero's termination checks in
+// place of the meter, as wasm plugins ran before the meter, so that
+// wasm ÷ wasm-before is the whole change (guest and host) since then.
 const beforeEnv = "BINGO_BENCH_BEFORE"
 
 // goPath is one way to reach a Go plugin: a name, and a bridge tool ready
@@ -47,14 +50,20 @@ func goPaths(b *testing.B) []goPath {
 	execTr := func(bin string) transport.Transport {
 		return exec.New(exec.Config{Command: bin, Dir: sessionDir, Stderr: io.Discard, StopGrace: stopGrace})
 	}
-	wasmTr := func(module string) transport.Transport {
-		return wasmHost.Transport(wasm.Config{Path: module, Name: testplugin.Name, Dir: sessionDir, Stderr: io.Discard})
+	wasmTr := func(h *wasm.Host, module string) transport.Transport {
+		return h.Transport(wasm.Config{Path: module, Name: testplugin.Name, Dir: sessionDir, Stderr: io.Discard})
 	}
-	specs := []spec{{"exec", execTr(nativeTestplugin)}, {"wasm", wasmTr(testpluginWasm)}}
+	// The meter's counterpart: wazero's own termination checks.
+	checked, err := wasm.NewHost(context.Background(), wasm.HostConfig{TerminationChecks: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { checked.Close(context.Background()) })
+	specs := []spec{{"exec", execTr(nativeTestplugin)}, {"wasm", wasmTr(wasmHost, testpluginWasm)}, {"wasm-checks", wasmTr(checked, testpluginWasm)}}
 	if dir := os.Getenv(beforeEnv); dir != "" {
 		specs = append(specs,
 			spec{"exec-before", execTr(filepath.Join(dir, "testplugin"))},
-			spec{"wasm-before", wasmTr(filepath.Join(dir, "testplugin.wasm"))})
+			spec{"wasm-before", wasmTr(checked, filepath.Join(dir, "testplugin.wasm"))})
 	}
 	var paths []goPath
 	for _, s := range specs {
