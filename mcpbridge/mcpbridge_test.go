@@ -3,6 +3,7 @@ package mcpbridge_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -129,6 +130,18 @@ func TestLogging(t *testing.T) {
 	r.log.WaitFor(t, "mcp flood error: 4 x\n")
 	if all := r.notices.All(); len(all) != 1 {
 		t.Errorf("notices %v, want the one", all)
+	}
+}
+
+// One huge log message is cut at maxLogMessage in the plugin log.
+func TestLogMessageIsCut(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	if _, err := r.call(context.Background(), "flood", `{"n":1,"size":1000000}`, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.log.WaitFor(t, fmt.Sprintf("… (%d bytes more)\n", 1000000+2-64<<10)) // "0 " and the line, less maxLogMessage
+	if got := len(r.log.String()); got > 2*64<<10 {
+		t.Errorf("the log holds %d bytes", got)
 	}
 }
 

@@ -400,6 +400,9 @@ func (s *server) progress(raw json.RawMessage) {
 // logMessage writes the server's log line to the plugin's log. The first
 // line at error level or above also raises a notice; the rest are in the
 // log only, so a server flooding errors costs one notice.
+// maxLogMessage bounds what one MCP log message writes to the plugin log.
+const maxLogMessage = 64 << 10
+
 func (s *server) logMessage(_ context.Context, req *mcp.LoggingMessageRequest) {
 	p := req.Params
 	data, ok := p.Data.(string)
@@ -410,7 +413,16 @@ func (s *server) logMessage(_ context.Context, req *mcp.LoggingMessageRequest) {
 	if p.Logger != "" {
 		who += " " + p.Logger
 	}
-	fmt.Fprintf(s.cfg.Log, "%s %s: %s\n", who, p.Level, data)
+	logged := data
+	if len(logged) > maxLogMessage {
+		// The SDK takes a message of up to its 16 MiB frame: a server
+		// sending those would fill its log (capped, but with one message)
+		// and cost the host a copy of each. The start is what a person
+		// reads.
+		logged = strings.ToValidUTF8(data[:maxLogMessage], "") // a character cut in two goes
+		logged += fmt.Sprintf("… (%d bytes more)", len(data)-len(logged))
+	}
+	fmt.Fprintf(s.cfg.Log, "%s %s: %s\n", who, p.Level, logged)
 	switch p.Level {
 	case "error", "critical", "alert", "emergency":
 	default:

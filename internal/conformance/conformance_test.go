@@ -38,6 +38,7 @@ var (
 	testpluginWasm   string     // the same, GOOS=wasip1 GOARCH=wasm
 	wordcountWasm    string     // GOOS=wasip1 GOARCH=wasm go build ./examples/plugins/wordcount-wasm
 	floorPlugin      string     // go build ./internal/conformance/testdata/floor: the raw pipe's far end
+	floorWasm        string     // the same, GOOS=wasip1 GOARCH=wasm
 	wordcountPy      string     // examples/plugins/wordcount/main.py
 	python3          string     // the interpreter itself, not a pyenv shim that costs a second a start
 	sessionDir       string     // the session's working directory: the fixture files
@@ -123,6 +124,7 @@ func setup(tmp string) error {
 	testpluginWasm = filepath.Join(tmp, "testplugin.wasm")
 	wordcountWasm = filepath.Join(tmp, "wordcount.wasm")
 	floorPlugin = filepath.Join(tmp, "floor")
+	floorWasm = filepath.Join(tmp, "floor.wasm")
 	wordcountPy = filepath.Join(root, "examples", "plugins", "wordcount", "main.py")
 	wasip1 := []string{"GOOS=wasip1", "GOARCH=wasm"}
 	for _, b := range []struct {
@@ -133,6 +135,7 @@ func setup(tmp string) error {
 		{testpluginWasm, "./internal/testplugin/cmd/testplugin", wasip1},
 		{wordcountWasm, "./examples/plugins/wordcount-wasm", wasip1},
 		{floorPlugin, "./internal/conformance/testdata/floor", nil},
+		{floorWasm, "./internal/conformance/testdata/floor", wasip1},
 	} {
 		cmd := osexec.Command("go", "build", "-o", b.out, b.pkg)
 		cmd.Dir = root

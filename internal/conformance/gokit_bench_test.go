@@ -25,7 +25,10 @@ import (
 // (testplugin and testplugin.wasm, as scripts/bench-before.sh makes them
 // from a git ref). When it is set, BenchmarkGoPlugin times those builds
 // too, in the same run and interleaved, as exec-before and wasm-before:
-// the way to compare a change to pluginkit with what it replaces.
+// the way to compare a change to pluginkit with what it replaces. The
+// wasm-before build runs in a Host with wazero's termination checks in
+// place of the meter, as wasm plugins ran before the meter, so that
+// wasm ÷ wasm-before is the whole change (guest and host) since then.
 const beforeEnv = "BINGO_BENCH_BEFORE"
 
 // goPath is one way to reach a Go plugin: a name, and a bridge tool ready
@@ -47,14 +50,20 @@ func goPaths(b *testing.B) []goPath {
 	execTr := func(bin string) transport.Transport {
 		return exec.New(exec.Config{Command: bin, Dir: sessionDir, Stderr: io.Discard, StopGrace: stopGrace})
 	}
-	wasmTr := func(module string) transport.Transport {
-		return wasmHost.Transport(wasm.Config{Path: module, Name: testplugin.Name, Dir: sessionDir, Stderr: io.Discard})
+	wasmTr := func(h *wasm.Host, module string) transport.Transport {
+		return h.Transport(wasm.Config{Path: module, Name: testplugin.Name, Dir: sessionDir, Stderr: io.Discard})
 	}
-	specs := []spec{{"exec", execTr(nativeTestplugin)}, {"wasm", wasmTr(testpluginWasm)}}
+	// The meter's counterpart: wazero's own termination checks.
+	checked, err := wasm.NewHost(context.Background(), wasm.HostConfig{TerminationChecks: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { checked.Close(context.Background()) })
+	specs := []spec{{"exec", execTr(nativeTestplugin)}, {"wasm", wasmTr(wasmHost, testpluginWasm)}, {"wasm-checks", wasmTr(checked, testpluginWasm)}}
 	if dir := os.Getenv(beforeEnv); dir != "" {
 		specs = append(specs,
 			spec{"exec-before", execTr(filepath.Join(dir, "testplugin"))},
-			spec{"wasm-before", wasmTr(filepath.Join(dir, "testplugin.wasm"))})
+			spec{"wasm-before", wasmTr(checked, filepath.Join(dir, "testplugin.wasm"))})
 	}
 	var paths []goPath
 	for _, s := range specs {
@@ -97,46 +106,64 @@ func (g goPath) mustCall(b *testing.B) bool {
 // that answers with bufio and encoding/json and nothing else.
 //
 // Each iteration makes one echo call on every path in turn — raw pipe,
-// bridge → testplugin over exec, over wasm (and the before builds) — so
+// the floor in wasm, bridge → testplugin over exec, over wasm (with the
+// meter and with wazero's checks, and the before builds) — so
 // all of them run under the same load; reported are the raw pipe's median
 // and each path's median over it. Budgets: exec ≤ 1.5×, wasm ≤ 2×.
 func BenchmarkGoPluginCall(b *testing.B) {
 	warming.Wait()
 	paths := goPaths(b)
-	raw := startRaw(b, exec.New(exec.Config{Command: floorPlugin, Dir: sessionDir, Stderr: io.Discard, StopGrace: stopGrace}))
-	defer raw.close()
 	params := protocol.ToolCallParams{CallID: "bench", Name: "echo", Input: json.RawMessage(`{"text":"hi"}`), Cwd: sessionDir}
-	rawCall := func() {
-		var res protocol.ToolCallResult
-		if err := raw.roundTrip(protocol.MethodToolCall, params, &res); err != nil || res.Output.Text() != "hi" {
-			b.Fatalf("raw: %s, %v", jsonOf(res), err)
+	rawPath := func(name string, tr transport.Transport) func() {
+		c := startRaw(b, tr)
+		b.Cleanup(c.close)
+		return func() {
+			var res protocol.ToolCallResult
+			if err := c.roundTrip(protocol.MethodToolCall, params, &res); err != nil || res.Output.Text() != "hi" {
+				b.Fatalf("%s: %s, %v", name, jsonOf(res), err)
+			}
 		}
 	}
-	// The raw pipe is path -1. Each iteration starts one path further on,
-	// so no path is always the one that runs right after another.
-	times := make([][]time.Duration, len(paths)+1)
-	turn := 0
-	for b.Loop() {
-		for k := range len(paths) + 1 {
-			i := (turn+k)%(len(paths)+1) - 1
-			t0 := time.Now()
-			if i < 0 {
-				rawCall()
-			} else if !paths[i].mustCall(b) {
+	// Path 0 is the raw pipe. The floor built for wasm, reached the same
+	// raw way, is the least a Go guest speaking JSON costs in the sandbox:
+	// the mark the wasm path's own cost is read against.
+	calls := []func(){
+		rawPath("raw", exec.New(exec.Config{Command: floorPlugin, Dir: sessionDir, Stderr: io.Discard, StopGrace: stopGrace})),
+		rawPath("floor-wasm", wasmHost.Transport(wasm.Config{Path: floorWasm, Name: "floor", Dir: sessionDir, Stderr: io.Discard})),
+	}
+	names := []string{"raw", "floor-wasm"}
+	for _, p := range paths {
+		calls = append(calls, func() {
+			if !p.mustCall(b) {
 				b.FailNow()
 			}
-			times[i+1] = append(times[i+1], time.Since(t0))
+		})
+		names = append(names, p.name)
+	}
+	// Each iteration starts one path further on, so no path is always the
+	// one that runs right after another.
+	times := make([][]time.Duration, len(calls))
+	turn := 0
+	for b.Loop() {
+		for k := range calls {
+			i := (turn + k) % len(calls)
+			t0 := time.Now()
+			calls[i]()
+			times[i] = append(times[i], time.Since(t0))
 		}
 		turn++
 	}
 	mr := median(times[0])
 	b.ReportMetric(float64(mr.Nanoseconds())/1e3, "raw-µs")
 	budget := map[string]float64{"exec": 1.5, "wasm": 2}
-	for i, p := range paths {
+	for i, name := range names[1:] {
 		r := float64(median(times[i+1])) / float64(mr)
-		b.ReportMetric(r, p.name+"/raw")
-		what := p.name + " Go plugin call p50 ÷ raw pipe"
-		if max, ok := budget[p.name]; ok {
+		b.ReportMetric(r, name+"/raw")
+		what := name + " Go plugin call p50 ÷ raw pipe"
+		if name == "floor-wasm" {
+			what = "floor-wasm (bufio and encoding/json, no kit, no bridge) call p50 ÷ raw pipe"
+		}
+		if max, ok := budget[name]; ok {
 			budgetLine(b, what, r, "≤", max)
 		} else {
 			b.Logf("%s: %.2f×", what, r)

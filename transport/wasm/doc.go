@@ -31,22 +31,32 @@
 // that reads on one goroutine while another answers (pluginkit does) never
 // answers at all. An idle guest sees EOF only when Close closes the pipe.
 //
-// # Why CloseOnContextDone, and why Kill closes stdin too
+// # Stopping a guest: the meter, and why Kill closes stdin too
 //
-// The runtime is configured with WithCloseOnContextDone(true). Without it,
-// a guest stuck in a loop cannot be stopped at all: it never calls back
-// into the host, and the next garbage collection of the host waits for it
-// to reach a safe point, which it never does, so the whole host freezes.
-// With it, compiled code checks for the context's end, and cancelling the
-// instance's context stops a spinning guest in well under a millisecond.
+// A guest stuck in a loop never calls back into the host. Left alone it
+// could not be stopped at all, and worse, the next garbage collection of
+// the host would wait for it to reach a safe point, which it never does,
+// so the whole host would freeze. wazero's answer, WithCloseOnContextDone,
+// leaves machine code for Go at every loop header to look at the context,
+// which multiplies the work of a Go guest (whose every function begins
+// with a loop) by three or more. So every module is metered instead
+// (meter.go): before it is compiled, a countdown is inserted at each
+// function entry, each loop header and every thousand straight-line
+// instructions, and bulk memory operations are charged by their size; when
+// it runs out, the guest calls out to the host (refuel), about once per
+// thousand checks. That call is where the host's garbage collector can
+// stop the guest's goroutine, and where a guest whose context is done
+// (Kill, Host.Close, a start that took too long) is ended: well under a
+// millisecond after the cancel, for a loop or for recursion, which
+// wazero's checks at loop headers alone would not stop.
 //
-// That check runs only in wasm code. A guest waiting for stdin is inside a
+// The meter runs only in wasm code. A guest waiting for stdin is inside a
 // host call (poll or read on the pipe), which knows nothing of the
 // context, so Kill also closes the host's end of stdin; the wait returns,
-// the guest resumes wasm code, and the closed module stops it. Kill breaks the stdout
-// pipe as well, for a guest blocked writing an answer no one reads. Kill
-// is idempotent and Wait returns promptly after it. Host.Close kills every
-// live instance before closing the runtime.
+// the guest resumes wasm code, and its next refuel stops it. Kill breaks
+// the stdout pipe as well, for a guest blocked writing an answer no one
+// reads. Kill is idempotent and Wait returns promptly after it. Host.Close
+// kills every live instance before closing the runtime.
 //
 // # Compilation and the cache
 //
@@ -69,9 +79,10 @@
 // Host, so none can see the other's unready module. (Hosts do not share
 // wazero's in-memory table: each has its own CompilationCache.)
 //
-// With HostConfig.CacheDir set, compiled code is also kept on disk by
-// wazero (keyed by module content and wazero version), so a new Host, i.e.
-// the next session, skips compilation: for a Go guest a few seconds cold
+// With HostConfig.CacheDir set, the metered module is kept there too
+// (metered-v1/, by the original's sha256, with a checksum), and compiled
+// code is also kept on disk by wazero (keyed by module content and wazero
+// version), so a new Host, i.e. the next session, skips compilation: for a Go guest a few seconds cold
 // on a slow machine, tens of milliseconds warm (decoding and validating
 // the module, which wazero does on every load, is most of that). The
 // directory must not be writable by plugins; the host keeps it under

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,13 @@ type HostConfig struct {
 	// names it (the bingo host passes ~/.bingo/data/cache/wasm). "" means no
 	// disk cache.
 	CacheDir string
+	// TerminationChecks replaces the meter with wazero's own termination
+	// checks (WithCloseOnContextDone), as this package ran guests before
+	// the meter: a Go guest's code runs about three times slower, and
+	// recursion without a loop is never stopped. It exists so that a
+	// benchmark can measure the meter against what it replaced, in the
+	// same run; nothing else should set it.
+	TerminationChecks bool
 }
 
 // ErrHostClosed is returned by Start once the Host is closed.
@@ -33,8 +41,10 @@ var ErrHostClosed = errors.New("wasm host closed")
 // modules compiled in it and every instance started from it. Transports
 // made by one Host share all of those. A Host is safe for concurrent use.
 type Host struct {
-	rt    wazero.Runtime
-	cache wazero.CompilationCache
+	rt        wazero.Runtime
+	cache     wazero.CompilationCache
+	meterDir  string // where metered modules are kept by content; "" keeps none
+	unmetered bool   // HostConfig.TerminationChecks
 	// life ends when Close begins: it cancels the compilations in flight
 	// and wakes every Start waiting for one.
 	life    context.Context
@@ -89,24 +99,35 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 	} else {
 		cache = wazero.NewCompilationCache()
 	}
-	rc := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true).
-		WithCompilationCache(cache)
+	// No CloseOnContextDone: every module is metered instead (meter.go),
+	// which stops a guest as surely at a fraction of the cost.
+	rc := wazero.NewRuntimeConfig().WithCompilationCache(cache).WithCloseOnContextDone(cfg.TerminationChecks)
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		_ = rt.Close(ctx)
 		_ = cache.Close(ctx)
 		return nil, fmt.Errorf("wasm host: instantiate WASI: %w", err)
 	}
+	if err := instantiateMeter(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		_ = cache.Close(ctx)
+		return nil, fmt.Errorf("wasm host: instantiate the meter: %w", err)
+	}
 	life, endLife := context.WithCancel(context.Background())
+	meterDir := ""
+	if cfg.CacheDir != "" && !cfg.TerminationChecks {
+		meterDir = filepath.Join(cfg.CacheDir, meterCacheVersion)
+	}
 	return &Host{
-		rt:      rt,
-		cache:   cache,
-		life:    life,
-		endLife: endLife,
-		files:   map[string]*file{},
-		modules: map[[32]byte]*module{},
-		live:    map[*conn]struct{}{},
+		unmetered: cfg.TerminationChecks,
+		meterDir:  meterDir,
+		rt:        rt,
+		cache:     cache,
+		life:      life,
+		endLife:   endLife,
+		files:     map[string]*file{},
+		modules:   map[[32]byte]*module{},
+		live:      map[*conn]struct{}{},
 	}, nil
 }
 
@@ -285,7 +306,12 @@ func (h *Host) compile(key [32]byte, m *module, bin []byte) {
 	// longest wait a person sees from a wasm plugin. The workers check the
 	// context between functions, which is what makes Close prompt.
 	ctx := experimental.WithCompilationWorkers(h.life, runtime.GOMAXPROCS(0))
-	m.cm, m.err = h.rt.CompileModule(ctx, bin)
+	if !h.unmetered {
+		bin, m.err = h.metered(key, bin)
+	}
+	if m.err == nil {
+		m.cm, m.err = h.rt.CompileModule(ctx, bin)
+	}
 	if m.err == nil {
 		return
 	}
