@@ -308,9 +308,9 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	var problem error
 	l.key, l.cached, problem = h.decls.Lookup(m, start)
 	if l.cached != nil {
-		decl, err := bridge.ReadDeclared(m.Name, l.cached.Declaration)
+		decl, err := l.cached.Decode()
 		if err != nil {
-			problem = fmt.Errorf("declaration cache: the cached declaration is not one a handshake would keep (%v); starting the plugin instead", err)
+			problem = fmt.Errorf("declaration cache: the cached declaration cannot be read (%v); starting the plugin instead", err)
 			l.cached = nil
 		} else {
 			opts.Declared = &decl

@@ -181,8 +181,8 @@ func TestACorruptCacheIsAMissAndALogLine(t *testing.T) {
 	}
 	h.Close()
 
-	// A well-formed file whose declaration is not: the hit's declaration
-	// is decoded only by its reader, which refuses it.
+	// A well-formed file whose declaration is not: its line no longer
+	// matches its checksum, so it is refused.
 	data, err := os.ReadFile(cache)
 	if err != nil {
 		t.Fatal(err)

@@ -53,8 +53,7 @@ type Start struct {
 }
 
 // Entry is one cached declaration. The declaration is kept as the JSON it
-// was written as: only a hit's is decoded, by the reader that holds it to
-// a handshake's rules (bridge.ReadDeclared).
+// was written as: only a hit's is decoded (Decode).
 type Entry struct {
 	Key         string
 	Declaration json.RawMessage
@@ -63,11 +62,16 @@ type Entry struct {
 }
 
 // A cache file is a header line, then one line an entry, the latest
-// first: the entry's JSON without its declaration, a tab, and the
-// declaration's JSON (compact JSON holds no raw tab or newline). Only the
-// hit's declaration is decoded, by its reader: a Lookup does not scan the
-// other entries' declarations, which are most of the file.
-const header = "bingo declaration cache 2\n"
+// first: the hex sha256 of the rest of the line, a tab, the entry's JSON
+// without its declaration, a tab, and the declaration's JSON (compact
+// JSON holds no raw tab or newline). Only the hit's declaration is
+// decoded: a Lookup does not scan the other entries' declarations, which
+// are most of the file. The sum is what lets a hit's declaration be
+// decoded without being checked again: every declaration Store is given
+// is one a handshake kept, already held to the protocol's rules, and a
+// line whose sum does not match (damaged, or edited by hand) makes the
+// file a miss.
+const header = "bingo declaration cache 3\n"
 
 // head is an entry's line before its declaration.
 type head struct {
@@ -126,8 +130,17 @@ func (c *Cache) Lookup(m *manifest.Manifest, s Start) (k Key, hit *Entry, proble
 	return k, nil, problem
 }
 
-// Store caches decl, and what was refused of it, under k: the latest of
-// the plugin's entries.
+// Decode returns e's declaration. It is not held to a handshake's rules
+// again: Store is given only declarations a handshake kept, and the
+// line's sum vouches that this one is what Store wrote.
+func (e *Entry) Decode() (protocol.InitializeResult, error) {
+	var decl protocol.InitializeResult
+	err := json.Unmarshal(e.Declaration, &decl)
+	return decl, err
+}
+
+// Store caches decl, a declaration a handshake kept, and what was refused
+// of it, under k: the latest of the plugin's entries.
 func (c *Cache) Store(k Key, decl protocol.InitializeResult, refused []string) error {
 	raw, err := json.Marshal(decl)
 	if err != nil {
@@ -155,7 +168,8 @@ func (c *Cache) write(k Key, decl json.RawMessage, refused []string) error {
 		if err != nil {
 			return err
 		}
-		line := slices.Concat(h, []byte("\t"), e.Declaration, []byte("\n"))
+		body := slices.Concat(h, []byte("\t"), e.Declaration)
+		line := slices.Concat([]byte(sumOf(body)+"\t"), body, []byte("\n"))
 		if i > 0 && int64(len(data)+len(line)) > maxFile {
 			break // the older entries make room
 		}
@@ -223,9 +237,13 @@ func read(path string) ([]Entry, error) {
 	var entries []Entry
 	for len(rest) > 0 {
 		line, more, ok := bytes.Cut(rest, []byte("\n"))
-		h, decl, tab := bytes.Cut(line, []byte("\t"))
-		if !ok || !tab {
+		sum, body, tab1 := bytes.Cut(line, []byte("\t"))
+		h, decl, tab2 := bytes.Cut(body, []byte("\t"))
+		if !ok || !tab1 || !tab2 {
 			return bad("a line is cut short")
+		}
+		if string(sum) != sumOf(body) {
+			return bad("an entry does not match its checksum (damaged, or edited)")
 		}
 		rest = more
 		var e head
@@ -238,6 +256,12 @@ func read(path string) ([]Entry, error) {
 		entries = append(entries, Entry{Key: e.Key, Declaration: decl, Refused: e.Refused, Files: e.Files})
 	}
 	return entries, nil
+}
+
+// sumOf is the hex sha256 of an entry's line after its sum.
+func sumOf(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
 }
 
 // digestMagic starts every key's input; a change to the rule changes it.

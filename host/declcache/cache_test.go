@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/bingo/bingo-plugin-rpc/host/trust"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
 // plugin writes a plugin whose entry runs main.py, and loads it.
@@ -207,5 +209,59 @@ func TestOnlySettledSumsAreKept(t *testing.T) {
 	must(t, err)
 	if len(entries) != 1 || len(entries[0].Files) != 0 {
 		t.Fatalf("sums of files written just now were kept: %+v", entries)
+	}
+}
+
+// A hit's declaration is decoded as Store was given it, without the
+// handshake's checks: what makes that safe is the sum on its line, so a
+// line changed by one byte, in its declaration or its head, is a miss
+// and a line, and the next Store replaces the file.
+func TestAnEditedEntryIsAMiss(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	c := New(cache, trust.NewSums())
+	m := plugin(t, dir, "p", "")
+	d := decl("p")
+	d.Tools = []sdk.ToolSpec{{Name: "t", Description: "d", InputSchema: json.RawMessage(`{"type":"object"}`)}}
+	k, _, _ := c.Lookup(m, Start{})
+	must(t, c.Store(k, d, nil))
+	_, hit, problem := c.Lookup(m, Start{})
+	if hit == nil || problem != nil {
+		t.Fatalf("after Store: %v %v", hit, problem)
+	}
+	got, err := hit.Decode()
+	if err != nil || !reflect.DeepEqual(got, d) {
+		t.Fatalf("Decode: %+v %v, want %+v", got, err, d)
+	}
+
+	file := filepath.Join(cache, "p.json")
+	good, err := os.ReadFile(file)
+	must(t, err)
+	for _, edit := range []struct{ from, to string }{
+		{`"name":"t"`, `"name":"../t"`},       // the declaration
+		{`"key":"sha256:`, `"key":"sha256:0`}, // the head
+	} {
+		if !strings.Contains(string(good), edit.from) {
+			t.Fatalf("%s not in %s", edit.from, good)
+		}
+		must(t, os.WriteFile(file, []byte(strings.Replace(string(good), edit.from, edit.to, 1)), 0o600))
+		_, hit, problem := c.Lookup(m, Start{})
+		if hit != nil || problem == nil || !strings.Contains(problem.Error(), "checksum") {
+			t.Fatalf("%s edited: hit %v, problem %v; want a miss and a line", edit.from, hit, problem)
+		}
+	}
+	must(t, c.Store(k, d, nil))
+	if _, hit, problem := c.Lookup(m, Start{}); hit == nil || problem != nil {
+		t.Fatalf("the next Store did not replace it: %v %v", hit, problem)
+	}
+}
+
+// An entry whose sum matches but whose declaration this bingo cannot
+// decode (written by another build under the same header) is refused by
+// Decode, for the host to treat as a miss.
+func TestDecodeRefusesWhatItCannotRead(t *testing.T) {
+	e := Entry{Declaration: json.RawMessage(`{"protocol":"five"}`)}
+	if _, err := e.Decode(); err == nil {
+		t.Fatal("a declaration of another shape was decoded")
 	}
 }
