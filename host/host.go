@@ -218,13 +218,9 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		l.err = errUntrusted
 		return l
 	}
-	logPath := filepath.Join(h.cfg.Home, ".bingo", "data", "logs", "plugin-"+m.Name+".log")
-	log, err := OpenLog(logPath, DefaultLogCap)
-	if err != nil {
-		l.err = fmt.Errorf("cannot open its log: %w", err)
-		h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: " + l.err.Error()})
-		return l
-	}
+	log := NewLog(filepath.Join(h.cfg.Home, ".bingo", "data", "logs", "plugin-"+m.Name+".log"), DefaultLogCap, func(err error) {
+		h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: fmt.Sprintf("its log cannot be written (%v); what it says there is lost", err)})
+	})
 	l.log = log
 	// The plugin's own writable directory. A project's plugin the person
 	// has not trusted gets none: its name is the project's choice, and the

@@ -299,3 +299,29 @@ func TestReplaceWithTheSameNamesIsQuiet(t *testing.T) {
 		t.Errorf("notices after declaring the same again:\n%s", strings.TrimPrefix(n.text(), told))
 	}
 }
+
+// A log that cannot be written costs a plugin its log, not its run: it is
+// started as ever, and the person is told once why its log is empty.
+func TestAnUnwritableLogIsANoticeNotAFailure(t *testing.T) {
+	r := newLazyRig(t)
+	logs := filepath.Join(r.home, ".bingo", "data", "logs")
+	if err := os.MkdirAll(filepath.Dir(logs), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(logs, nil, 0o644); err != nil { // a file where the directory goes
+		t.Fatal(err)
+	}
+	n := newNoticeLog()
+	h, err := Open(context.Background(), Config{Home: r.home, Cwd: r.home, Notify: n.Add, Trace: true,
+		Environ: []string{"MARKER=" + r.marker, "PATH=" + os.Getenv("PATH")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if status(h, "counter") != "running" {
+		t.Fatalf("status %s; want running", status(h, "counter"))
+	}
+	if got := strings.Count(n.text(), "its log cannot be written"); got != 1 {
+		t.Fatalf("told %d times, want once:\n%s", got, n.text())
+	}
+}
