@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/host/settings"
 	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
@@ -323,5 +325,48 @@ func TestAnUnwritableLogIsANoticeNotAFailure(t *testing.T) {
 	}
 	if got := strings.Count(n.text(), "its log cannot be written"); got != 1 {
 		t.Fatalf("told %d times, want once:\n%s", got, n.text())
+	}
+}
+
+// deadlines.idleStop stops a running plugin left with nothing to do, and
+// the next use starts it again; "0" never stops it.
+func TestIdleStopZeroNeverStops(t *testing.T) {
+	r := newLazyRig(t)
+	setIdleStop := func(v string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(r.home, ".bingo", "settings.json"), []byte(`{"deadlines": {"idleStop": "`+v+`"}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call := func(h *Host) {
+		t.Helper()
+		if out, err := h.CallTool(context.Background(), sdk.ToolCallRequest{Name: "plugin__counter__one"}, 0, &fakeUI{approve: true}); err != nil || out.Text() != "one" {
+			t.Fatalf("call: %v %+v", err, out)
+		}
+	}
+
+	setIdleStop("200ms")
+	h, n := r.open() // the first run starts it, to cache its declaration
+	call(h)
+	for deadline := time.Now().Add(10 * time.Second); status(h, "counter") != "idle"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("idleStop 200ms: still %s after 10s with nothing to do", status(h, "counter"))
+		}
+	}
+	call(h) // the next use starts it again
+	if r.starts() != 2 || n.text() != "" {
+		t.Fatalf("idleStop 200ms: %d starts, notices %q", r.starts(), n.text())
+	}
+	h.Close()
+
+	setIdleStop("0")
+	h, n = r.open()
+	if got := h.Settings().Deadlines.IdleStop; got != settings.Never || n.text() != "" {
+		t.Fatalf(`idleStop "0": %v in force, notices %q; want never`, got, n.text())
+	}
+	call(h)
+	time.Sleep(1500 * time.Millisecond) // over seven times the 200ms that stopped it above
+	if status(h, "counter") != "running" || r.starts() != 3 {
+		t.Fatalf(`idleStop "0": %s after 1.5s with nothing to do, %d starts; want running`, status(h, "counter"), r.starts())
 	}
 }
