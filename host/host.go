@@ -19,6 +19,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/host/gate"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
 	"github.com/bingo/bingo-plugin-rpc/host/trust"
+	"github.com/bingo/bingo-plugin-rpc/internal/par"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
@@ -164,11 +165,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	// its files and its cache entry, and with many installed that is most
 	// of what a run that starts nothing does.
 	h.plugins = make([]*loaded, len(found))
-	var builds errgroup.Group
-	for i, m := range found {
-		builds.Go(func() error { h.plugins[i] = h.build(ctx, m); return nil })
-	}
-	builds.Wait()
+	par.Each(len(found), func(i int) { h.plugins[i] = h.build(ctx, found[i]) })
 
 	// Start in parallel: a slow plugin does not add its start-up to every
 	// other's, and a failed one costs one notice. A cached one says again

@@ -7,7 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"sync"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/par"
 )
 
 // The layer names, lowest precedence first.
@@ -154,21 +155,17 @@ func Discover(layers []Layer) (found []*Manifest, problems []Problem) {
 	// Loaded in parallel, folded in order below: with many plugins
 	// installed, reading and checking their manifests one after another
 	// was a fifth of a run that starts none of them.
-	var loads sync.WaitGroup
-	for i := range cands {
+	par.Each(len(cands), func(i int) {
 		c := &cands[i]
 		if c.dir == "" {
-			continue
+			return
 		}
-		loads.Go(func() {
-			if _, err := os.Lstat(filepath.Join(c.dir, FileName)); errors.Is(err, fs.ErrNotExist) {
-				c.dir = "" // not a plugin directory
-				return
-			}
-			c.m, c.err = Load(c.dir, c.layer)
-		})
-	}
-	loads.Wait()
+		if _, err := os.Lstat(filepath.Join(c.dir, FileName)); errors.Is(err, fs.ErrNotExist) {
+			c.dir = "" // not a plugin directory
+			return
+		}
+		c.m, c.err = Load(c.dir, c.layer)
+	})
 
 	byName := make(map[string]*Manifest)
 	for _, c := range cands {
