@@ -239,7 +239,7 @@ func TestAnEditedEntryIsAMiss(t *testing.T) {
 	must(t, err)
 	for _, edit := range []struct{ from, to string }{
 		{`"name":"t"`, `"name":"../t"`},       // the declaration
-		{`"key":"sha256:`, `"key":"sha256:0`}, // the head
+		{"\tsha256:", "\tsha256:0"}, // the head
 	} {
 		if !strings.Contains(string(good), edit.from) {
 			t.Fatalf("%s not in %s", edit.from, good)
@@ -263,5 +263,28 @@ func TestDecodeRefusesWhatItCannotRead(t *testing.T) {
 	e := Entry{Declaration: json.RawMessage(`{"protocol":"five"}`)}
 	if _, err := e.Decode(); err == nil {
 		t.Fatal("a declaration of another shape was decoded")
+	}
+}
+
+// A head holds any path and any message, spaces, tabs, newlines and
+// quotes included, and reads back as it was written; one that is not a
+// head is refused.
+func TestAHeadReadsBackAsWritten(t *testing.T) {
+	e := Entry{Key: "sha256:abc",
+		Files: []trust.FileSum{{Path: "/a b/\tc\n\"d\".py", Version: "1:2:3:4:5", SHA256: "ff", Settled: true}, {Path: "/é", Version: "6:7", SHA256: "00", Settled: true}},
+		Refused: []string{"tools[0].name: \"x y\" is not a name", "unknown key \"\\t\""}}
+	h := appendHead(nil, e)
+	if strings.ContainsAny(string(h), "\t\n") {
+		t.Fatalf("a head holds a raw tab or newline: %q", h)
+	}
+	var got Entry
+	if err := parseHead(string(h), &got); err != nil || !reflect.DeepEqual(got, e) {
+		t.Fatalf("read back %+v, %v\nwant %+v", got, err, e)
+	}
+	for _, bad := range []string{"", "sha256:abc f", "sha256:abc f \"/p\" 1", "sha256:abc f /p 1 ff", "sha256:abc x \"y\"", "sha256:abc r \"open", "sha256:abc  f \"/p\" 1 ff"} {
+		var e Entry
+		if err := parseHead(bad, &e); err == nil {
+			t.Errorf("%q read as a head: %+v", bad, e)
+		}
 	}
 }
