@@ -160,11 +160,17 @@ func Discover(layers []Layer) (found []*Manifest, problems []Problem) {
 		if c.dir == "" {
 			return
 		}
-		if _, err := os.Lstat(filepath.Join(c.dir, FileName)); errors.Is(err, fs.ErrNotExist) {
-			c.dir = "" // not a plugin directory
-			return
-		}
 		c.m, c.err = Load(c.dir, c.layer)
+		// A directory without a plugin.json is no plugin directory, but a
+		// plugin.json symlink to nothing is a problem: Load, which follows
+		// it, cannot tell them apart, so only then is it looked at
+		// unfollowed (not for every plugin, which was one more system
+		// call a plugin a run).
+		if errors.Is(c.err, fs.ErrNotExist) {
+			if _, err := os.Lstat(filepath.Join(c.dir, FileName)); errors.Is(err, fs.ErrNotExist) {
+				c.dir = ""
+			}
+		}
 	})
 
 	byName := make(map[string]*Manifest)
