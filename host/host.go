@@ -219,17 +219,13 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: fmt.Sprintf("its log cannot be written (%v); what it says there is lost", err)})
 	})
 	l.log = log
-	// The plugin's own writable directory. A project's plugin the person
-	// has not trusted gets none: its name is the project's choice, and the
-	// person's plugin of that name keeps its state there.
+	// The plugin's own writable directory, made by each start of it
+	// (dataDirFirst). A project's plugin the person has not trusted gets
+	// none: its name is the project's choice, and the person's plugin of
+	// that name keeps its state there.
 	var dataDir string
 	if trusted {
 		dataDir = filepath.Join(h.cfg.Home, ".bingo", "data", "plugins", m.Name)
-		if err := os.MkdirAll(dataDir, 0o700); err != nil {
-			l.err = fmt.Errorf("cannot create its data directory: %w", err)
-			h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: " + l.err.Error()})
-			return l
-		}
 	}
 	var tr transport.Transport
 	start := declcache.Start{Transport: m.Entry.Transport(), Root: m.Root, DataDir: dataDir, Dir: h.cfg.Cwd,
@@ -289,6 +285,9 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	if m.Entry.Protocol == manifest.ProtocolMCP {
 		tr = h.mcp(m, tr, trusted, log, &start)
 	}
+	if dataDir != "" {
+		tr = dataDirFirst{tr, dataDir}
+	}
 	opts := bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: tr,
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env, DataDir: dataDir,
@@ -314,6 +313,23 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	}
 	l.plugin = bridge.New(opts)
 	return l
+}
+
+// dataDirFirst makes a plugin's data directory (0700) just before each
+// start of it, not when the host is opened: a run that starts none of its
+// plugins (their declarations cached) makes nothing, and a directory
+// removed while bingo runs is made again by the next start. One that
+// cannot be made fails that start, with why.
+type dataDirFirst struct {
+	transport.Transport
+	dir string
+}
+
+func (t dataDirFirst) Start(ctx context.Context) (transport.Conn, error) {
+	if err := os.MkdirAll(t.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cannot create its data directory: %w", err)
+	}
+	return t.Transport.Start(ctx)
 }
 
 // wasmHost returns the run's wasm runtime, made by the first wasm plugin

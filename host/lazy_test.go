@@ -370,3 +370,44 @@ func TestIdleStopZeroNeverStops(t *testing.T) {
 		t.Fatalf(`idleStop "0": %s after 1.5s with nothing to do, %d starts; want running`, status(h, "counter"), r.starts())
 	}
 }
+
+// A plugin's data directory is made by its start, not by a run that only
+// offers it from the cache; one that cannot be made fails the start, with
+// why.
+func TestTheDataDirectoryIsMadeByTheStart(t *testing.T) {
+	r := newLazyRig(t)
+	h, _ := r.open() // the first run starts it, to cache its declaration
+	h.Close()
+	dataDir := filepath.Join(r.home, ".bingo", "data", "plugins", "counter")
+	if err := os.RemoveAll(dataDir); err != nil {
+		t.Fatal(err)
+	}
+	h, _ = r.open()
+	if _, err := os.Stat(dataDir); !os.IsNotExist(err) || status(h, "counter") != "idle" {
+		t.Fatalf("a run that starts nothing: %s, data directory %v; want idle and none made", status(h, "counter"), err)
+	}
+	call := func() (sdk.ToolOutput, error) {
+		return h.CallTool(context.Background(), sdk.ToolCallRequest{Name: "plugin__counter__one"}, 0, &fakeUI{approve: true})
+	}
+	if out, err := call(); err != nil || out.Text() != "one" {
+		t.Fatalf("the first use: %v %+v", err, out)
+	}
+	if fi, err := os.Stat(dataDir); err != nil || fi.Mode().Perm() != 0o700 || !fi.IsDir() {
+		t.Fatalf("after the start: %v %v; want a 0700 directory", fi, err)
+	}
+	h.Close()
+
+	if err := os.RemoveAll(dataDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dataDir, nil, 0o600); err != nil { // a file where the directory goes
+		t.Fatal(err)
+	}
+	h, _ = r.open()
+	if out, err := call(); err == nil || !out.IsError || !strings.Contains(err.Error(), "cannot create its data directory") {
+		t.Fatalf("a data directory that cannot be made: %v %+v; want the start to fail with why", err, out)
+	}
+	if r.starts() != 2 {
+		t.Fatalf("%d starts; the last one should not have run the plugin", r.starts())
+	}
+}
