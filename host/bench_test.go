@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
 )
 
 // cpuTime is the CPU time this process has used: on a shared machine a
@@ -21,17 +23,6 @@ func cpuTime(b *testing.B) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
-
-// greeter answers the handshake under the name it is given, declaring a
-// tool and a command.
-const greeter = `import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("method") == "initialize":
-        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {"protocol": 5, "name": sys.argv[1], "version": "1",
-              "tools": [{"name": "greet", "description": "greets", "inputSchema": {"type": "object"}}],
-              "commands": [{"name": sys.argv[1], "args": {"kind": "free"}}]}}), flush=True)
-`
 
 // BenchmarkOpenCached is what `bingo plugins` does in-process — Open, list,
 // Close — with 1 and 20 Python plugins whose declarations are cached, so
@@ -55,7 +46,7 @@ func BenchmarkOpenCached(b *testing.B) {
 				}
 				script := filepath.Join(dir, "main.py")
 				manifest := fmt.Sprintf(`{"name": %q, "version": "1", "entry": {"command": %q, "args": [%q, %q]}}`, name, python, script, name)
-				for path, data := range map[string]string{script: greeter, filepath.Join(dir, "plugin.json"): manifest} {
+				for path, data := range map[string]string{script: testutil.NamedPlugin, filepath.Join(dir, "plugin.json"): manifest} {
 					if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 						b.Fatal(err)
 					}

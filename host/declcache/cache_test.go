@@ -238,8 +238,8 @@ func TestAnEditedEntryIsAMiss(t *testing.T) {
 	good, err := os.ReadFile(file)
 	must(t, err)
 	for _, edit := range []struct{ from, to string }{
-		{`"name":"t"`, `"name":"../t"`},       // the declaration
-		{"\tsha256:", "\tsha256:0"}, // the head
+		{`"name":"t"`, `"name":"../t"`}, // the declaration
+		{"\tsha256:", "\tsha256:0"},     // the head
 	} {
 		if !strings.Contains(string(good), edit.from) {
 			t.Fatalf("%s not in %s", edit.from, good)
@@ -271,7 +271,7 @@ func TestDecodeRefusesWhatItCannotRead(t *testing.T) {
 // head is refused.
 func TestAHeadReadsBackAsWritten(t *testing.T) {
 	e := Entry{Key: "sha256:abc",
-		Files: []trust.FileSum{{Path: "/a b/\tc\n\"d\".py", Version: "1:2:3:4:5", SHA256: "ff", Settled: true}, {Path: "/é", Version: "6:7", SHA256: "00", Settled: true}},
+		Files:   []trust.FileSum{{Path: "/a b/\tc\n\"d\".py", Version: "1:2:3:4:5", SHA256: "ff", Settled: true}, {Path: "/é", Version: "6:7", SHA256: "00", Settled: true}},
 		Refused: []string{"tools[0].name: \"x y\" is not a name", "unknown key \"\\t\""}}
 	h := appendHead(nil, e)
 	if strings.ContainsAny(string(h), "\t\n") {
