@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -83,21 +82,6 @@ func readDeclaration(plugin string, raw json.RawMessage) (decl protocol.Initiali
 	})
 	r.unknownKeys()
 	return decl, r.refused, nil
-}
-
-// ReadDeclared reads a declaration kept earlier (a cache's), holding it to
-// the rules a handshake's answer is held to, as if plugin had just
-// answered it: one that a handshake would not have kept whole is refused,
-// with why, and is not to be given as Options.Declared.
-func ReadDeclared(plugin string, raw json.RawMessage) (protocol.InitializeResult, error) {
-	decl, refused, err := readDeclaration(plugin, raw)
-	switch {
-	case err != nil:
-		return decl, err
-	case len(refused) > 0:
-		return decl, errors.New(refused[0])
-	}
-	return decl, nil
 }
 
 // declReader hands out a declaration's keys and collects what it refuses.

@@ -147,25 +147,3 @@ func TestDeclarationKeepsAGoodOneWhole(t *testing.T) {
 		t.Fatalf("got %+v\nrefused %q, err %v", got, refused, err)
 	}
 }
-
-func TestReadDeclared(t *testing.T) {
-	good, _ := json.Marshal(basicDecl())
-	if d, err := ReadDeclared("t", good); err != nil || !reflect.DeepEqual(d, basicDecl()) {
-		t.Fatalf("a kept declaration: %v %+v", err, d)
-	}
-	for name, bad := range map[string]func(*protocol.InitializeResult){
-		"another name": func(d *protocol.InitializeResult) { d.Name = "u" },
-		"old protocol": func(d *protocol.InitializeResult) { d.Protocol = protocol.Version - 1 },
-		"reserved key": func(d *protocol.InitializeResult) {
-			d.Services = []protocol.ServiceDecl{{Key: protocol.HostServiceKey}}
-		},
-		"unknown point": func(d *protocol.InitializeResult) { d.Hooks = []protocol.HookDecl{{ID: "h", Decide: []string{"x/y"}}} },
-	} {
-		d := basicDecl()
-		bad(&d)
-		raw, _ := json.Marshal(d)
-		if _, err := ReadDeclared("t", raw); err == nil {
-			t.Errorf("%s: a declaration no handshake would keep passed", name)
-		}
-	}
-}

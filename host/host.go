@@ -19,6 +19,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/host/gate"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
 	"github.com/bingo/bingo-plugin-rpc/host/trust"
+	"github.com/bingo/bingo-plugin-rpc/internal/par"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
@@ -164,11 +165,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	// its files and its cache entry, and with many installed that is most
 	// of what a run that starts nothing does.
 	h.plugins = make([]*loaded, len(found))
-	var builds errgroup.Group
-	for i, m := range found {
-		builds.Go(func() error { h.plugins[i] = h.build(ctx, m); return nil })
-	}
-	builds.Wait()
+	par.Each(len(found), func(i int) { h.plugins[i] = h.build(ctx, found[i]) })
 
 	// Start in parallel: a slow plugin does not add its start-up to every
 	// other's, and a failed one costs one notice. A cached one says again
@@ -218,25 +215,17 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		l.err = errUntrusted
 		return l
 	}
-	logPath := filepath.Join(h.cfg.Home, ".bingo", "data", "logs", "plugin-"+m.Name+".log")
-	log, err := OpenLog(logPath, DefaultLogCap)
-	if err != nil {
-		l.err = fmt.Errorf("cannot open its log: %w", err)
-		h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: " + l.err.Error()})
-		return l
-	}
+	log := NewLog(filepath.Join(h.cfg.Home, ".bingo", "data", "logs", "plugin-"+m.Name+".log"), DefaultLogCap, func(err error) {
+		h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: fmt.Sprintf("its log cannot be written (%v); what it says there is lost", err)})
+	})
 	l.log = log
-	// The plugin's own writable directory. A project's plugin the person
-	// has not trusted gets none: its name is the project's choice, and the
-	// person's plugin of that name keeps its state there.
+	// The plugin's own writable directory, made by each start of it
+	// (dataDirFirst). A project's plugin the person has not trusted gets
+	// none: its name is the project's choice, and the person's plugin of
+	// that name keeps its state there.
 	var dataDir string
 	if trusted {
 		dataDir = filepath.Join(h.cfg.Home, ".bingo", "data", "plugins", m.Name)
-		if err := os.MkdirAll(dataDir, 0o700); err != nil {
-			l.err = fmt.Errorf("cannot create its data directory: %w", err)
-			h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: " + l.err.Error()})
-			return l
-		}
 	}
 	var tr transport.Transport
 	start := declcache.Start{Transport: m.Entry.Transport(), Root: m.Root, DataDir: dataDir, Dir: h.cfg.Cwd,
@@ -296,6 +285,9 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	if m.Entry.Protocol == manifest.ProtocolMCP {
 		tr = h.mcp(m, tr, trusted, log, &start)
 	}
+	if dataDir != "" {
+		tr = dataDirFirst{tr, dataDir}
+	}
 	opts := bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: tr,
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env, DataDir: dataDir,
@@ -308,9 +300,9 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	var problem error
 	l.key, l.cached, problem = h.decls.Lookup(m, start)
 	if l.cached != nil {
-		decl, err := bridge.ReadDeclared(m.Name, l.cached.Declaration)
+		decl, err := l.cached.Decode()
 		if err != nil {
-			problem = fmt.Errorf("declaration cache: the cached declaration is not one a handshake would keep (%v); starting the plugin instead", err)
+			problem = fmt.Errorf("declaration cache: the cached declaration cannot be read (%v); starting the plugin instead", err)
 			l.cached = nil
 		} else {
 			opts.Declared = &decl
@@ -321,6 +313,23 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	}
 	l.plugin = bridge.New(opts)
 	return l
+}
+
+// dataDirFirst makes a plugin's data directory (0700) just before each
+// start of it, not when the host is opened: a run that starts none of its
+// plugins (their declarations cached) makes nothing, and a directory
+// removed while bingo runs is made again by the next start. One that
+// cannot be made fails that start, with why.
+type dataDirFirst struct {
+	transport.Transport
+	dir string
+}
+
+func (t dataDirFirst) Start(ctx context.Context) (transport.Conn, error) {
+	if err := os.MkdirAll(t.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cannot create its data directory: %w", err)
+	}
+	return t.Transport.Start(ctx)
 }
 
 // wasmHost returns the run's wasm runtime, made by the first wasm plugin

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/host/settings"
 	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
@@ -181,8 +183,8 @@ func TestACorruptCacheIsAMissAndALogLine(t *testing.T) {
 	}
 	h.Close()
 
-	// A well-formed file whose declaration is not: the hit's declaration
-	// is decoded only by its reader, which refuses it.
+	// A well-formed file whose declaration is not: its line no longer
+	// matches its checksum, so it is refused.
 	data, err := os.ReadFile(cache)
 	if err != nil {
 		t.Fatal(err)
@@ -297,5 +299,115 @@ func TestReplaceWithTheSameNamesIsQuiet(t *testing.T) {
 	}
 	if n.text() != told {
 		t.Errorf("notices after declaring the same again:\n%s", strings.TrimPrefix(n.text(), told))
+	}
+}
+
+// A log that cannot be written costs a plugin its log, not its run: it is
+// started as ever, and the person is told once why its log is empty.
+func TestAnUnwritableLogIsANoticeNotAFailure(t *testing.T) {
+	r := newLazyRig(t)
+	logs := filepath.Join(r.home, ".bingo", "data", "logs")
+	if err := os.MkdirAll(filepath.Dir(logs), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(logs, nil, 0o644); err != nil { // a file where the directory goes
+		t.Fatal(err)
+	}
+	n := newNoticeLog()
+	h, err := Open(context.Background(), Config{Home: r.home, Cwd: r.home, Notify: n.Add, Trace: true,
+		Environ: []string{"MARKER=" + r.marker, "PATH=" + os.Getenv("PATH")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if status(h, "counter") != "running" {
+		t.Fatalf("status %s; want running", status(h, "counter"))
+	}
+	if got := strings.Count(n.text(), "its log cannot be written"); got != 1 {
+		t.Fatalf("told %d times, want once:\n%s", got, n.text())
+	}
+}
+
+// deadlines.idleStop stops a running plugin left with nothing to do, and
+// the next use starts it again; "0" never stops it.
+func TestIdleStopZeroNeverStops(t *testing.T) {
+	r := newLazyRig(t)
+	setIdleStop := func(v string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(r.home, ".bingo", "settings.json"), []byte(`{"deadlines": {"idleStop": "`+v+`"}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call := func(h *Host) {
+		t.Helper()
+		if out, err := h.CallTool(context.Background(), sdk.ToolCallRequest{Name: "plugin__counter__one"}, 0, &fakeUI{approve: true}); err != nil || out.Text() != "one" {
+			t.Fatalf("call: %v %+v", err, out)
+		}
+	}
+
+	setIdleStop("200ms")
+	h, n := r.open() // the first run starts it, to cache its declaration
+	call(h)
+	for deadline := time.Now().Add(10 * time.Second); status(h, "counter") != "idle"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("idleStop 200ms: still %s after 10s with nothing to do", status(h, "counter"))
+		}
+	}
+	call(h) // the next use starts it again
+	if r.starts() != 2 || n.text() != "" {
+		t.Fatalf("idleStop 200ms: %d starts, notices %q", r.starts(), n.text())
+	}
+	h.Close()
+
+	setIdleStop("0")
+	h, n = r.open()
+	if got := h.Settings().Deadlines.IdleStop; got != settings.Never || n.text() != "" {
+		t.Fatalf(`idleStop "0": %v in force, notices %q; want never`, got, n.text())
+	}
+	call(h)
+	time.Sleep(1500 * time.Millisecond) // over seven times the 200ms that stopped it above
+	if status(h, "counter") != "running" || r.starts() != 3 {
+		t.Fatalf(`idleStop "0": %s after 1.5s with nothing to do, %d starts; want running`, status(h, "counter"), r.starts())
+	}
+}
+
+// A plugin's data directory is made by its start, not by a run that only
+// offers it from the cache; one that cannot be made fails the start, with
+// why.
+func TestTheDataDirectoryIsMadeByTheStart(t *testing.T) {
+	r := newLazyRig(t)
+	h, _ := r.open() // the first run starts it, to cache its declaration
+	h.Close()
+	dataDir := filepath.Join(r.home, ".bingo", "data", "plugins", "counter")
+	if err := os.RemoveAll(dataDir); err != nil {
+		t.Fatal(err)
+	}
+	h, _ = r.open()
+	if _, err := os.Stat(dataDir); !os.IsNotExist(err) || status(h, "counter") != "idle" {
+		t.Fatalf("a run that starts nothing: %s, data directory %v; want idle and none made", status(h, "counter"), err)
+	}
+	call := func() (sdk.ToolOutput, error) {
+		return h.CallTool(context.Background(), sdk.ToolCallRequest{Name: "plugin__counter__one"}, 0, &fakeUI{approve: true})
+	}
+	if out, err := call(); err != nil || out.Text() != "one" {
+		t.Fatalf("the first use: %v %+v", err, out)
+	}
+	if fi, err := os.Stat(dataDir); err != nil || fi.Mode().Perm() != 0o700 || !fi.IsDir() {
+		t.Fatalf("after the start: %v %v; want a 0700 directory", fi, err)
+	}
+	h.Close()
+
+	if err := os.RemoveAll(dataDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dataDir, nil, 0o600); err != nil { // a file where the directory goes
+		t.Fatal(err)
+	}
+	h, _ = r.open()
+	if out, err := call(); err == nil || !out.IsError || !strings.Contains(err.Error(), "cannot create its data directory") {
+		t.Fatalf("a data directory that cannot be made: %v %+v; want the start to fail with why", err, out)
+	}
+	if r.starts() != 2 {
+		t.Fatalf("%d starts; the last one should not have run the plugin", r.starts())
 	}
 }

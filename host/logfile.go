@@ -15,29 +15,42 @@ const DefaultLogCap = 8 << 20
 // LogFile is a plugin's log: its stderr and what the bridge says about its
 // wire, appended to ~/.bingo/data/logs/plugin-<name>.log. Writes are
 // serialised, so the stderr copier and the bridge can share it.
+//
+// The file is opened, and its directory made, by the first write: a run
+// that only lists a plugin whose declaration is cached never starts it,
+// and opening twenty logs nobody writes was a tenth of such a run.
 type LogFile struct {
-	path string
-	cap  int64
+	path   string
+	cap    int64
+	failed func(error)
 
-	mu   sync.Mutex
-	f    *os.File
-	size int64
-	err  error // the first write error, reported once by Close
+	mu     sync.Mutex
+	f      *os.File
+	size   int64
+	opened bool  // the first write has tried to open it, or Close ran: never again
+	err    error // the first error opening or writing, reported once by Close
 }
 
-// OpenLog opens (creating) the log at path for appending.
-func OpenLog(path string, capBytes int64) (*LogFile, error) {
+// NewLog returns the log at path, appended to from its first write on.
+// A log that cannot be opened or written never fails the plugin: failed,
+// if not nil, is called once with the first such error (on the writer's
+// goroutine), and what could not be written is dropped.
+func NewLog(path string, capBytes int64, failed func(error)) *LogFile {
 	if capBytes <= 0 {
 		capBytes = DefaultLogCap
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
+	return &LogFile{path: path, cap: capBytes, failed: failed}
+}
+
+// fail keeps err as the log's first error, telling failed once.
+func (l *LogFile) fail(err error) {
+	if l.err != nil {
+		return
 	}
-	l := &LogFile{path: path, cap: capBytes}
-	if err := l.open(); err != nil {
-		return nil, err
+	l.err = err
+	if l.failed != nil {
+		l.failed(err)
 	}
-	return l, nil
 }
 
 func (l *LogFile) open() error {
@@ -60,19 +73,27 @@ func (l *LogFile) open() error {
 func (l *LogFile) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if !l.opened {
+		l.opened = true
+		err := os.MkdirAll(filepath.Dir(l.path), 0o755)
+		if err == nil {
+			err = l.open()
+		}
+		if err != nil {
+			l.fail(err)
+		}
+	}
 	if l.f == nil {
 		return len(p), nil
 	}
 	if l.size > 0 && l.size+int64(len(p)) > l.cap {
 		l.f.Close()
 		l.f = nil
-		if err := os.Rename(l.path, l.path+".1"); err != nil && l.err == nil {
-			l.err = err
+		if err := os.Rename(l.path, l.path+".1"); err != nil {
+			l.fail(err)
 		}
 		if err := l.open(); err != nil {
-			if l.err == nil {
-				l.err = err
-			}
+			l.fail(err)
 			return len(p), nil
 		}
 	}
@@ -81,8 +102,8 @@ func (l *LogFile) Write(p []byte) (int, error) {
 	}
 	n, err := l.f.Write(p)
 	l.size += int64(n)
-	if err != nil && l.err == nil {
-		l.err = err
+	if err != nil {
+		l.fail(err)
 	}
 	return len(p), nil
 }
@@ -94,6 +115,7 @@ func (l *LogFile) Path() string { return l.path }
 func (l *LogFile) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.opened = true // a write after Close is dropped, not a new file
 	if l.f != nil {
 		if err := l.f.Close(); err != nil && l.err == nil {
 			l.err = err

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/par"
 )
 
 // The layer names, lowest precedence first.
@@ -136,29 +138,61 @@ func samePath(a, b string) bool {
 // target is missing, are Problems too. problems come in layer order, then
 // directory-name order.
 func Discover(layers []Layer) (found []*Manifest, problems []Problem) {
-	byName := make(map[string]*Manifest)
+	type candidate struct {
+		dir, layer string
+		problems   []Problem // the layer's, before its first directory
+		m          *Manifest
+		err        error
+	}
+	var cands []candidate
 	for _, l := range layers {
 		dirs, unreadable := pluginDirs(l)
-		problems = append(problems, unreadable...)
+		cands = append(cands, candidate{problems: unreadable})
 		for _, dir := range dirs {
-			if _, err := os.Lstat(filepath.Join(dir, FileName)); errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			m, err := Load(dir, l.Name)
-			if err != nil {
-				var p Problem
-				if !errors.As(err, &p) {
-					p = Problem{File: filepath.Join(dir, FileName), Err: err}
-				}
-				problems = append(problems, p)
-				continue
-			}
-			if prev := byName[m.Name]; prev != nil {
-				m.Shadows = append([]*Manifest{prev}, prev.Shadows...)
-				prev.Shadows = nil
-			}
-			byName[m.Name] = m
+			cands = append(cands, candidate{dir: dir, layer: l.Name})
 		}
+	}
+	// Loaded in parallel, folded in order below: with many plugins
+	// installed, reading and checking their manifests one after another
+	// was a fifth of a run that starts none of them.
+	par.Each(len(cands), func(i int) {
+		c := &cands[i]
+		if c.dir == "" {
+			return
+		}
+		c.m, c.err = Load(c.dir, c.layer)
+		// A directory without a plugin.json is no plugin directory, but a
+		// plugin.json symlink to nothing is a problem: Load, which follows
+		// it, cannot tell them apart, so only then is it looked at
+		// unfollowed (not for every plugin, which was one more system
+		// call a plugin a run).
+		if errors.Is(c.err, fs.ErrNotExist) {
+			if _, err := os.Lstat(filepath.Join(c.dir, FileName)); errors.Is(err, fs.ErrNotExist) {
+				c.dir = ""
+			}
+		}
+	})
+
+	byName := make(map[string]*Manifest)
+	for _, c := range cands {
+		problems = append(problems, c.problems...)
+		if c.dir == "" {
+			continue
+		}
+		m, err := c.m, c.err
+		if err != nil {
+			var p Problem
+			if !errors.As(err, &p) {
+				p = Problem{File: filepath.Join(c.dir, FileName), Err: err}
+			}
+			problems = append(problems, p)
+			continue
+		}
+		if prev := byName[m.Name]; prev != nil {
+			m.Shadows = append([]*Manifest{prev}, prev.Shadows...)
+			prev.Shadows = nil
+		}
+		byName[m.Name] = m
 	}
 	found = make([]*Manifest, 0, len(byName))
 	for _, m := range byName {

@@ -289,6 +289,12 @@ func TestDiscoverWhatIsAPluginDir(t *testing.T) {
 	if err := os.Symlink(filepath.Join(tmp, "gone"), filepath.Join(layer, "dangling")); err != nil {
 		t.Fatal(err)
 	}
+	// So is a plugin.json that is a symlink to nothing: it is no missing
+	// manifest.
+	mkdir(t, filepath.Join(layer, "lost"))
+	if err := os.Symlink(filepath.Join(tmp, "gone.json"), filepath.Join(layer, "lost", "plugin.json")); err != nil {
+		t.Fatal(err)
+	}
 
 	found, problems := manifest.Discover([]manifest.Layer{
 		{Name: "user", Dir: filepath.Join(tmp, "missing")}, // a missing layer is not a problem
@@ -302,10 +308,10 @@ func TestDiscoverWhatIsAPluginDir(t *testing.T) {
 			t.Errorf("linked Root = %q, want the link's path %q", found[0].Root, want)
 		}
 	}
-	if g, want := problemFiles(problems), []string{filepath.Join(layer, "dangling")}; !reflect.DeepEqual(g, want) {
-		t.Errorf("problems = %v, want one for %v", problems, want)
-	} else if !errors.Is(problems[0], fs.ErrNotExist) || !strings.Contains(problems[0].Error(), "symlink") {
-		t.Errorf("problem = %q", problems[0])
+	if g, want := problemFiles(problems), []string{filepath.Join(layer, "dangling"), filepath.Join(layer, "lost", "plugin.json")}; !reflect.DeepEqual(g, want) {
+		t.Errorf("problems = %v, want one for each of %v", problems, want)
+	} else if !errors.Is(problems[0], fs.ErrNotExist) || !strings.Contains(problems[0].Error(), "symlink") || !errors.Is(problems[1], fs.ErrNotExist) {
+		t.Errorf("problems = %q", problems)
 	}
 }
 

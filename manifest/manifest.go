@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/capped"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 )
 
@@ -108,24 +108,22 @@ func readCapped(file string) ([]byte, error) {
 		return nil, fmt.Errorf("cannot read it: %w", bareErr(err))
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
+		return nil, capped.NotRegularError{Mode: fi.Mode()}
 	}
 	if fi.Size() > MaxSize {
 		return nil, tooLarge()
 	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read it: %w", bareErr(err))
-	}
-	defer f.Close()
-	// The file may have grown since Stat: read one byte past the cap to
-	// notice.
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot read it: %w", bareErr(err))
-	}
-	if len(data) > MaxSize {
+	// Read without the *os.File machinery (see package capped), one byte
+	// past the cap: the file may have grown since Stat.
+	data, err := capped.Read(file, MaxSize)
+	var nr capped.NotRegularError
+	switch {
+	case errors.Is(err, capped.ErrTooLarge):
 		return nil, tooLarge()
+	case errors.As(err, &nr): // swapped since Stat
+		return nil, nr
+	case err != nil:
+		return nil, fmt.Errorf("cannot read it: %w", bareErr(err))
 	}
 	return data, nil
 }

@@ -128,7 +128,11 @@ func (g *settingsGen) node(k settings.Key) object {
 	case settings.KindPatterns:
 		o = append(o, member{"type", "array"}, member{"items", ref("pattern")})
 	case settings.KindDuration:
-		o = append(o, member{"$ref", "#/$defs/duration"})
+		if k.Zero != "" { // "0" too, for never
+			o = append(o, member{"anyOf", []object{ref("duration"), {{"const", "0"}}}})
+		} else {
+			o = append(o, member{"$ref", "#/$defs/duration"})
+		}
 	case settings.KindCount:
 		o = append(o, member{"$ref", "#/$defs/count"})
 	case settings.KindBool:

@@ -169,6 +169,13 @@ func TestSettingsSchemaHasEveryKey(t *testing.T) {
 				values = append(values, k.Default)
 			}
 		}
+		if k.Zero != "" {
+			values = append(values, `"0"`)
+		} else if k.Kind == settings.KindDuration {
+			if err := validate(sch, []byte(k.File(`"0"`))); err == nil {
+				t.Errorf("%s = \"0\": valid, but the key has no zero", k.Path)
+			}
+		}
 		for _, v := range values {
 			if err := validate(sch, []byte(k.File(v))); err != nil {
 				t.Errorf("%s = %s: %v", k.Path, v, err)

@@ -7,14 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/bingo/bingo-plugin-rpc/host/trust"
+	"github.com/bingo/bingo-plugin-rpc/internal/capped"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 )
@@ -53,8 +54,7 @@ type Start struct {
 }
 
 // Entry is one cached declaration. The declaration is kept as the JSON it
-// was written as: only a hit's is decoded, by the reader that holds it to
-// a handshake's rules (bridge.ReadDeclared).
+// was written as: only a hit's is decoded (Decode).
 type Entry struct {
 	Key         string
 	Declaration json.RawMessage
@@ -63,17 +63,93 @@ type Entry struct {
 }
 
 // A cache file is a header line, then one line an entry, the latest
-// first: the entry's JSON without its declaration, a tab, and the
-// declaration's JSON (compact JSON holds no raw tab or newline). Only the
-// hit's declaration is decoded, by its reader: a Lookup does not scan the
-// other entries' declarations, which are most of the file.
-const header = "bingo declaration cache 2\n"
+// first: the hex sha256 of the rest of the line, a tab, the entry's head
+// (below), a tab, and the declaration's JSON (compact JSON holds no raw
+// tab or newline). Only the hit's declaration is decoded: a Lookup does
+// not scan the other entries' declarations, which are most of the file.
+// The sum is what lets a hit's declaration be decoded without being
+// checked again: every declaration Store is given is one a handshake
+// kept, already held to the protocol's rules, and a line whose sum does
+// not match (damaged, or edited by hand) makes the file a miss.
+//
+// A head is words separated by one space: the key; then "f", the file's
+// path Go-quoted, its version and its sum, for each file sum kept; then
+// "r" and the message Go-quoted, for each thing refused of the
+// declaration. A Go-quoted string holds no raw space, tab or newline, and
+// the other words (a key, a version, a hex sum) none either. It is not
+// JSON because every run reads every plugin's heads, and decoding them as
+// JSON was most of reading the cache.
+const header = "bingo declaration cache 3\n"
 
-// head is an entry's line before its declaration.
-type head struct {
-	Key     string          `json:"key"`
-	Refused []string        `json:"refused,omitempty"`
-	Files   []trust.FileSum `json:"files,omitempty"`
+// appendHead appends e's head to b.
+func appendHead(b []byte, e Entry) []byte {
+	b = append(b, e.Key...)
+	for _, f := range e.Files {
+		b = append(b, " f "...)
+		b = strconv.AppendQuote(b, f.Path)
+		b = append(b, ' ')
+		b = append(b, f.Version...)
+		b = append(b, ' ')
+		b = append(b, f.SHA256...)
+	}
+	for _, r := range e.Refused {
+		b = append(b, " r "...)
+		b = strconv.AppendQuote(b, r)
+	}
+	return b
+}
+
+// parseHead reads a head into e's key, files and refusals.
+func parseHead(h string, e *Entry) error {
+	words := headWords{rest: h}
+	e.Key = words.next()
+	for words.err == nil && words.rest != "" {
+		switch tag := words.next(); tag {
+		case "f":
+			f := trust.FileSum{Path: words.quoted(), Version: words.next(), SHA256: words.next(), Settled: true} // only settled sums are written
+			e.Files = append(e.Files, f)
+		case "r":
+			e.Refused = append(e.Refused, words.quoted())
+		default:
+			return fmt.Errorf("a head holds %q where a file or a refusal starts", tag)
+		}
+	}
+	if words.err == nil && e.Key == "" {
+		words.err = errors.New("a head has no key")
+	}
+	return words.err
+}
+
+// headWords takes a head apart, word by word, keeping the first problem.
+type headWords struct {
+	rest string
+	err  error
+}
+
+// next is the next bare word.
+func (w *headWords) next() string {
+	word, rest, _ := strings.Cut(w.rest, " ")
+	if word == "" && w.err == nil {
+		w.err = errors.New("a head is cut short")
+	}
+	w.rest = rest
+	return word
+}
+
+// quoted is the next word, a Go-quoted string, unquoted.
+func (w *headWords) quoted() string {
+	q, err := strconv.QuotedPrefix(w.rest)
+	if err == nil {
+		var s string
+		if s, err = strconv.Unquote(q); err == nil {
+			w.rest = strings.TrimPrefix(w.rest[len(q):], " ")
+			return s
+		}
+	}
+	if w.err == nil {
+		w.err = errors.New("a head holds a string that is not quoted")
+	}
+	return ""
 }
 
 // Key is a plugin's key as of a Lookup, to Store its declaration under.
@@ -126,8 +202,17 @@ func (c *Cache) Lookup(m *manifest.Manifest, s Start) (k Key, hit *Entry, proble
 	return k, nil, problem
 }
 
-// Store caches decl, and what was refused of it, under k: the latest of
-// the plugin's entries.
+// Decode returns e's declaration. It is not held to a handshake's rules
+// again: Store is given only declarations a handshake kept, and the
+// line's sum vouches that this one is what Store wrote.
+func (e *Entry) Decode() (protocol.InitializeResult, error) {
+	var decl protocol.InitializeResult
+	err := json.Unmarshal(e.Declaration, &decl)
+	return decl, err
+}
+
+// Store caches decl, a declaration a handshake kept, and what was refused
+// of it, under k: the latest of the plugin's entries.
 func (c *Cache) Store(k Key, decl protocol.InitializeResult, refused []string) error {
 	raw, err := json.Marshal(decl)
 	if err != nil {
@@ -151,11 +236,8 @@ func (c *Cache) write(k Key, decl json.RawMessage, refused []string) error {
 	}
 	data := []byte(header)
 	for i, e := range entries {
-		h, err := json.Marshal(head{Key: e.Key, Refused: e.Refused, Files: e.Files})
-		if err != nil {
-			return err
-		}
-		line := slices.Concat(h, []byte("\t"), e.Declaration, []byte("\n"))
+		body := slices.Concat(appendHead(nil, e), []byte("\t"), e.Declaration)
+		line := slices.Concat([]byte(sumOf(body)+"\t"), body, []byte("\n"))
 		if i > 0 && int64(len(data)+len(line)) > maxFile {
 			break // the older entries make room
 		}
@@ -196,18 +278,11 @@ func (c *Cache) path(name string) (string, bool) {
 // read returns the entries of the file at path: none, and no problem, if
 // there is no file; none, and the problem, if it cannot be understood.
 func read(path string) ([]Entry, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
+	data, err := capped.Read(path, maxFile)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("declaration cache: %w; starting the plugin instead", err)
-	}
-	// One byte past the cap tells a file over it (written by hand, or by
-	// a bingo with another cap) from one at it.
-	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	f.Close()
-	if err == nil && int64(len(data)) > maxFile {
+	case errors.Is(err, capped.ErrTooLarge): // written by hand, or by a bingo with another cap
 		err = fmt.Errorf("%s is over the cache's %d-byte cap", path, maxFile)
 	}
 	if err != nil {
@@ -223,28 +298,38 @@ func read(path string) ([]Entry, error) {
 	var entries []Entry
 	for len(rest) > 0 {
 		line, more, ok := bytes.Cut(rest, []byte("\n"))
-		h, decl, tab := bytes.Cut(line, []byte("\t"))
-		if !ok || !tab {
+		sum, body, tab1 := bytes.Cut(line, []byte("\t"))
+		h, decl, tab2 := bytes.Cut(body, []byte("\t"))
+		if !ok || !tab1 || !tab2 {
 			return bad("a line is cut short")
 		}
+		if string(sum) != sumOf(body) {
+			return bad("an entry does not match its checksum (damaged, or edited)")
+		}
 		rest = more
-		var e head
-		if err := json.Unmarshal(h, &e); err != nil {
+		e := Entry{Declaration: decl}
+		if err := parseHead(string(h), &e); err != nil {
 			return bad(err.Error())
 		}
-		for j := range e.Files {
-			e.Files[j].Settled = true // only settled sums are written
-		}
-		entries = append(entries, Entry{Key: e.Key, Declaration: decl, Refused: e.Refused, Files: e.Files})
+		entries = append(entries, e)
 	}
 	return entries, nil
 }
 
+// sumOf is the hex sha256 of an entry's line after its sum.
+func sumOf(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
+}
+
 // digestMagic starts every key's input; a change to the rule changes it.
-const digestMagic = "bingo-declaration-v1"
+const digestMagic = "bingo-declaration-v2"
 
 // digest is the key of m, whose files snap digests, started with s: the
-// sha256 of their JSON encoding, which is unambiguous.
+// sha256 of every input, each after its length, each list after its
+// count, which is unambiguous (and, unlike a JSON encoding, cheap enough
+// to take for every plugin on every run: the environment alone is most of
+// the input).
 func digest(m *manifest.Manifest, snap trust.Plugin, s Start) string {
 	var env []string
 	for _, kv := range s.Env {
@@ -253,18 +338,24 @@ func digest(m *manifest.Manifest, snap trust.Plugin, s Start) string {
 		}
 	}
 	slices.Sort(env)
-	in, _ := json.Marshal(struct {
-		Magic                         string
-		Protocol                      int
-		Name, Files                   string
-		Wasm, Command                 string
-		Args                          []string
-		Transport, Root, DataDir, Dir string
-		Config                        string
-		Env, Grants                   []string
-	}{digestMagic, protocol.Version, m.Name, snap.Digest, m.Entry.Wasm, m.Entry.Command, m.Entry.Args,
-		s.Transport, s.Root, s.DataDir, s.Dir, string(s.Config), env, slices.Sorted(slices.Values(s.Grants))})
-	sum := sha256.Sum256(in)
+	b := make([]byte, 0, 4096)
+	word := func(v string) { b = append(append(strconv.AppendInt(b, int64(len(v)), 10), ':'), v...) }
+	list := func(vs []string) {
+		b = append(strconv.AppendInt(b, int64(len(vs)), 10), '#')
+		for _, v := range vs {
+			word(v)
+		}
+	}
+	for _, v := range []string{digestMagic, strconv.Itoa(protocol.Version), m.Name, snap.Digest, m.Entry.Wasm, m.Entry.Command} {
+		word(v)
+	}
+	list(m.Entry.Args)
+	for _, v := range []string{s.Transport, s.Root, s.DataDir, s.Dir, string(s.Config)} {
+		word(v)
+	}
+	list(env)
+	list(slices.Sorted(slices.Values(s.Grants)))
+	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 

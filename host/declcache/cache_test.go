@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/bingo/bingo-plugin-rpc/host/trust"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
 // plugin writes a plugin whose entry runs main.py, and loads it.
@@ -207,5 +209,82 @@ func TestOnlySettledSumsAreKept(t *testing.T) {
 	must(t, err)
 	if len(entries) != 1 || len(entries[0].Files) != 0 {
 		t.Fatalf("sums of files written just now were kept: %+v", entries)
+	}
+}
+
+// A hit's declaration is decoded as Store was given it, without the
+// handshake's checks: what makes that safe is the sum on its line, so a
+// line changed by one byte, in its declaration or its head, is a miss
+// and a line, and the next Store replaces the file.
+func TestAnEditedEntryIsAMiss(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	c := New(cache, trust.NewSums())
+	m := plugin(t, dir, "p", "")
+	d := decl("p")
+	d.Tools = []sdk.ToolSpec{{Name: "t", Description: "d", InputSchema: json.RawMessage(`{"type":"object"}`)}}
+	k, _, _ := c.Lookup(m, Start{})
+	must(t, c.Store(k, d, nil))
+	_, hit, problem := c.Lookup(m, Start{})
+	if hit == nil || problem != nil {
+		t.Fatalf("after Store: %v %v", hit, problem)
+	}
+	got, err := hit.Decode()
+	if err != nil || !reflect.DeepEqual(got, d) {
+		t.Fatalf("Decode: %+v %v, want %+v", got, err, d)
+	}
+
+	file := filepath.Join(cache, "p.json")
+	good, err := os.ReadFile(file)
+	must(t, err)
+	for _, edit := range []struct{ from, to string }{
+		{`"name":"t"`, `"name":"../t"`}, // the declaration
+		{"\tsha256:", "\tsha256:0"},     // the head
+	} {
+		if !strings.Contains(string(good), edit.from) {
+			t.Fatalf("%s not in %s", edit.from, good)
+		}
+		must(t, os.WriteFile(file, []byte(strings.Replace(string(good), edit.from, edit.to, 1)), 0o600))
+		_, hit, problem := c.Lookup(m, Start{})
+		if hit != nil || problem == nil || !strings.Contains(problem.Error(), "checksum") {
+			t.Fatalf("%s edited: hit %v, problem %v; want a miss and a line", edit.from, hit, problem)
+		}
+	}
+	must(t, c.Store(k, d, nil))
+	if _, hit, problem := c.Lookup(m, Start{}); hit == nil || problem != nil {
+		t.Fatalf("the next Store did not replace it: %v %v", hit, problem)
+	}
+}
+
+// An entry whose sum matches but whose declaration this bingo cannot
+// decode (written by another build under the same header) is refused by
+// Decode, for the host to treat as a miss.
+func TestDecodeRefusesWhatItCannotRead(t *testing.T) {
+	e := Entry{Declaration: json.RawMessage(`{"protocol":"five"}`)}
+	if _, err := e.Decode(); err == nil {
+		t.Fatal("a declaration of another shape was decoded")
+	}
+}
+
+// A head holds any path and any message, spaces, tabs, newlines and
+// quotes included, and reads back as it was written; one that is not a
+// head is refused.
+func TestAHeadReadsBackAsWritten(t *testing.T) {
+	e := Entry{Key: "sha256:abc",
+		Files:   []trust.FileSum{{Path: "/a b/\tc\n\"d\".py", Version: "1:2:3:4:5", SHA256: "ff", Settled: true}, {Path: "/é", Version: "6:7", SHA256: "00", Settled: true}},
+		Refused: []string{"tools[0].name: \"x y\" is not a name", "unknown key \"\\t\""}}
+	h := appendHead(nil, e)
+	if strings.ContainsAny(string(h), "\t\n") {
+		t.Fatalf("a head holds a raw tab or newline: %q", h)
+	}
+	var got Entry
+	if err := parseHead(string(h), &got); err != nil || !reflect.DeepEqual(got, e) {
+		t.Fatalf("read back %+v, %v\nwant %+v", got, err, e)
+	}
+	for _, bad := range []string{"", "sha256:abc f", "sha256:abc f \"/p\" 1", "sha256:abc f /p 1 ff", "sha256:abc x \"y\"", "sha256:abc r \"open", "sha256:abc  f \"/p\" 1 ff"} {
+		var e Entry
+		if err := parseHead(bad, &e); err == nil {
+			t.Errorf("%q read as a head: %+v", bad, e)
+		}
 	}
 }

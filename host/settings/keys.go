@@ -2,6 +2,7 @@ package settings
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -39,6 +40,9 @@ type Key struct {
 	OneOf bool
 	// Requires names a sibling key this one may only be set beside.
 	Requires string
+	// Zero, for a duration that may be "0", says what "0" means; any
+	// other duration must be positive. The key then holds Never.
+	Zero string
 	// Doc says what the key does.
 	Doc string
 }
@@ -134,8 +138,12 @@ var (
 		"providerTotal": "A provider/stream's whole response, however lively: past it the stream is cancelled (provider/cancel) and the turn fails.",
 		"hook":          "A hook/decide. A hook past it decides nothing (as if it answered continue), with a notice.",
 		"service":       "A service/call to a plugin's service, from the host or from another plugin.",
-		"idleStop":      "How long a running plugin may have nothing to do (no request in flight, nothing it owes an answer to) before it is stopped, quietly: no notice, and the next use starts it again. Set it long (\"24h\") to keep plugins running for as long as bingo does.",
+		"idleStop":      "How long a running plugin may have nothing to do (no request in flight, nothing it owes an answer to) before it is stopped, quietly: no notice, and the next use starts it again. \"0\" never stops it: plugins then run for as long as bingo does.",
 		"grace":         "How long a request may stay unanswered past its deadline before the plugin is killed as wedged (and respawned by the next use); also how long a notification, or the answer to one of the plugin's own requests, may stay blocked on a plugin that does not read its stdin.",
+	}
+	// deadlineZero are the deadlines that may be "0", and what it means.
+	deadlineZero = map[string]string{
+		"idleStop": "never",
 	}
 	limitDocs = map[string]string{
 		"providerResponseMiB": "One response of a plugin's provider: its provider/delta notifications, counted as they cross the wire. Past it the stream is cancelled (provider/cancel) and the turn fails.",
@@ -143,6 +151,12 @@ var (
 	// limitUnits are the units of Limits' fields, by JSON key.
 	limitUnits = map[string]string{"providerResponseMiB": "MiB"}
 )
+
+// Never is what a duration key whose Zero is set holds when a file sets it
+// to "0": longer than any run, so the timer it sets never fires; and, as
+// the longest duration, never tighter than what is in force, so an
+// untrusted project (which can only tighten) cannot set it.
+const Never = time.Duration(math.MaxInt64)
 
 // deadlineKeys and limitKeys are the JSON keys of Deadlines' and Limits'
 // fields, in field order: each field's name in lower camel case.
@@ -226,7 +240,7 @@ func buildTable() []Key {
 	}
 	for _, key := range deadlineKeys {
 		t = append(t, Key{Path: "deadlines." + key, Kind: KindDuration,
-			Default: formatDuration(*DeadlineField(&def.Deadlines, key)), Doc: deadlineDocs[key]})
+			Default: formatDuration(*DeadlineField(&def.Deadlines, key)), Zero: deadlineZero[key], Doc: deadlineDocs[key]})
 	}
 	t = append(t, Key{Path: "limits", Kind: KindSection, Layer: LayerTighten,
 		Doc: "How much one crossing to a plugin may make the host hold; a later file wins key by key."})

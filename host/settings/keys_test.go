@@ -23,6 +23,9 @@ func TestKeysAreWhatTheParserAccepts(t *testing.T) {
 			}
 			values = append(values, v)
 		}
+		if k.Zero != "" {
+			values = append(values, `"0"`)
+		}
 		for _, v := range values {
 			f := k.File(v)
 			l, err := parse("f.json", []byte(f))

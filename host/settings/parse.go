@@ -312,17 +312,25 @@ func (p *parser) positive(path string) (*int, error) {
 	return &i, nil
 }
 
-func (p *parser) duration(path string) (time.Duration, error) {
+// duration reads a positive duration; with zero (what "0" means) not "",
+// "0" too, as Never.
+func (p *parser) duration(path, zero string) (time.Duration, error) {
 	at := p.at()
 	s, err := p.str(path)
 	if err != nil {
 		return 0, err
 	}
+	if s == "0" && zero != "" {
+		return Never, nil
+	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
 		return 0, p.errAt(at, "%s: %q is not a duration (write it like \"60s\", \"150ms\" or \"1m30s\")", path, s)
 	}
-	if d <= 0 {
+	switch {
+	case d <= 0 && zero != "":
+		return 0, p.errAt(at, "%s must be positive, or \"0\" for %s, not %q", path, zero, s)
+	case d <= 0:
 		return 0, p.errAt(at, "%s must be positive, not %q", path, s)
 	}
 	return d, nil
@@ -428,7 +436,7 @@ func (p *parser) deadlines(l *layer) error {
 		if DeadlineField(&scratch, key) == nil {
 			return p.unknown(at, key, "deadlines", deadlineKeys)
 		}
-		d, err := p.duration("deadlines." + key)
+		d, err := p.duration("deadlines."+key, deadlineZero[key])
 		l.deadlines[key] = d
 		return err
 	})

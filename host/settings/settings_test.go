@@ -145,6 +145,20 @@ func TestLoadEveryKey(t *testing.T) {
 	}
 }
 
+// "0" is deadlines.idleStop's never: it holds Never, which a later file's
+// positive value replaces like any other.
+func TestIdleStopZeroIsNever(t *testing.T) {
+	dir := t.TempDir()
+	never := write(t, dir, "never.json", `{"deadlines": {"idleStop": "0"}}`)
+	if s := loadOK(t, never); s.Deadlines.IdleStop != Never {
+		t.Fatalf("idleStop \"0\" = %v, want Never", s.Deadlines.IdleStop)
+	}
+	later := write(t, dir, "later.json", `{"deadlines": {"idleStop": "2m"}}`)
+	if s := loadOK(t, never, later); s.Deadlines.IdleStop != 2*time.Minute {
+		t.Fatalf("a later 2m over \"0\" = %v", s.Deadlines.IdleStop)
+	}
+}
+
 func TestMerge(t *testing.T) {
 	dir := t.TempDir()
 	user := write(t, dir, "user.json", `{
@@ -302,6 +316,8 @@ func TestMalformed(t *testing.T) {
 		{"duration without unit", `{"deadlines": {"tool": "60"}}`, 1, 24, `deadlines.tool: "60" is not a duration`},
 		{"zero duration", `{"deadlines": {"hook": "0s"}}`, 1, 24, `deadlines.hook must be positive, not "0s"`},
 		{"negative duration", `{"deadlines": {"grace": "-1s"}}`, 1, 25, `deadlines.grace must be positive`},
+		{"zero for never where it is not", `{"deadlines": {"tool": "0"}}`, 1, 24, `deadlines.tool must be positive, not "0"`},
+		{"never spelt otherwise", `{"deadlines": {"idleStop": "0s"}}`, 1, 28, `deadlines.idleStop must be positive, or "0" for never, not "0s"`},
 		{"writable not a bool", `{"sandbox": {"wc": {"writable": "yes"}}}`, 1, 33, "sandbox.wc.writable must be true or false, not a string"},
 		{"memory zero", `{"sandbox": {"wc": {"memoryMiB": 0}}}`, 1, 34, "sandbox.wc.memoryMiB must be a positive whole number, not 0"},
 		{"memory fraction", `{"sandbox": {"wc": {"memoryMiB": 1.5}}}`, 1, 34, "not 1.5"},

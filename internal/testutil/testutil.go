@@ -1,8 +1,9 @@
 // Package testutil holds what the tests of several packages need: two
 // concurrency-safe sinks (a log buffer a test can wait on, and a collector
 // of notices, or anything else, a test can wait for one of), a tool call's
-// UI that records what reached the person, and the wire's names read from
-// protocol.go's source. Nothing in it
+// UI that records what reached the person, the wire's names read from
+// protocol.go's source, and the smallest Python plugin a start-up
+// benchmark installs many of. Nothing in it
 // sleeps to synchronise: a writer wakes the waiters.
 package testutil
 
