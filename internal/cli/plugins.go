@@ -96,7 +96,11 @@ func checkPlugin(o options, dir string, stdout, stderr io.Writer) int {
 	}
 	opts := check.Options{Dir: dir, Cwd: o.cwd}
 	if o.inputs != "" {
-		b, err := os.ReadFile(o.inputs)
+		inputs := o.inputs
+		if o.cwd != "" && !filepath.IsAbs(inputs) {
+			inputs = filepath.Join(o.cwd, inputs) // as the plugin's dir is
+		}
+		b, err := os.ReadFile(inputs)
 		if err == nil {
 			err = json.Unmarshal(b, &opts.Inputs)
 		}
