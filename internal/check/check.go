@@ -147,13 +147,22 @@ func (c *checker) settings(ctx context.Context) {
 	for _, k := range settings.KeySpecs() {
 		if top, sub, _ := strings.Cut(k.Path, "."); top == "deadlines" && sub != "" {
 			if d, dd := settings.DeadlineField(&c.dl, sub), settings.DeadlineField(&def, sub); d != nil && *d != *dd {
-				differ = append(differ, fmt.Sprintf("%s %s (default %s)", sub, *d, *dd))
+				differ = append(differ, fmt.Sprintf("%s %s (default %s)", sub, showDeadline(*d), showDeadline(*dd)))
 			}
 		}
 	}
 	if len(differ) > 0 {
 		c.add(OK, "settings", "held to the deadlines the settings in force set: %s", strings.Join(differ, ", "))
 	}
+}
+
+// showDeadline writes a deadline as the findings give it: settings.Never,
+// what "0" sets a key that takes it to, as never.
+func showDeadline(d time.Duration) string {
+	if d == settings.Never {
+		return "never"
+	}
+	return d.String()
 }
 
 func (c *checker) add(level, subject, format string, args ...any) {
