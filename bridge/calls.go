@@ -72,8 +72,7 @@ func (inst *instance) down() bool {
 }
 
 // takeAnswer is the line stream's Answer: it takes an answer to one of
-// the host's requests, on whichever goroutine read it (the wire's reader,
-// or a caller reading in its turn: see await). The request's route ends
+// the host's requests, on the reader goroutine. The request's route ends
 // before its answer is delivered, so nothing the plugin sends after its
 // answer reaches the finished call; and any answer shows the instance
 // alive (owed). A line it does not take, jsonrpc2 reads as before.
@@ -115,12 +114,20 @@ func (w waiter) wait(ctx context.Context, result any) error {
 	if err := ctx.Err(); err != nil {
 		// Begun past its end (a write that blocked past the deadline): an
 		// answer that has arrived since came too late all the same, and
-		// the select in await would pick between them at random.
+		// the select below would pick between them at random.
 		return err
 	}
-	r, err := w.await(ctx)
-	if err != nil {
-		return err
+	var r reply
+	select {
+	case r = <-w.ch:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.inst.rpc.DisconnectNotify():
+		select {
+		case r = <-w.ch: // answered just before the wire closed
+		default:
+			return jsonrpc2.ErrClosed
+		}
 	}
 	if r.err != nil {
 		return r.err
@@ -135,45 +142,4 @@ func (w waiter) wait(ctx context.Context, result any) error {
 		return result.UnmarshalJSON(r.result)
 	}
 	return json.Unmarshal(r.result, result)
-}
-
-// await waits for the answer. Where the wire allows it (a transport whose
-// reads can be interrupted), the waiting caller reads the wire itself
-// whenever no one else is (protocol's turns): its own answer then wakes
-// it from the poller, with no hand-over from another goroutine, and a
-// line for anyone else goes where the reader would have sent it. A
-// caller reading when ctx ends is interrupted.
-func (w waiter) await(ctx context.Context) (reply, error) {
-	s := w.inst.stream
-	var turn <-chan struct{} // nil, never ready, without turns
-	if s.Turns() {
-		s.Enter()
-		defer s.Leave()
-		stop := context.AfterFunc(ctx, s.Interrupt)
-		defer stop()
-		turn = s.Role()
-	}
-	for {
-		select {
-		case r := <-w.ch:
-			return r, nil
-		case <-ctx.Done():
-			return reply{}, ctx.Err()
-		case <-w.inst.rpc.DisconnectNotify():
-			select {
-			case r := <-w.ch: // answered just before the wire closed
-				return r, nil
-			default:
-				return reply{}, jsonrpc2.ErrClosed
-			}
-		case <-turn:
-			select {
-			case r := <-w.ch: // read by the reader before
-				s.Release()
-				return r, nil
-			default:
-			}
-			s.ReadTurn(ctx)
-		}
-	}
 }
