@@ -104,22 +104,30 @@ func (inst *instance) takeAnswer(line []byte) bool {
 }
 
 // wait waits for the answer and decodes its result into result, as
-// jsonrpc2's Waiter does: ctx's error when ctx ends first, jsonrpc2's
-// ErrClosed when the wire closes first, the plugin's *jsonrpc2.Error when
-// it answered with one; and ctx's error, whatever has arrived, when ctx
-// has ended before the wait begins. A request whose wait ended unanswered
-// stays registered: its late answer is still taken, and still counts as
-// one.
-func (w waiter) wait(ctx context.Context, result any) error {
+// jsonrpc2's Waiter does: ctx's error when ctx ends first, errPastDeadline
+// when due is closed first (the request's deadline; nil: none),
+// jsonrpc2's ErrClosed when the wire closes first, the plugin's
+// *jsonrpc2.Error when it answered with one; and ctx's error or
+// errPastDeadline, whatever has arrived, when either has passed before
+// the wait begins. A request whose wait ended unanswered stays
+// registered: its late answer is still taken, and still counts as one.
+func (w waiter) wait(ctx context.Context, due <-chan struct{}, result any) error {
+	// Begun past its end (a write that blocked past the deadline): an
+	// answer that has arrived since came too late all the same, and the
+	// select below would pick between them at random.
 	if err := ctx.Err(); err != nil {
-		// Begun past its end (a write that blocked past the deadline): an
-		// answer that has arrived since came too late all the same, and
-		// the select below would pick between them at random.
 		return err
+	}
+	select {
+	case <-due:
+		return errPastDeadline
+	default:
 	}
 	var r reply
 	select {
 	case r = <-w.ch:
+	case <-due:
+		return errPastDeadline
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-w.inst.rpc.DisconnectNotify():
