@@ -72,7 +72,8 @@ func (inst *instance) down() bool {
 }
 
 // takeAnswer is the line stream's Answer: it takes an answer to one of
-// the host's requests, on the reader goroutine. The request's route ends
+// the host's requests, on whichever goroutine read it (the wire's reader,
+// or a caller reading in its turn: see await). The request's route ends
 // before its answer is delivered, so nothing the plugin sends after its
 // answer reaches the finished call; and any answer shows the instance
 // alive (owed). A line it does not take, jsonrpc2 reads as before.
@@ -123,19 +124,9 @@ func (w waiter) wait(ctx context.Context, due <-chan struct{}, result any) error
 		return errPastDeadline
 	default:
 	}
-	var r reply
-	select {
-	case r = <-w.ch:
-	case <-due:
-		return errPastDeadline
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-w.inst.rpc.DisconnectNotify():
-		select {
-		case r = <-w.ch: // answered just before the wire closed
-		default:
-			return jsonrpc2.ErrClosed
-		}
+	r, err := w.await(ctx, due)
+	if err != nil {
+		return err
 	}
 	if r.err != nil {
 		return r.err
@@ -150,4 +141,57 @@ func (w waiter) wait(ctx context.Context, due <-chan struct{}, result any) error
 		return result.UnmarshalJSON(r.result)
 	}
 	return json.Unmarshal(r.result, result)
+}
+
+// await waits for the answer. Where the wire allows it (a transport whose
+// reads can be interrupted), the waiting caller reads the wire itself
+// whenever no one else is (protocol's turns): its own answer then wakes
+// it from the poller, with no hand-over from another goroutine, and a
+// line for anyone else goes where the reader would have sent it. A
+// caller reading when ctx ends, or due passes (see clock.tick), is
+// interrupted.
+func (w waiter) await(ctx context.Context, due <-chan struct{}) (reply, error) {
+	s := w.inst.stream
+	var turn <-chan struct{} // nil, never ready, without turns
+	if s.Turns() {
+		s.Enter()
+		defer s.Leave()
+		if ctx.Done() != nil {
+			defer context.AfterFunc(ctx, s.Interrupt)()
+		}
+		turn = s.Role()
+	}
+	over := func() bool {
+		select {
+		case <-due:
+			return true
+		default:
+			return ctx.Err() != nil
+		}
+	}
+	for {
+		select {
+		case r := <-w.ch:
+			return r, nil
+		case <-due:
+			return reply{}, errPastDeadline
+		case <-ctx.Done():
+			return reply{}, ctx.Err()
+		case <-w.inst.rpc.DisconnectNotify():
+			select {
+			case r := <-w.ch: // answered just before the wire closed
+				return r, nil
+			default:
+				return reply{}, jsonrpc2.ErrClosed
+			}
+		case <-turn:
+			select {
+			case r := <-w.ch: // read by the reader before
+				s.Release()
+				return r, nil
+			default:
+			}
+			s.ReadTurn(over)
+		}
+	}
 }
