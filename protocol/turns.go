@@ -27,12 +27,13 @@ import (
 // A read that ends the stream is kept for ReadObject to return, with the
 // role: no one reads after it.
 //
-// The last caller out does not wake ReadObject at once: waking a
-// goroutine costs about what the hand-over did. ReadObject reads again
-// HandBack after the last caller left, unless a caller has come since —
-// so calls in quick succession pass the role from one to the next and
-// never wake ReadObject, and a line the plugin sends between calls waits
-// at most HandBack for it.
+// The last caller out does not wake ReadObject: waking a goroutine costs
+// about what the hand-over did, and so would arming a timer per call.
+// While callers come, ReadObject looks every HandBack, and reads again
+// once a whole HandBack has passed with no caller coming and none
+// waiting. Calls in quick succession pass the role from one to the next
+// and wake no one; a line the plugin sends between calls waits at most
+// twice HandBack for ReadObject.
 //
 // A reader blocked in a read cannot notice that it should let another
 // have the role: Enter and Interrupt set the stream's read deadline in the
@@ -43,19 +44,20 @@ import (
 // had of a line is kept for the next read.
 var errInterrupted = errors.New("read interrupted to hand over the reader's role")
 
-// HandBack is how long after the last caller has left ReadObject starts
-// reading again.
+// HandBack is how often ReadObject looks whether callers have stopped
+// coming, while they come.
 const HandBack = 5 * time.Millisecond
 
 type turns struct {
 	setDeadline func(time.Time) error // nil: only ReadObject reads
 	role        chan struct{}         // holds the token while no one holds the role
 	wake        chan struct{}         // ReadObject may have something to do
-	handBack    *time.Timer           // ticks HandBack after the last caller left
+	handBack    *time.Timer           // ReadObject's, while callers come
 
 	mu      sync.Mutex
 	callers int    // between Enter and Leave
-	back    bool   // ReadObject may read: no caller since handBack ticked
+	entered uint64 // Enters so far
+	back    bool   // ReadObject may read: no caller for a HandBack
 	pending []byte // a line a caller read for ReadObject; it holds the role
 	ended   error  // the error that ended the stream, met by a caller
 }
@@ -65,36 +67,34 @@ func (t *turns) init(setDeadline func(time.Time) error) {
 	t.role, t.wake = make(chan struct{}, 1), make(chan struct{}, 1)
 	t.role <- struct{}{}
 	t.back = true
-	t.handBack = time.NewTimer(time.Hour)
+	t.handBack = time.NewTimer(HandBack)
 	t.handBack.Stop()
 }
 
 // Turns reports whether callers may read (LineStreamOptions.SetReadDeadline).
 func (s *LineStream) Turns() bool { return s.setDeadline != nil }
 
-// Enter counts a caller in as waiting for an answer: from now until
-// HandBack after the last Leave, ReadObject leaves the reading to
-// callers, and the reader blocked now, if any, is woken to hand the role
-// over. Only with Turns.
+// Enter counts a caller in as waiting for an answer: from now until a
+// HandBack with no caller, ReadObject leaves the reading to callers, and
+// if it was reading, its read is woken to hand the role over. Only with
+// Turns.
 func (s *LineStream) Enter() {
 	s.mu.Lock()
 	s.callers++
+	s.entered++
+	back := s.back
 	s.back = false
 	s.mu.Unlock()
-	s.handBack.Stop()
-	s.Interrupt()
+	if back {
+		s.Interrupt()
+	}
 }
 
-// Leave counts a caller out; HandBack after the last one out, ReadObject
-// reads again. It does not give up the role: see ReadTurn.
+// Leave counts a caller out. It does not give up the role: see ReadTurn.
 func (s *LineStream) Leave() {
 	s.mu.Lock()
 	s.callers--
-	last := s.callers == 0
 	s.mu.Unlock()
-	if last {
-		s.handBack.Reset(HandBack)
-	}
 }
 
 // Role is received from to take the reader's role; its holder reads one
@@ -172,9 +172,10 @@ func (s *LineStream) nextLine() (line []byte, offered bool, err error) {
 		line, err = s.readLine()
 		return line, false, err
 	}
+	var seen uint64 // the Enters counted at the last look
 	for {
 		s.mu.Lock()
-		line, ended, busy := s.pending, s.ended, s.callers > 0 || !s.back
+		line, ended, busy := s.pending, s.ended, !s.back
 		s.pending = nil
 		s.mu.Unlock()
 		switch {
@@ -186,11 +187,14 @@ func (s *LineStream) nextLine() (line []byte, offered bool, err error) {
 		case ended != nil:
 			return nil, true, ended
 		case busy:
+			s.handBack.Reset(HandBack)
 			select {
 			case <-s.wake:
+				s.handBack.Stop()
 			case <-s.handBack.C:
 				s.mu.Lock()
-				s.back = s.callers == 0 // a caller may have come as it ticked
+				s.back = s.callers == 0 && s.entered == seen
+				seen = s.entered
 				s.mu.Unlock()
 			}
 			continue
