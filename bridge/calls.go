@@ -15,6 +15,10 @@ import (
 // decodes it once; whatever it does not take (the handshake's answer, an
 // answer to no request) goes on to jsonrpc2 as before, and jsonrpc2 still
 // owns the connection's life, the plugin's requests and notifications.
+// Over a transport whose reads can be interrupted (exec), the caller
+// waiting for an answer reads the wire itself in its turn (await), so
+// that the answer wakes it from the poller rather than through jsonrpc2's
+// reading goroutine.
 
 // reply is the answer to one of the host's requests.
 type reply struct {
