@@ -15,6 +15,10 @@ import (
 // decodes it once; whatever it does not take (the handshake's answer, an
 // answer to no request) goes on to jsonrpc2 as before, and jsonrpc2 still
 // owns the connection's life, the plugin's requests and notifications.
+// Over a transport whose reads can be interrupted (exec), the caller
+// waiting for an answer reads the wire itself in its turn (await), so
+// that the answer wakes it from the poller rather than through jsonrpc2's
+// reading goroutine.
 
 // reply is the answer to one of the host's requests.
 type reply struct {
@@ -72,7 +76,8 @@ func (inst *instance) down() bool {
 }
 
 // takeAnswer is the line stream's Answer: it takes an answer to one of
-// the host's requests, on the reader goroutine. The request's route ends
+// the host's requests, on whichever goroutine read it (the wire's reader,
+// or a caller reading in its turn: see await). The request's route ends
 // before its answer is delivered, so nothing the plugin sends after its
 // answer reaches the finished call; and any answer shows the instance
 // alive (owed). A line it does not take, jsonrpc2 reads as before.
@@ -104,30 +109,28 @@ func (inst *instance) takeAnswer(line []byte) bool {
 }
 
 // wait waits for the answer and decodes its result into result, as
-// jsonrpc2's Waiter does: ctx's error when ctx ends first, jsonrpc2's
-// ErrClosed when the wire closes first, the plugin's *jsonrpc2.Error when
-// it answered with one; and ctx's error, whatever has arrived, when ctx
-// has ended before the wait begins. A request whose wait ended unanswered
-// stays registered: its late answer is still taken, and still counts as
-// one.
-func (w waiter) wait(ctx context.Context, result any) error {
+// jsonrpc2's Waiter does: ctx's error when ctx ends first, errPastDeadline
+// when due is closed first (the request's deadline; nil: none),
+// jsonrpc2's ErrClosed when the wire closes first, the plugin's
+// *jsonrpc2.Error when it answered with one; and ctx's error or
+// errPastDeadline, whatever has arrived, when either has passed before
+// the wait begins. A request whose wait ended unanswered stays
+// registered: its late answer is still taken, and still counts as one.
+func (w waiter) wait(ctx context.Context, due <-chan struct{}, result any) error {
+	// Begun past its end (a write that blocked past the deadline): an
+	// answer that has arrived since came too late all the same, and the
+	// select below would pick between them at random.
 	if err := ctx.Err(); err != nil {
-		// Begun past its end (a write that blocked past the deadline): an
-		// answer that has arrived since came too late all the same, and
-		// the select below would pick between them at random.
 		return err
 	}
-	var r reply
 	select {
-	case r = <-w.ch:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-w.inst.rpc.DisconnectNotify():
-		select {
-		case r = <-w.ch: // answered just before the wire closed
-		default:
-			return jsonrpc2.ErrClosed
-		}
+	case <-due:
+		return errPastDeadline
+	default:
+	}
+	r, err := w.await(ctx, due)
+	if err != nil {
+		return err
 	}
 	if r.err != nil {
 		return r.err
@@ -142,4 +145,57 @@ func (w waiter) wait(ctx context.Context, result any) error {
 		return result.UnmarshalJSON(r.result)
 	}
 	return json.Unmarshal(r.result, result)
+}
+
+// await waits for the answer. Where the wire allows it (a transport whose
+// reads can be interrupted), the waiting caller reads the wire itself
+// whenever no one else is (protocol's turns): its own answer then wakes
+// it from the poller, with no hand-over from another goroutine, and a
+// line for anyone else goes where the reader would have sent it. A
+// caller reading when ctx ends, or due passes (see clock.tick), is
+// interrupted.
+func (w waiter) await(ctx context.Context, due <-chan struct{}) (reply, error) {
+	s := w.inst.stream
+	var turn <-chan struct{} // nil, never ready, without turns
+	if s.Turns() {
+		s.Enter()
+		defer s.Leave()
+		if ctx.Done() != nil {
+			defer context.AfterFunc(ctx, s.Interrupt)()
+		}
+		turn = s.Role()
+	}
+	over := func() bool {
+		select {
+		case <-due:
+			return true
+		default:
+			return ctx.Err() != nil
+		}
+	}
+	for {
+		select {
+		case r := <-w.ch:
+			return r, nil
+		case <-due:
+			return reply{}, errPastDeadline
+		case <-ctx.Done():
+			return reply{}, ctx.Err()
+		case <-w.inst.rpc.DisconnectNotify():
+			select {
+			case r := <-w.ch: // answered just before the wire closed
+				return r, nil
+			default:
+				return reply{}, jsonrpc2.ErrClosed
+			}
+		case <-turn:
+			select {
+			case r := <-w.ch: // read by the reader before
+				s.Release()
+				return r, nil
+			default:
+			}
+			s.ReadTurn(over)
+		}
+	}
 }

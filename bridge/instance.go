@@ -75,6 +75,11 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 	if p.opts.Trace {
 		sopts.Trace = p.traceLine
 	}
+	if d, ok := conn.(interface{ SetReadDeadline(time.Time) error }); ok {
+		// Its reads can be interrupted: a caller may read its own answer
+		// (waiter.await).
+		sopts.SetReadDeadline = d.SetReadDeadline
+	}
 	inst.stream = protocol.NewLineStream(conn, sopts)
 	// The answers to the host's calls are taken before jsonrpc2 sees them
 	// (takeAnswer); what reaches OnRecv is the handshake's answer and

@@ -476,11 +476,10 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	defer p.endRoute(id)
 	inst.owed.request(id, req.Method, start.Add(deadline))
 
-	var w waiter
-	err = inst.guardWrite(deadline, req.Method, func() (err error) {
-		w, err = inst.dispatch(id, req.Method, req.Params)
-		return err
-	})
+	clk := inst.startClock(deadline, start, req.Method)
+	defer clk.stop()
+	w, err := inst.dispatch(id, req.Method, req.Params)
+	clk.written()
 	if err != nil {
 		inst.owed.forget(id)
 		return p.callError(inst, req, err)
@@ -494,22 +493,22 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	// withdrawing any question it has put to the person.
 	waitCtx := ctx
 	if req.CancelMethod != "" {
-		waitCtx = context.WithoutCancel(ctx)
-		stop := context.AfterFunc(ctx, func() {
-			if rt != nil {
-				rt.cancel()
-			}
-			_ = inst.notify(req.CancelMethod, req.CancelParams)
-		})
-		defer stop()
+		waitCtx = context.Background()
+		if ctx.Done() != nil {
+			stop := context.AfterFunc(ctx, func() {
+				if rt != nil {
+					rt.cancel()
+				}
+				_ = inst.notify(req.CancelMethod, req.CancelParams)
+			})
+			defer stop()
+		}
 	}
-	waitCtx, cancel := context.WithTimeoutCause(waitCtx, max(deadline-time.Since(start), 0), errPastDeadline)
-	defer cancel()
-	err = w.wait(waitCtx, result)
+	err = w.wait(waitCtx, clk.due, result)
 	switch {
 	case err == nil:
 		return nil
-	case context.Cause(waitCtx) == errPastDeadline && errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, errPastDeadline):
 		// Still owed: the wedge rule (owed) decides whether the instance
 		// is stuck.
 		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
@@ -526,7 +525,7 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	return p.callError(inst, req, err)
 }
 
-// errPastDeadline marks the end of a wait as the request's own deadline.
+// errPastDeadline is a wait ended by the request's own deadline.
 var errPastDeadline = errors.New("past the request's deadline")
 
 // cutOff ends a stream past one of its bounds, with err: nothing more
@@ -555,7 +554,7 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, id jsonrpc2.ID,
 	waitCtx, stopWait := context.WithCancel(context.Background())
 	defer stopWait()
 	answered := make(chan error, 1)
-	go func() { answered <- w.wait(waitCtx, result) }()
+	go func() { answered <- w.wait(waitCtx, nil, result) }()
 
 	cancelled := ctx.Done()
 	for {

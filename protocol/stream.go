@@ -9,6 +9,7 @@ import (
 	"io"
 	"reflect"
 	"sync"
+	"time"
 )
 
 // DefaultMaxLine is the longest line a LineStream accepts: long enough for
@@ -33,6 +34,16 @@ type LineStream struct {
 
 	writeMu sync.Mutex
 	wbuf    bytes.Buffer
+
+	// A line that an interrupted read left half-read, for the next read
+	// to go on with (turns.go): its pieces so far and their length, or,
+	// past the cap, its head while the rest is let go.
+	pieces   [][]byte
+	n        int
+	skipping bool
+	head     []byte
+
+	turns // callers' turns at reading (turns.go)
 }
 
 // LineStreamOptions configures a LineStream. The zero value is the default.
@@ -43,14 +54,15 @@ type LineStreamOptions struct {
 	// most the first 512 bytes of it.
 	Skipped func(line []byte, why error)
 	// Notification, if set, receives every notification (a message with a
-	// method and no id) on the reading goroutine, in wire order, instead of
+	// method and no id) on the goroutine that read it (one at a time: see
+	// SetReadDeadline), in wire order, instead of
 	// ReadObject returning it. Notifications are the bulk of a busy wire
 	// (progress lines, a stream's deltas); this path decodes each once,
 	// where a general JSON-RPC decoder decodes params generically and
 	// encodes them again.
 	Notification func(method string, params json.RawMessage)
 	// Answer, if set, is offered every other line that is not blank, on
-	// the reading goroutine, in wire order, before the general decoder; it
+	// the goroutine that read it, in wire order, before the general decoder; it
 	// reports whether it took the line, which ReadObject then does not
 	// return. A reader that sent a request itself takes its answer here
 	// and decodes it once, where a general JSON-RPC decoder decodes it
@@ -64,6 +76,12 @@ type LineStreamOptions struct {
 	// writer's or the reader's goroutine, so it may be called concurrently
 	// with itself. Unset, it costs nothing per line.
 	Trace func(dir string, line []byte)
+	// SetReadDeadline, if set, is the read deadline of the stream's
+	// reader: with it, a caller waiting for an answer may read the
+	// stream itself (Enter, ReadTurn), and a read blocked in another
+	// goroutine is interrupted to hand it the role. It must leave a
+	// reader that has been stopped for good (a killed process's) stopped.
+	SetReadDeadline func(time.Time) error
 }
 
 // The directions a Trace is told: from the writer's side of the stream.
@@ -80,7 +98,9 @@ func NewLineStream(rwc io.ReadWriteCloser, opts LineStreamOptions) *LineStream {
 	if opts.MaxLine <= 0 {
 		opts.MaxLine = DefaultMaxLine
 	}
-	return &LineStream{rwc: rwc, r: bufio.NewReaderSize(rwc, 64<<10), maxLine: opts.MaxLine, skipped: opts.Skipped, notify: opts.Notification, answer: opts.Answer, trace: opts.Trace}
+	s := &LineStream{rwc: rwc, r: bufio.NewReaderSize(rwc, 64<<10), maxLine: opts.MaxLine, skipped: opts.Skipped, notify: opts.Notification, answer: opts.Answer, trace: opts.Trace}
+	s.turns.init(opts.SetReadDeadline)
+	return s
 }
 
 // WriteObject writes obj as one line.
@@ -116,15 +136,12 @@ func (s *LineStream) WriteObject(obj any) error {
 // not. v must be a pointer.
 func (s *LineStream) ReadObject(v any) error {
 	for {
-		line, err := s.readLine()
+		line, offered, err := s.nextLine()
 		if errors.Is(err, ErrLineTooLong) {
 			s.skip(line, err)
 			continue
 		}
-		if len(bytes.TrimSpace(line)) > 0 && s.notify != nil && s.notification(line) {
-			line = nil
-		}
-		if len(bytes.TrimSpace(line)) > 0 && s.answer != nil && s.answer(line) {
+		if !offered && s.offer(line) {
 			line = nil
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
@@ -163,6 +180,15 @@ func (s *LineStream) ReadLine() ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+// offer hands line to the Notification and Answer callbacks, and reports
+// whether one of them took it.
+func (s *LineStream) offer(line []byte) bool {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return false
+	}
+	return (s.notify != nil && s.notification(line)) || (s.answer != nil && s.answer(line))
 }
 
 // notification hands line to the Notification callback if it is a
@@ -205,32 +231,46 @@ func (s *LineStream) readLine() ([]byte, error) {
 	return line, err
 }
 
-// readRaw is readLine, untraced.
+// readRaw is readLine, untraced. A read interrupted to hand the reader's
+// role over (turns.go) returns errInterrupted and keeps what it has of the
+// line for the next read.
 func (s *LineStream) readRaw() ([]byte, error) {
-	var pieces [][]byte
-	n := 0
 	for {
 		frag, err := s.r.ReadSlice('\n')
-		if n+len(frag) > s.maxLine {
-			head := headOf(append(pieces, frag))
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = s.r.ReadSlice('\n')
+		if !s.skipping && s.n+len(frag) > s.maxLine {
+			s.head, s.pieces, s.skipping = headOf(append(s.pieces, frag)), nil, true
+		}
+		if s.skipping {
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
 			}
+			if s.interrupted(err) {
+				return nil, errInterrupted
+			}
+			head := s.head
+			s.head, s.n, s.skipping = nil, 0, false
 			if err != nil {
 				return head, err
 			}
 			return head, ErrLineTooLong
 		}
-		n += len(frag)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			pieces = append(pieces, bytes.Clone(frag))
-			continue
+		partial := errors.Is(err, bufio.ErrBufferFull) || s.interrupted(err)
+		if partial {
+			if len(frag) > 0 {
+				s.n += len(frag)
+				s.pieces = append(s.pieces, bytes.Clone(frag))
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			return nil, errInterrupted
 		}
-		line := make([]byte, 0, n)
-		for _, p := range pieces {
+		line := make([]byte, 0, s.n+len(frag))
+		for _, p := range s.pieces {
 			line = append(line, p...)
 		}
 		line = append(line, frag...)
+		s.pieces, s.n = nil, 0
 		if err != nil {
 			return line, err
 		}

@@ -30,6 +30,7 @@ type conn struct {
 	eof        atomic.Bool // stdout reached its end and is closed
 
 	killed   atomic.Bool
+	deadline sync.Mutex // orders SetReadDeadline with kill's: a killed Read stays unblocked
 	killOnce sync.Once
 	killErr  error
 
@@ -61,6 +62,20 @@ func (c *conn) Read(p []byte) (int, error) {
 		err = io.EOF // another reader saw the end and closed the pipe
 	}
 	return n, err
+}
+
+// SetReadDeadline sets the deadline of Read, as os.File's does: a Read
+// blocked past it returns an error matching os.ErrDeadlineExceeded, and
+// the zero time clears it. Once Kill has been called it changes nothing
+// and returns ErrKilled: Kill's deadline, which keeps Read unblocked,
+// stays.
+func (c *conn) SetReadDeadline(t time.Time) error {
+	c.deadline.Lock()
+	defer c.deadline.Unlock()
+	if c.killed.Load() {
+		return ErrKilled
+	}
+	return c.stdout.SetReadDeadline(t)
 }
 
 // Write writes to the child's stdin.
@@ -110,11 +125,13 @@ func (c *conn) Kill() error {
 }
 
 func (c *conn) kill() error {
-	c.killed.Store(true)
 	// A deadline in the past wakes a blocked Read now without closing the
 	// pipe: the child, still shutting down, may write a little more, and
 	// a closed pipe would kill it with SIGPIPE instead of letting it exit.
+	c.deadline.Lock()
+	c.killed.Store(true)
 	_ = c.stdout.SetReadDeadline(time.Unix(1, 0))
+	c.deadline.Unlock()
 	_ = c.Close() // EOF on the child's stdin; a blocked Write returns
 
 	// Each signal only if the step before did not end it; after SIGKILL,

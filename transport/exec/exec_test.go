@@ -630,3 +630,64 @@ func TestSignalEndsEveryLiveInstance(t *testing.T) {
 		t.Fatalf("%d reaped instances still counted live", live)
 	}
 }
+
+// A read deadline in the past interrupts a blocked Read without losing
+// the conn, and a cleared one lets the next Read through; once Kill has
+// set its own, SetReadDeadline cannot lift it and Read stays unblocked.
+func TestSetReadDeadlineNeverLiftsKill(t *testing.T) {
+	c := start(t, config(t, "ready,echo"))
+	r := bufio.NewReader(c)
+	if got := readLine(t, r); got != "ready" {
+		t.Fatalf("got %q", got)
+	}
+	if err := c.SetReadDeadline(time.Unix(1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Read past the deadline = %v, want os.ErrDeadlineExceeded", err)
+	}
+	if err := c.SetReadDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("again\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := readLine(t, r); got != "again" {
+		t.Fatalf("after the deadline was cleared: %q", got)
+	}
+
+	// A child that never reads nor exits: Kill sits in its first step.
+	cfg := config(t, "ready,hang")
+	cfg.StopGrace = time.Minute
+	h := start(t, cfg)
+	t.Cleanup(func() { _ = syscall.Kill(-h.pgid, syscall.SIGKILL) }) // a failure need not sit out the grace
+	hr := bufio.NewReader(h)
+	if got := readLine(t, hr); got != "ready" {
+		t.Fatalf("got %q", got)
+	}
+	killed := make(chan error, 1)
+	go func() { killed <- h.Kill() }()
+	for !h.killed.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	if err := h.SetReadDeadline(time.Time{}); !errors.Is(err, ErrKilled) {
+		t.Fatalf("SetReadDeadline after Kill = %v, want ErrKilled", err)
+	}
+	readErr := make(chan error, 1)
+	go func() {
+		_, err := hr.ReadByte()
+		readErr <- err
+	}()
+	select {
+	case err := <-readErr:
+		if !errors.Is(err, ErrKilled) {
+			t.Fatalf("Read after Kill = %v, want ErrKilled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Read blocked after Kill: its deadline was lifted")
+	}
+	if err := syscall.Kill(-h.pgid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-killed
+}

@@ -1,0 +1,251 @@
+package protocol
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// pipeConn is the read end of an OS pipe, whose reads can be interrupted,
+// and nothing to write to.
+type pipeConn struct{ *os.File }
+
+func (pipeConn) Write(p []byte) (int, error) { return len(p), nil }
+
+// callerWait is what a host's caller does while it waits for its answer
+// on ch (bridge's waiter.await): it reads in its turns.
+func callerWait(ctx context.Context, s *LineStream, ch chan string) (string, error) {
+	s.Enter()
+	defer s.Leave()
+	defer context.AfterFunc(ctx, s.Interrupt)()
+	for {
+		select {
+		case a := <-ch:
+			return a, nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-s.Role():
+			select {
+			case a := <-ch:
+				s.Release()
+				return a, nil
+			default:
+			}
+			s.ReadTurn(func() bool { return ctx.Err() != nil })
+		}
+	}
+}
+
+// turnsRig is a stream over a pipe whose other end the test writes, with
+// callers' answers routed by id, and ReadObject run as a JSON-RPC
+// library's reader would run it.
+type turnsRig struct {
+	s   *LineStream
+	w   *os.File
+	mu  sync.Mutex
+	chs map[string]chan string
+
+	notes   []string // notifications, in the order they were handled
+	objects []string // what ReadObject returned
+	readErr chan error
+}
+
+func newTurnsRig(t *testing.T) *turnsRig {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &turnsRig{w: w, chs: map[string]chan string{}, readErr: make(chan error, 1)}
+	g.s = NewLineStream(pipeConn{r}, LineStreamOptions{
+		SetReadDeadline: r.SetReadDeadline,
+		Notification: func(method string, params json.RawMessage) {
+			g.notes = append(g.notes, string(params)) // one reader at a time: no lock
+		},
+		Answer: func(line []byte) bool {
+			var m struct{ ID string }
+			if json.Unmarshal(line, &m) != nil || !strings.HasPrefix(m.ID, "c") {
+				return false
+			}
+			g.mu.Lock()
+			ch := g.chs[m.ID]
+			delete(g.chs, m.ID)
+			g.mu.Unlock()
+			ch <- string(line)
+			return true
+		},
+	})
+	go func() {
+		for {
+			var v json.RawMessage
+			if err := g.s.ReadObject(&v); err != nil {
+				g.readErr <- err
+				return
+			}
+			g.objects = append(g.objects, string(v)) // read after readErr only
+		}
+	}()
+	t.Cleanup(func() { w.Close(); r.Close() })
+	return g
+}
+
+func (g *turnsRig) expect(id string) chan string {
+	ch := make(chan string, 1)
+	g.mu.Lock()
+	g.chs[id] = ch
+	g.mu.Unlock()
+	return ch
+}
+
+func (g *turnsRig) write(t *testing.T, line string) {
+	if _, err := g.w.Write([]byte(line + "\n")); err != nil {
+		t.Error(err)
+	}
+}
+
+// Many callers waiting at once, their answers out of order, among
+// notifications, lines for ReadObject, and lines split across writes: each
+// caller gets its own answer, notifications are handled in wire order, and
+// ReadObject returns every other line in wire order, then the stream's end.
+func TestTurnsManyCallers(t *testing.T) {
+	g := newTurnsRig(t)
+	const callers = 40
+	ids := make([]string, callers)
+	chs := make([]chan string, callers)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("c%d", i)
+		chs[i] = g.expect(ids[i])
+	}
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			got, err := callerWait(ctx, g.s, chs[i])
+			if want := fmt.Sprintf(`{"id":%q,"result":%d}`, ids[i], i); err != nil || got != want {
+				t.Errorf("caller %d: %q, %v; want %q", i, got, err, want)
+			}
+		})
+	}
+	order := rand.Perm(callers)
+	var wantNotes, wantObjects []string
+	for k, i := range order {
+		note := fmt.Sprintf(`{"n":%d}`, k)
+		wantNotes = append(wantNotes, note)
+		g.write(t, `{"method":"progress","params":`+note+`}`)
+		obj := fmt.Sprintf(`{"id":%d,"method":"service/call"}`, k)
+		wantObjects = append(wantObjects, obj)
+		g.write(t, obj)
+		answer := fmt.Sprintf(`{"id":%q,"result":%d}`, ids[i], i)
+		// Half the answers arrive in two writes, a pause apart: a read
+		// interrupted between them must lose nothing.
+		if k%2 == 0 {
+			g.write(t, answer)
+			continue
+		}
+		if _, err := g.w.Write([]byte(answer[:7])); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+		g.write(t, answer[7:])
+	}
+	wg.Wait()
+	g.w.Close()
+	if err := <-g.readErr; !errors.Is(err, io.EOF) {
+		t.Fatalf("ReadObject ended with %v, want EOF", err)
+	}
+	if strings.Join(g.notes, " ") != strings.Join(wantNotes, " ") {
+		t.Errorf("notifications\n%v\nwant\n%v", g.notes, wantNotes)
+	}
+	if strings.Join(g.objects, " ") != strings.Join(wantObjects, " ") {
+		t.Errorf("ReadObject returned\n%v\nwant\n%v", g.objects, wantObjects)
+	}
+}
+
+// One caller at a time, as a host with one call in flight: the caller
+// reads its answer itself, and between calls ReadObject reads.
+func TestTurnsOneCallAtATime(t *testing.T) {
+	g := newTurnsRig(t)
+	for i := range 200 {
+		id := fmt.Sprintf("c%d", i)
+		ch := g.expect(id)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			got, err := callerWait(context.Background(), g.s, ch)
+			if err != nil || !strings.Contains(got, id) {
+				t.Errorf("call %d: %q, %v", i, got, err)
+			}
+		}()
+		if i%3 == 0 {
+			g.write(t, `{"method":"progress","params":{}}`)
+		}
+		g.write(t, fmt.Sprintf(`{"id":%q,"result":1}`, id))
+		<-done
+		if i%5 == 0 {
+			g.write(t, fmt.Sprintf(`{"id":%d,"method":"between"}`, i)) // ReadObject's, with no caller
+		}
+	}
+	g.w.Close()
+	if err := <-g.readErr; !errors.Is(err, io.EOF) {
+		t.Fatalf("ReadObject ended with %v, want EOF", err)
+	}
+	if len(g.objects) != 40 {
+		t.Errorf("ReadObject returned %d lines, want 40", len(g.objects))
+	}
+}
+
+// A caller whose context ends while it reads stops reading at once, and
+// leaves the role to the next; a line half-read when it stopped is
+// finished by whoever reads next.
+func TestTurnsCallerGivesUp(t *testing.T) {
+	g := newTurnsRig(t)
+	ch := g.expect("c1")
+	g.write(t, `{"id":"c0"`) // half a line: the reader waits for the rest
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := callerWait(ctx, g.s, g.expect("c0")); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("gave up with %v, want the deadline", err)
+	}
+	g.write(t, `,"result":0}`)
+	g.write(t, `{"id":"c1","result":1}`)
+	got, err := callerWait(context.Background(), g.s, ch)
+	if err != nil || got != `{"id":"c1","result":1}` {
+		t.Fatalf("next caller: %q, %v", got, err)
+	}
+	g.w.Close()
+	<-g.readErr
+}
+
+// The stream ending while a caller reads (the plugin dying) ends
+// ReadObject with the same error, and no one reads after it.
+func TestTurnsEndWhileACallerReads(t *testing.T) {
+	g := newTurnsRig(t)
+	ch := g.expect("c0")
+	ctx, cancel := context.WithCancel(context.Background())
+	waited := make(chan error, 1)
+	go func() {
+		_, err := callerWait(ctx, g.s, ch)
+		waited <- err
+	}()
+	g.write(t, `{"id":7,"method":"last words"}`)
+	time.Sleep(20 * time.Millisecond) // the caller is reading
+	g.w.Close()
+	if err := <-g.readErr; !errors.Is(err, io.EOF) {
+		t.Fatalf("ReadObject ended with %v, want EOF", err)
+	}
+	if len(g.objects) != 1 {
+		t.Errorf("ReadObject returned %q, want the last words", g.objects)
+	}
+	cancel() // the connection's owner tells the caller the wire is down
+	if err := <-waited; !errors.Is(err, context.Canceled) {
+		t.Fatalf("caller: %v", err)
+	}
+}
