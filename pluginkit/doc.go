@@ -54,8 +54,7 @@
 // uses sourcegraph/jsonrpc2, and the kit writes exactly the bytes that
 // library would): each line is decoded once, a tool call's params with
 // it, and each message encoded once, in one Write. Inside a wasm guest,
-// where wazero's termination checks multiply every loop the guest runs,
-// the hot messages (a tool call, its progress, its answer) are read and
+// where Go's code runs many times slower than natively, the hot messages (a tool call, its progress, its answer) are read and
 // written without reflection; everything else goes through encoding/json.
 // A raw input (a tool's input, a hook's payload) reaches the plugin as the
 // host sent it: the kit does not re-encode it.

@@ -11,10 +11,11 @@ import (
 )
 
 // This file reads the wire's messages without reflection. Inside a wasm
-// guest, wazero's termination checks make the guest leave its machine code
-// for Go at every loop header, and Go's wasm code has one at the top of
-// most functions too, so encoding/json (a function call per byte scanned,
-// then reflection) costs tens of times what it does natively. Here a line
+// guest every function call and loop costs several times what it does
+// natively (Go's wasm code dispatches each through a resume loop, and the
+// sandbox meters each loop header), so encoding/json (a function call per
+// byte scanned, then reflection) costs tens of times what it does
+// natively. Here a line
 // is split into its members by a hand-written scanner that accepts exactly
 // the JSON encoding/json accepts, reading strings eight bytes at a time,
 // and a tool call's params are decoded in the same pass when they are

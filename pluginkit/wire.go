@@ -30,9 +30,8 @@ const (
 // a JSON-RPC library: the host speaks sourcegraph/jsonrpc2, and this end
 // reads and writes exactly the messages that library would, but decodes
 // each line once into an envelope and encodes each message once, straight
-// into a single Write. Inside a wasm guest every decode and encode is
-// multiplied by the runtime's termination checks, so the work per message
-// is the cost of a call.
+// into a single Write. Inside a wasm guest, where Go's code runs many
+// times slower than natively, the work per message is the cost of a call.
 //
 // It reads with protocol's LineStream (one message per line, a line over
 // the cap or not JSON skipped), knows when reading has stopped, refuses

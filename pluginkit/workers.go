@@ -30,8 +30,7 @@ type job interface{ work() }
 // reads on itself. In a wasm guest that is the usual case, and it is the
 // point: the guest has one thread, timers run only when the running
 // goroutine blocks, and a goroutine switch there unwinds and rewinds the
-// whole stack, each frame a call out of the guest under wazero's
-// termination checks (tens of µs a switch). A job that never blocks is
+// whole stack (tens of µs a switch). A job that never blocks is
 // relieved by no one and costs no switch; one that blocks (a slow tool, an
 // Ask waiting for its answer) is relieved as soon as it does. Natively the
 // timer ticks on another thread within microseconds, as the hand-over
