@@ -11,8 +11,19 @@ import (
 )
 
 // read opens the file with a bare system call: the *os.File machinery is
-// not needed for one read of a regular file.
+// not needed for one read of a regular file. It looks before it opens, as
+// settings files are read, so that what is not a regular file is never
+// opened at all: a path a cloned repository names may be a symlink to a
+// device whose open does something (a FIFO's writer waiting for a reader,
+// a watchdog armed), and the check after the open only catches a swap.
 func read(path string, max int64) ([]byte, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return nil, notRegular(path)
+	}
 	var fd int
 	var err error
 	for {
@@ -25,16 +36,11 @@ func read(path string, max int64) ([]byte, error) {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer syscall.Close(fd)
-	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
 		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		fi, err := os.Stat(path)
-		if err != nil {
-			return nil, err
-		}
-		return nil, NotRegularError{Mode: fi.Mode()}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG { // swapped in since the look
+		return nil, notRegular(path)
 	}
 	if st.Size > max {
 		return nil, fmt.Errorf("%s: %d bytes: %w", path, st.Size, ErrTooLarge)
@@ -59,4 +65,14 @@ func read(path string, max int64) ([]byte, error) {
 			return nil, fmt.Errorf("%s: more than %d bytes: %w", path, max, ErrTooLarge)
 		}
 	}
+}
+
+// notRegular is the error for a path that is not a regular file, with its
+// mode as os.Stat gives it.
+func notRegular(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	return NotRegularError{Mode: fi.Mode()}
 }
