@@ -354,3 +354,33 @@ func TestMeterDiskCache(t *testing.T) {
 		t.Fatalf("not kept again: %v", err)
 	}
 }
+
+// TestMeterPlacesItsChecks: a check at the entry, one every checkEvery
+// straight-line instructions, and a bulk operation charged by its size
+// through the scratch local: what bounds the work between two refuels
+// where a loop header alone would not.
+func TestMeterPlacesItsChecks(t *testing.T) {
+	nops := bytes.Repeat([]byte{0x01}, 2*checkEvery+10)
+	bin := command([]byte{0, 2}, [][]byte{
+		fnBody(vec(), nops...),
+		fnBody(vec([]byte{2, i64}), 0x41, 0, 0x20, 0, 0x41, 9, 0xFC, 11, 0, 0x20, 0),
+	})
+	metered, err := meter(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The metered module's fuel is global 0, refuel function 1 (after
+	// proc_exit), f's scratch local 3 (after its parameter and two i64s).
+	rw := &rewriter{fuel: 0, refuel: 1}
+	check := rw.check(nil)
+	if n := bytes.Count(metered, check); n != 1+2+1 {
+		t.Errorf("%d checks, want 4: _start's entry, two in its %d nops, f's entry", n, len(nops))
+	}
+	charge := []byte{0x22, 3, 0xFC, 11, 0, 0x23, 0, 0x20, 3, 0x41, 10, 0x76, 0x6B, 0x24, 0}
+	if !bytes.Contains(metered, charge) {
+		t.Error("memory.fill is not charged through the scratch local")
+	}
+	if !bytes.Contains(metered, []byte{2, 2, i64, 1, i32}) {
+		t.Error("f's locals do not end with the scratch i32")
+	}
+}
