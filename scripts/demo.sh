@@ -12,12 +12,13 @@ cd "$demo/work"
 printf 'the quick brown fox\njumps over the lazy dog\n' > notes.txt
 printf 'a second file\n' > notebook.md
 
+run() { echo "\$ bingo $*"; "$bingo" "$@" || echo "(exit status $?)"; echo; }
+
 for example in wordcount wordcount-wasm; do
   export HOME=$demo/home-$example
   mkdir -p "$HOME/.bingo/plugins"
   cp -r "$examples/$example" "$HOME/.bingo/plugins/wordcount"
   echo "==== $example, installed as ~/.bingo/plugins/wordcount"
-  run() { echo "\$ bingo $*"; "$bingo" "$@" || echo "(exit status $?)"; echo; }
   run plugins
   run "/wordcount notes.txt"
   run --print "/wordcount notes.txt"
@@ -42,7 +43,6 @@ for example in wordcount-mcp wordcount-mcp-wasm; do
   mkdir -p "$HOME/.bingo/plugins"
   cp -r "$examples/$example" "$HOME/.bingo/plugins/$example"
   echo "==== $example (an MCP server), installed as ~/.bingo/plugins/$example"
-  run() { echo "\$ bingo $*"; "$bingo" "$@" || echo "(exit status $?)"; echo; }
   run plugins
   run call --allow "plugin__${example}__count" "plugin__${example}__count" '{"text":"the quick brown fox"}'
   run complete "/summarize b"
