@@ -249,8 +249,6 @@ func (m *wasmModule) rewrite() ([]byte, error) {
 		oldFuncImports: m.funcImports,
 		funcs:          m.funcImports + m.funcs,
 		globals:        m.globalImports + m.globals,
-		fuel:           m.globalImports + m.globals,
-		refuel:         m.funcImports,
 		params:         m.params,
 		funcTypes:      m.funcTypes,
 	}
@@ -307,12 +305,18 @@ type rewriter struct {
 	oldFuncImports uint32 // function indices from here up move up by one
 	funcs          uint32 // the module's own function count, imports included
 	globals        uint32 // the module's own global count, imports included
-	fuel, refuel   uint32 // the new global's index and refuel's
 	params         []uint32
 	funcTypes      []uint32
 
 	buf []byte // a body's code as it is rewritten
 }
+
+// fuel is the new global's index: the first after the module's own.
+func (rw *rewriter) fuel() uint32 { return rw.globals }
+
+// refuel is the new import's function index: the first after the
+// module's own imported functions, which is why the others move up.
+func (rw *rewriter) refuel() uint32 { return rw.oldFuncImports }
 
 // fn maps a function index of the module to the rewritten one, refusing
 // one the module does not have.
@@ -582,15 +586,15 @@ func (rw *rewriter) code(r *reader) ([]byte, error) {
 // check is the inserted check: fuel = fuel - 1; if fuel <= 0 { fuel = refuel() }.
 func (rw *rewriter) check(w []byte) []byte {
 	w = append(w, 0x23)
-	w = appendU32(w, rw.fuel)
+	w = appendU32(w, rw.fuel())
 	w = append(w, 0x41, 0x01, 0x6B, 0x24) // i32.const 1, i32.sub, global.set
-	w = appendU32(w, rw.fuel)
+	w = appendU32(w, rw.fuel())
 	w = append(w, 0x23)
-	w = appendU32(w, rw.fuel)
+	w = appendU32(w, rw.fuel())
 	w = append(w, 0x41, 0x00, 0x4C, 0x04, 0x40, 0x10) // i32.const 0, i32.le_s, if, call
-	w = appendU32(w, rw.refuel)
+	w = appendU32(w, rw.refuel())
 	w = append(w, 0x24) // global.set
-	w = appendU32(w, rw.fuel)
+	w = appendU32(w, rw.fuel())
 	return append(w, 0x0B) // end
 }
 
@@ -763,11 +767,11 @@ func (rw *rewriter) misc(r *reader, w []byte, scratch uint32) ([]byte, bool, err
 	w = append(w, imm...)
 	if charge {
 		w = append(w, 0x23) // global.get
-		w = appendU32(w, rw.fuel)
+		w = appendU32(w, rw.fuel())
 		w = append(w, 0x20) // local.get
 		w = appendU32(w, scratch)
 		w = append(w, 0x41, 10, 0x76, 0x6B, 0x24) // i32.const 10, i32.shr_u, i32.sub, global.set
-		w = appendU32(w, rw.fuel)
+		w = appendU32(w, rw.fuel())
 	}
 	return w, charge, r.err
 }

@@ -371,7 +371,7 @@ func TestMeterPlacesItsChecks(t *testing.T) {
 	}
 	// The metered module's fuel is global 0, refuel function 1 (after
 	// proc_exit), f's scratch local 3 (after its parameter and two i64s).
-	rw := &rewriter{fuel: 0, refuel: 1}
+	rw := &rewriter{globals: 0, oldFuncImports: 1}
 	check := rw.check(nil)
 	if n := bytes.Count(metered, check); n != 1+2+1 {
 		t.Errorf("%d checks, want 4: _start's entry, two in its %d nops, f's entry", n, len(nops))
