@@ -384,3 +384,28 @@ func TestMeterPlacesItsChecks(t *testing.T) {
 		t.Error("f's locals do not end with the scratch i32")
 	}
 }
+
+// TestTerminationChecks: the benchmarks' unmetered Host still runs a guest
+// and stops a spinning one, by wazero's own checks; its modules carry no
+// meter.
+func TestTerminationChecks(t *testing.T) {
+	h, err := NewHost(context.Background(), HostConfig{TerminationChecks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, h, 30*time.Second)
+	p := startProbe(t, h, Config{})
+	if got := p.ask("spin"); got != "spinning" {
+		t.Fatalf("spin answered %q", got)
+	}
+	checkKill(t, p)
+	cm, err := h.compiled(context.Background(), probeWasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range cm.ImportedFunctions() {
+		if mod, _, _ := d.Import(); mod == meterModule {
+			t.Fatal("an unmetered Host's module imports the meter")
+		}
+	}
+}
