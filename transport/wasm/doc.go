@@ -15,21 +15,28 @@
 //
 // # Stdio
 //
-// The guest's stdin is an OS pipe and its stdout an in-process io.Pipe; its
-// stderr goes to Config.Stderr; it never gets the host's streams. _start runs on a
-// goroutine owned by the Conn, and Wait returns after it has returned: nil
-// for exit code 0, otherwise an error naming the plugin and the reason (an
-// exit code, with the guest's "panic:" or "fatal error:" line when it
-// printed one; a trap; ErrMemoryLimit; ErrKilled). The exit code is a
-// *sys.ExitError under the error, for errors.As.
+// The guest's stdin is a bounded buffer in the host's memory (stdin.go)
+// and its stdout an in-process io.Pipe; its stderr goes to Config.Stderr;
+// it never gets the host's streams. _start runs on a goroutine owned by
+// the Conn, and Wait returns after it has returned: nil for exit code 0,
+// otherwise an error naming the plugin and the reason (an exit code, with
+// the guest's "panic:" or "fatal error:" line when it printed one; a trap;
+// ErrMemoryLimit; ErrKilled). The exit code is a *sys.ExitError under the
+// error, for errors.As.
 //
-// Stdin is an *os.File because wazero then grants the Go runtime's request
-// for non-blocking stdin and lets it poll the pipe: a guest waiting for its
-// next request waits in poll_oneoff (in poll(2) on the host, no CPU) and
-// its other goroutines keep running. Over an io.Pipe wazero refuses
-// non-blocking mode, every read blocks the guest's only thread, and a guest
-// that reads on one goroutine while another answers (pluginkit does) never
-// answers at all. An idle guest sees EOF only when Close closes the pipe.
+// A Go guest asks for a non-blocking stdin, so that a reader waiting for
+// the next request waits in poll_oneoff and its other goroutines keep
+// running: a guest whose every read blocks its only thread, and that reads
+// on one goroutine while another answers (pluginkit does), never answers
+// at all. wazero grants that mode only to an *os.File, so the meter routes
+// the guest's fd_fdstat_get and fd_fdstat_set_flags through a shim that
+// keeps fd 0's mode beside the buffer; poll_oneoff then waits on the
+// buffer, a parked goroutine that the host's next write readies. An OS
+// pipe was the stdin before: its waits were in poll(2) on an OS thread,
+// and waking that thread for each request cost about a quarter of a call.
+// A guest that never asks for non-blocking reads waits in fd_read, as on
+// a pipe. An idle guest sees EOF only when Close ends the input. The host
+// may write 64 KiB ahead of a guest that does not read, as into a pipe.
 //
 // # Stopping a guest: the meter, and why Kill closes stdin too
 //
@@ -51,7 +58,7 @@
 // wazero's checks at loop headers alone would not stop.
 //
 // The meter runs only in wasm code. A guest waiting for stdin is inside a
-// host call (poll or read on the pipe), which knows nothing of the
+// host call (poll or read on the buffer), which knows nothing of the
 // context, so Kill also closes the host's end of stdin; the wait returns,
 // the guest resumes wasm code, and its next refuel stops it. Kill breaks
 // the stdout pipe as well, for a guest blocked writing an answer no one
@@ -80,7 +87,7 @@
 // wazero's in-memory table: each has its own CompilationCache.)
 //
 // With HostConfig.CacheDir set, the metered module is kept there too
-// (metered-v1/, by the original's sha256, with a checksum), and compiled
+// (metered-v2/, by the original's sha256, with a checksum), and compiled
 // code is also kept on disk by wazero (keyed by module content and wazero
 // version), so a new Host, i.e. the next session, skips compilation: for a Go guest a few seconds cold
 // on a slow machine, tens of milliseconds warm (decoding and validating

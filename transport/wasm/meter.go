@@ -59,14 +59,18 @@ const (
 	meterRefuel = "refuel"
 )
 
-// instantiateMeter defines refuel, the function every metered module
-// imports.
+// instantiateMeter defines the functions metered modules import: refuel,
+// and the stdin shim's hooks.
 func instantiateMeter(ctx context.Context, rt wazero.Runtime) error {
-	_, err := rt.NewHostModuleBuilder(meterModule).
+	b := rt.NewHostModuleBuilder(meterModule).
 		NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(refuel), nil, []api.ValueType{api.ValueTypeI32}).
-		Export(meterRefuel).
-		Instantiate(ctx)
+		Export(meterRefuel)
+	i32 := api.ValueTypeI32
+	for _, h := range stdinHooks {
+		b = b.NewFunctionBuilder().WithGoModuleFunction(h.fn, []api.ValueType{i32, i32, i32}, []api.ValueType{i32}).Export(h.hook)
+	}
+	_, err := b.Instantiate(ctx)
 	return err
 }
 
@@ -84,7 +88,7 @@ func refuel(ctx context.Context, mod api.Module, stack []uint64) {
 // meterCacheVersion names the directory, under HostConfig.CacheDir, of
 // the metered modules kept on disk. A change to what meter writes must
 // change it, so that no module metered the old way is used again.
-const meterCacheVersion = "metered-v1"
+const meterCacheVersion = "metered-v2"
 
 // metered returns the metered form of bin, whose sha256 is key: from the
 // disk cache when it holds it, else made by meter and, with a disk cache,
@@ -172,8 +176,26 @@ type wasmModule struct {
 	types, funcImports, globalImports, funcs, globals uint32
 
 	params    []uint32 // each type's parameter count
+	sigs      [][]byte // each type's parameters and results, as encoded
 	funcTypes []uint32 // each defined function's type
+	shims     []shim   // the WASI imports the stdin shim wraps
 }
+
+// shim is a WASI import that the rewrite routes through a function of its
+// own, which calls the import and then a hook (stdin.go).
+type shim struct {
+	fn   uint32 // the import's function index
+	typ  uint32 // its type
+	hook int    // its entry in stdinHooks
+}
+
+// shimSig is the type of every shimmed import and of its wrapper: (i32,
+// i32) → i32. The hooks take the wrapper's parameters and the import's
+// result: hookSig, (i32, i32, i32) → i32.
+var (
+	shimSig = []byte{0x02, 0x7F, 0x7F, 0x01, 0x7F}
+	hookSig = []byte{0x03, 0x7F, 0x7F, 0x7F, 0x01, 0x7F}
+)
 
 func parseSections(bin []byte) (*wasmModule, error) {
 	if len(bin) < 8 || !bytes.Equal(bin[:4], []byte("\x00asm")) || !bytes.Equal(bin[4:8], []byte{1, 0, 0, 0}) {
@@ -205,10 +227,12 @@ func (m *wasmModule) count(id byte, body []byte) error {
 			if form := r.byte(); form != 0x60 {
 				return fmt.Errorf("type %d is not a function type", i)
 			}
+			start := r.pos
 			params := r.u32()
 			r.bytes(params)
 			r.bytes(r.u32())
 			m.params = append(m.params, params)
+			m.sigs = append(m.sigs, r.b[start:r.pos])
 		}
 	case secFunction:
 		m.funcs = r.u32()
@@ -219,11 +243,13 @@ func (m *wasmModule) count(id byte, body []byte) error {
 		m.globals = r.u32()
 	case secImport:
 		for n := r.u32(); n > 0 && r.err == nil; n-- {
-			r.name()
-			r.name()
+			module, name := r.name(), r.name()
 			switch kind := r.byte(); kind {
 			case 0: // func
-				r.u32()
+				typ := r.u32()
+				if hook := stdinHook(module, name); hook >= 0 && typ < uint32(len(m.sigs)) && bytes.Equal(m.sigs[typ], shimSig) {
+					m.shims = append(m.shims, shim{fn: m.funcImports, typ: typ, hook: hook})
+				}
 				m.funcImports++
 			case 1: // table
 				r.byte()
@@ -242,15 +268,19 @@ func (m *wasmModule) count(id byte, body []byte) error {
 	return r.err
 }
 
-// rewrite makes the metered module: the new type, import, global, every
-// function index past the imports shifted by one, and the checks.
+// rewrite makes the metered module: the new types, imports, global and
+// functions (the shims'), every function index past the imports shifted
+// by the imports added, calls of a shimmed import routed through its
+// shim, and the checks.
 func (m *wasmModule) rewrite() ([]byte, error) {
 	rw := &rewriter{
 		oldFuncImports: m.funcImports,
 		funcs:          m.funcImports + m.funcs,
 		globals:        m.globalImports + m.globals,
+		types:          m.types,
 		params:         m.params,
 		funcTypes:      m.funcTypes,
+		shims:          m.shims,
 	}
 	var out bytes.Buffer
 	out.Write(m.header)
@@ -262,6 +292,9 @@ func (m *wasmModule) rewrite() ([]byte, error) {
 	// The sections the rewrite adds to are added, empty, where the
 	// module has none, in the place the format's order gives them.
 	missing := []byte{secType, secImport, secGlobal}
+	if len(m.shims) > 0 {
+		missing = []byte{secType, secImport, secFunction, secGlobal, secCode}
+	}
 	for _, s := range m.sections {
 		missing = slices.DeleteFunc(missing, func(id byte) bool { return id == s.id })
 	}
@@ -277,7 +310,7 @@ func (m *wasmModule) rewrite() ([]byte, error) {
 		sections = append(sections, section{id, []byte{0}})
 	}
 	for _, s := range sections {
-		body, err := rw.section(s, m.types)
+		body, err := rw.section(s)
 		if err != nil {
 			return nil, fmt.Errorf("section %d: %v", s.id, err)
 		}
@@ -302,11 +335,13 @@ func sectionRank(id byte) int {
 
 // rewriter carries the index arithmetic of one rewrite.
 type rewriter struct {
-	oldFuncImports uint32 // function indices from here up move up by one
+	oldFuncImports uint32 // function indices from here up move up by added()
 	funcs          uint32 // the module's own function count, imports included
 	globals        uint32 // the module's own global count, imports included
+	types          uint32 // the module's own type count
 	params         []uint32
 	funcTypes      []uint32
+	shims          []shim
 
 	buf []byte // a body's code as it is rewritten
 }
@@ -314,18 +349,39 @@ type rewriter struct {
 // fuel is the new global's index: the first after the module's own.
 func (rw *rewriter) fuel() uint32 { return rw.globals }
 
-// refuel is the new import's function index: the first after the
-// module's own imported functions, which is why the others move up.
+// refuel is the first new import's function index: the first after the
+// module's own imported functions, which is why the others move up. The
+// shims' hooks follow it.
 func (rw *rewriter) refuel() uint32 { return rw.oldFuncImports }
 
+func (rw *rewriter) hook(i int) uint32 { return rw.oldFuncImports + 1 + uint32(i) }
+
+// added is how many functions the rewrite imports.
+func (rw *rewriter) added() uint32 { return 1 + uint32(len(rw.shims)) }
+
+// wrapper is the function index of the i-th shim: after the module's own
+// functions.
+func (rw *rewriter) wrapper(i int) uint32 { return rw.funcs + rw.added() + uint32(i) }
+
 // fn maps a function index of the module to the rewritten one, refusing
-// one the module does not have.
+// one the module does not have: a shimmed import's calls go to its shim.
 func (rw *rewriter) fn(idx uint32) (uint32, error) {
+	for i, s := range rw.shims {
+		if idx == s.fn {
+			return rw.wrapper(i), nil
+		}
+	}
+	return rw.shifted(idx)
+}
+
+// shifted maps a function index to where the function itself now is,
+// refusing one the module does not have.
+func (rw *rewriter) shifted(idx uint32) (uint32, error) {
 	if idx >= rw.funcs {
 		return 0, fmt.Errorf("function index %d out of range", idx)
 	}
 	if idx >= rw.oldFuncImports {
-		idx++
+		idx += rw.added()
 	}
 	return idx, nil
 }
@@ -338,23 +394,38 @@ func (rw *rewriter) global(idx uint32) error {
 }
 
 // section returns a section's rewritten body; nil drops the section.
-func (rw *rewriter) section(s section, types uint32) ([]byte, error) {
+func (rw *rewriter) section(s section) ([]byte, error) {
 	r := &reader{b: s.body}
 	var w []byte
 	switch s.id {
 	case secType:
 		n := r.u32()
-		w = appendU32(w, n+1)
+		w = appendU32(w, n+2)
 		w = append(w, r.rest()...)
-		w = append(w, 0x60, 0x00, 0x01, 0x7F) // () -> i32
+		w = append(w, 0x60, 0x00, 0x01, 0x7F) // type rw.types: () -> i32, refuel's
+		w = append(w, 0x60)                   // type rw.types+1: the hooks'
+		w = append(w, hookSig...)
 	case secImport:
 		n := r.u32()
-		w = appendU32(w, n+1)
+		w = appendU32(w, n+rw.added())
 		w = append(w, r.rest()...)
 		w = appendName(w, meterModule)
 		w = appendName(w, meterRefuel)
 		w = append(w, 0x00)
-		w = appendU32(w, types)
+		w = appendU32(w, rw.types)
+		for _, s := range rw.shims {
+			w = appendName(w, meterModule)
+			w = appendName(w, stdinHooks[s.hook].hook)
+			w = append(w, 0x00)
+			w = appendU32(w, rw.types+1)
+		}
+	case secFunction:
+		n := r.u32()
+		w = appendU32(w, n+uint32(len(rw.shims)))
+		w = append(w, r.rest()...)
+		for _, s := range rw.shims {
+			w = appendU32(w, s.typ)
+		}
 	case secGlobal:
 		n := r.u32()
 		w = appendU32(w, n+1)
@@ -530,7 +601,7 @@ func (rw *rewriter) names(body []byte) []byte {
 		n := sub.u32()
 		sw = appendU32(sw, n)
 		for i := uint32(0); i < n && sub.err == nil; i++ {
-			idx, err := rw.fn(sub.u32())
+			idx, err := rw.shifted(sub.u32())
 			if err != nil {
 				return nil
 			}
@@ -559,10 +630,10 @@ func (rw *rewriter) names(body []byte) []byte {
 	return w
 }
 
-// code rewrites every function body.
+// code rewrites every function body, and adds the shims'.
 func (rw *rewriter) code(r *reader) ([]byte, error) {
 	n := r.u32()
-	w := appendU32(nil, n)
+	w := appendU32(nil, n+uint32(len(rw.shims)))
 	var body []byte
 	for i := uint32(0); i < n && r.err == nil; i++ {
 		b := &reader{b: r.bytes(r.u32())}
@@ -580,7 +651,24 @@ func (rw *rewriter) code(r *reader) ([]byte, error) {
 		w = appendU32(w, uint32(len(body)))
 		w = append(w, body...)
 	}
+	for i, s := range rw.shims {
+		body = rw.shimBody(body[:0], s, i)
+		w = appendU32(w, uint32(len(body)))
+		w = append(w, body...)
+	}
 	return w, r.err
+}
+
+// shimBody is the i-th shim, s's: hook(a, b, import(a, b)). It has no
+// check, as it has neither loop nor call back into the guest.
+func (rw *rewriter) shimBody(w []byte, s shim, i int) []byte {
+	w = append(w, 0x00)                               // no locals
+	w = append(w, 0x20, 0, 0x20, 1, 0x20, 0, 0x20, 1) // local.get 0, 1, 0, 1
+	w = append(w, 0x10)                               // call the import: its index is below the shift
+	w = appendU32(w, s.fn)
+	w = append(w, 0x10)
+	w = appendU32(w, rw.hook(i))
+	return append(w, 0x0B)
 }
 
 // check is the inserted check: fuel = fuel - 1; if fuel <= 0 { fuel = refuel() }.

@@ -1,0 +1,191 @@
+package wasm
+
+import (
+	"errors"
+	"io"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// stdioCommand is a WASI command whose _start is code (end added), with
+// these imports: 0 proc_exit, 1 fd_fdstat_get, 2 fd_fdstat_set_flags,
+// 3 fd_read; one page of memory.
+func stdioCommand(code ...[]byte) []byte {
+	imp := func(name string, typ byte) []byte {
+		return cat(appendName(nil, "wasi_snapshot_preview1"), appendName(nil, name), []byte{0, typ})
+	}
+	return cat([]byte("\x00asm\x01\x00\x00\x00"),
+		sect(secType, vec(functype(nil, nil), functype([]byte{i32}, nil),
+			functype([]byte{i32, i32}, []byte{i32}), functype([]byte{i32, i32, i32, i32}, []byte{i32}))),
+		sect(secImport, vec(imp("proc_exit", 1), imp("fd_fdstat_get", 2), imp("fd_fdstat_set_flags", 2), imp("fd_read", 3))),
+		sect(secFunction, vec([]byte{0})),
+		sect(5, vec([]byte{0, 1})),
+		sect(secExport, vec(cat(appendName(nil, "_start"), []byte{0, 4}), cat(appendName(nil, "memory"), []byte{2, 0}))),
+		sect(secCode, vec(fnBody(vec(), cat(code...)...))),
+	)
+}
+
+// Instructions of the stdio tests.
+func i32c(v int32) []byte { return append([]byte{0x41}, appendS32(nil, v)...) }
+
+var (
+	call = func(fn byte) []byte { return []byte{0x10, fn} }
+	drop = []byte{0x1A}
+	add  = []byte{0x6A}
+	mul  = []byte{0x6C}
+	and  = []byte{0x71}
+	// fd 0's fdstat flags, nonblock bit only: fd_fdstat_get(0, 100), then
+	// the u16 at 102, & 4.
+	stdinNonblock = cat(i32c(0), i32c(100), call(1), drop, i32c(102), []byte{0x2F, 1, 0}, i32c(4), and)
+	setNonblock   = func(fd int32) []byte { return cat(i32c(fd), i32c(4), call(2)) }
+	// fd_read(0) of up to 16 bytes into 300: leaves nread*100 + errno.
+	readStdin = cat(
+		i32c(200), i32c(300), []byte{0x36, 2, 0}, // iov at 200: buf 300,
+		i32c(204), i32c(16), []byte{0x36, 2, 0}, // len 16
+		i32c(0), i32c(200), i32c(1), i32c(208), call(3),
+		i32c(208), []byte{0x28, 2, 0}, i32c(100), mul, add)
+	exit = call(0)
+)
+
+func exitCode(t *testing.T, err error) uint32 {
+	t.Helper()
+	var e *sys.ExitError
+	if !errors.As(err, &e) {
+		t.Fatalf("Wait = %v, want an exit code", err)
+	}
+	return e.ExitCode()
+}
+
+// TestStdinShim: a metered guest can make its stdin, and only its stdin,
+// non-blocking through the meter's shim, and sees the mode it set; the
+// same call on another fd gets wazero's own answer (stdout, an io.Pipe:
+// ENOSYS, 52).
+func TestStdinShim(t *testing.T) {
+	bin := stdioCommand(
+		stdinNonblock, i32c(100000), mul, // before: 0
+		setNonblock(0), drop,
+		stdinNonblock, i32c(1000), mul, add, // after: 4
+		setNonblock(1), add, // fd 1's errno
+		exit)
+	p := startModule(t, sharedHost, writeModule(t, "m.wasm", bin))
+	if got := exitCode(t, waitWithin(t, p.conn, 10*time.Second)); got != 4052 {
+		t.Fatalf("exit code %d, want 4052: blocking at first (0), non-blocking once set (4), fd 1 left to wazero (52)", got)
+	}
+}
+
+// TestStdinReads: a guest reading its stdin in blocking mode (as a guest
+// that never asks otherwise does) waits for the host's write; in
+// non-blocking mode an empty stdin answers EAGAIN at once.
+func TestStdinReads(t *testing.T) {
+	t.Run("blocking", func(t *testing.T) {
+		p := startModule(t, sharedHost, writeModule(t, "m.wasm", stdioCommand(readStdin, exit)))
+		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-waitDone(p):
+			t.Fatal("the read returned before anything was written")
+		default:
+		}
+		if _, err := p.conn.Write([]byte("abc")); err != nil {
+			t.Fatal(err)
+		}
+		if got := exitCode(t, waitWithin(t, p.conn, 10*time.Second)); got != 300 {
+			t.Fatalf("exit code %d, want 300: 3 bytes read, errno 0", got)
+		}
+	})
+	t.Run("non-blocking", func(t *testing.T) {
+		p := startModule(t, sharedHost, writeModule(t, "m.wasm", stdioCommand(setNonblock(0), drop, readStdin, exit)))
+		const wasiEagain = 6
+		if got := exitCode(t, waitWithin(t, p.conn, 10*time.Second)); got != wasiEagain {
+			t.Fatalf("exit code %d, want EAGAIN (%d), nothing read", got, wasiEagain)
+		}
+	})
+}
+
+// TestMemStdin: the buffer between the host's writes and the guest's
+// reads.
+func TestMemStdin(t *testing.T) {
+	t.Run("a full buffer holds the writer until the guest reads", func(t *testing.T) {
+		s := newMemStdin()
+		wrote := make(chan error, 1)
+		go func() {
+			_, err := s.Write(make([]byte, stdinBuffer+10))
+			wrote <- err
+		}()
+		select {
+		case err := <-wrote:
+			t.Fatalf("a write past the buffer returned (%v) before any read", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+		n := 0
+		for n < stdinBuffer+10 {
+			m, err := s.Read(make([]byte, 4096))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += m
+		}
+		if err := <-wrote; err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("closed: what is left, then EOF", func(t *testing.T) {
+		s := newMemStdin()
+		s.Write([]byte("last"))
+		s.closeWrite()
+		if ready, _ := s.Poll(experimentalsys.POLLIN, 0); !ready {
+			t.Fatal("not ready with data and EOF to read")
+		}
+		b, err := io.ReadAll(s)
+		if string(b) != "last" || err != nil {
+			t.Fatalf("read %q, %v", b, err)
+		}
+		if _, err := s.Write([]byte("x")); !errors.Is(err, os.ErrClosed) {
+			t.Fatalf("write after close: %v", err)
+		}
+	})
+	t.Run("released: a waiting writer fails", func(t *testing.T) {
+		s := newMemStdin()
+		wrote := make(chan error, 1)
+		go func() {
+			_, err := s.Write(make([]byte, stdinBuffer+1))
+			wrote <- err
+		}()
+		time.Sleep(10 * time.Millisecond)
+		s.release()
+		if err := <-wrote; !errors.Is(err, os.ErrClosed) {
+			t.Fatalf("write = %v, want os.ErrClosed", err)
+		}
+	})
+	t.Run("poll waits for data or its timeout", func(t *testing.T) {
+		s := newMemStdin()
+		if ready, errno := s.Poll(experimentalsys.POLLIN, 0); ready || errno != 0 {
+			t.Fatalf("empty poll(0) = %v, %v", ready, errno)
+		}
+		start := time.Now()
+		if ready, _ := s.Poll(experimentalsys.POLLIN, 30); ready || time.Since(start) < 30*time.Millisecond {
+			t.Fatalf("poll(30ms) = %v after %v", ready, time.Since(start))
+		}
+		go func() {
+			time.Sleep(10 * time.Millisecond)
+			s.Write([]byte("x"))
+		}()
+		if ready, _ := s.Poll(experimentalsys.POLLIN, -1); !ready {
+			t.Fatal("poll(forever) returned without data")
+		}
+		if _, errno := s.Poll(experimentalsys.POLLOUT, 0); errno != experimentalsys.ENOTSUP {
+			t.Fatalf("poll(POLLOUT) errno %v", errno)
+		}
+	})
+	t.Run("non-blocking: EAGAIN when empty", func(t *testing.T) {
+		s := newMemStdin()
+		s.setNonblock(true)
+		if _, err := s.Read(make([]byte, 1)); !errors.Is(err, syscall.EAGAIN) {
+			t.Fatalf("read = %v, want EAGAIN", err)
+		}
+	})
+}
