@@ -259,6 +259,12 @@ func FuzzMeter(f *testing.F) {
 	f.Add(command([]byte{0}, [][]byte{fnBody(vec(), 0x03, 0x40, 0x0C, 0x00, end)}))
 	f.Add(command([]byte{0, 2}, [][]byte{fnBody(vec(), 0x41, 5, 0x10, 2, 0x10, 0), fnBody(vec([]byte{2, i64}), 0x41, 0, 0x20, 0, 0x41, 9, 0xFC, 11, 0, 0x20, 0)}))
 	f.Add([]byte("\x00asm\x01\x00\x00\x00"))
+	// The stdin shim: its imports called, and imported by a module with
+	// no function of its own (the rewrite adds the sections).
+	f.Add(stdioCommand(setNonblock(0), drop, stdinNonblock, exit))
+	f.Add(cat([]byte("\x00asm\x01\x00\x00\x00"),
+		sect(secType, vec(functype([]byte{i32, i32}, []byte{i32}))),
+		sect(secImport, vec(cat(appendName(nil, "wasi_snapshot_preview1"), appendName(nil, "fd_fdstat_set_flags"), []byte{0, 0})))))
 	ctx := context.Background()
 	rt := wazero.NewRuntime(ctx)
 	defer rt.Close(ctx)
