@@ -213,14 +213,8 @@ func TestSlowContributorDoesNotWedgeAHealthyCall(t *testing.T) {
 		}
 		return true // context/contribute is never answered
 	}}
-	s.decl.Contributors = []protocol.ContributorDecl{{ID: "slow"}}
 	var early atomic.Int32 // notices raised before the tool answered
-	ct := &countingTransport{Transport: mem.New(s.main, nil)}
-	e := mustStart(t, s, func(o *Options) {
-		o.Transport = ct
-		o.Deadlines.Contributor = 50 * time.Millisecond
-		o.Deadlines.Tool = testutil.WaitLimit
-		o.Deadlines.Grace = grace
+	e, ct := startOwing(t, s, grace, func(o *Options) {
 		notify := o.Notify
 		o.Notify = func(n Notice) {
 			if !answering.Load() {
@@ -258,6 +252,23 @@ func TestSlowContributorDoesNotWedgeAHealthyCall(t *testing.T) {
 		t.Fatalf("notice = %v", n)
 	}
 	waitStatus(t, e.plugin, "dead")
+}
+
+// startOwing starts s, declaring a contributor it is to leave unanswered,
+// with a contributor deadline of 50ms, tool calls bounded only by
+// WaitLimit, and grace; tweak sets the rest. The transport counts starts.
+func startOwing(t *testing.T, s script, grace time.Duration, tweak func(*Options)) (*env, *countingTransport) {
+	t.Helper()
+	s.decl.Contributors = []protocol.ContributorDecl{{ID: "owing"}}
+	ct := &countingTransport{Transport: mem.New(s.main, nil)}
+	e := mustStart(t, s, func(o *Options) {
+		o.Transport = ct
+		o.Deadlines.Contributor = 50 * time.Millisecond
+		o.Deadlines.Tool = testutil.WaitLimit
+		o.Deadlines.Grace = grace
+		tweak(o)
+	})
+	return e, ct
 }
 
 // A provider stream that keeps talking is within its deadline: each delta
@@ -468,15 +479,7 @@ func TestDroppedRequestIsOwedUntilThePluginFallsQuiet(t *testing.T) {
 		}
 		return true // context/contribute is dropped
 	}}
-	s.decl.Contributors = []protocol.ContributorDecl{{ID: "dropped"}}
-	ct := &countingTransport{Transport: mem.New(s.main, nil)}
-	e := mustStart(t, s, func(o *Options) {
-		o.Transport = ct
-		o.Deadlines.Contributor = 50 * time.Millisecond
-		o.Deadlines.Tool = testutil.WaitLimit
-		o.Deadlines.Grace = grace
-		o.Deadlines.IdleStop = 300 * time.Millisecond
-	})
+	e, ct := startOwing(t, s, grace, func(o *Options) { o.Deadlines.IdleStop = 300 * time.Millisecond })
 	_, err := e.plugin.Contributions().Contributors[0].Contribute(context.Background(), sdk.Query{Prompt: "hi"})
 	var de *DeadlineError
 	if !errors.As(err, &de) || de.Method != protocol.MethodContextContribute {
