@@ -66,10 +66,10 @@ func readDeclaration(plugin string, raw json.RawMessage) (decl protocol.Initiali
 	decl.Compactors = list(r, "compactors", func(d protocol.CompactorDecl, at string) error { return once(at, "id", d.ID) })
 	decl.Providers = list(r, "providers", func(d protocol.ProviderDecl, at string) error { return once(at, "id", d.ID) })
 	decl.Hooks = list(r, "hooks", func(d protocol.HookDecl, at string) error {
-		if err := offered(at+".decide", d.Decide, sdk.DecisionPoints, "a decision point"); err != nil {
+		if err := offered(at+".decide", d.Decide, sdk.DecisionPoints(), "a decision point"); err != nil {
 			return err
 		}
-		if err := offered(at+".observe", d.Observe, sdk.ObservationPoints, "an observation point"); err != nil {
+		if err := offered(at+".observe", d.Observe, sdk.ObservationPoints(), "an observation point"); err != nil {
 			return err
 		}
 		return once(at, "id", d.ID)

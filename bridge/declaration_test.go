@@ -147,3 +147,22 @@ func TestDeclarationKeepsAGoodOneWhole(t *testing.T) {
 		t.Fatalf("got %+v\nrefused %q, err %v", got, refused, err)
 	}
 }
+
+// What the host checks a hook's points against cannot be changed by an
+// importer: writing to the lists sdk hands out leaves the next check as it
+// was, so "tool/after" stays refused as a decision point.
+func TestHookPointsCannotBeChangedByAnImporter(t *testing.T) {
+	d := sdk.DecisionPoints()
+	d[0] = sdk.ToolAfter
+	o := sdk.ObservationPoints()
+	o[0] = sdk.ToolBefore
+	e := mustStart(t, declaring(`{"protocol":5,"name":"t","version":"1",
+		"hooks":[{"id":"never","decide":["tool/after"]},{"id":"good","decide":["tool/before"],"observe":["tool/after"]}]}`), nil)
+	want := []string{`hooks[0].decide[0]: "tool/after" is not a decision point; the host offers "tool/before", "prompt/before"; hooks[0] not offered`}
+	if got := messages(e.notices.All()); !slices.Equal(got, want) {
+		t.Fatalf("notices:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if hooks := e.plugin.Contributions().Hooks; len(hooks) != 1 || hooks[0].ID() != "good" {
+		t.Fatalf("kept %d hooks, want only \"good\"", len(hooks))
+	}
+}

@@ -213,14 +213,8 @@ func TestSlowContributorDoesNotWedgeAHealthyCall(t *testing.T) {
 		}
 		return true // context/contribute is never answered
 	}}
-	s.decl.Contributors = []protocol.ContributorDecl{{ID: "slow"}}
 	var early atomic.Int32 // notices raised before the tool answered
-	ct := &countingTransport{Transport: mem.New(s.main, nil)}
-	e := mustStart(t, s, func(o *Options) {
-		o.Transport = ct
-		o.Deadlines.Contributor = 50 * time.Millisecond
-		o.Deadlines.Tool = testutil.WaitLimit
-		o.Deadlines.Grace = grace
+	e, ct := startOwing(t, s, grace, func(o *Options) {
 		notify := o.Notify
 		o.Notify = func(n Notice) {
 			if !answering.Load() {
@@ -258,6 +252,23 @@ func TestSlowContributorDoesNotWedgeAHealthyCall(t *testing.T) {
 		t.Fatalf("notice = %v", n)
 	}
 	waitStatus(t, e.plugin, "dead")
+}
+
+// startOwing starts s, declaring a contributor it is to leave unanswered,
+// with a contributor deadline of 50ms, tool calls bounded only by
+// WaitLimit, and grace; tweak sets the rest. The transport counts starts.
+func startOwing(t *testing.T, s script, grace time.Duration, tweak func(*Options)) (*env, *countingTransport) {
+	t.Helper()
+	s.decl.Contributors = []protocol.ContributorDecl{{ID: "owing"}}
+	ct := &countingTransport{Transport: mem.New(s.main, nil)}
+	e := mustStart(t, s, func(o *Options) {
+		o.Transport = ct
+		o.Deadlines.Contributor = 50 * time.Millisecond
+		o.Deadlines.Tool = testutil.WaitLimit
+		o.Deadlines.Grace = grace
+		tweak(o)
+	})
+	return e, ct
 }
 
 // A provider stream that keeps talking is within its deadline: each delta
@@ -450,5 +461,56 @@ func TestCrashLoopIsOneDeath(t *testing.T) {
 	}
 	if n := strings.Count(e.log.String(), "restart failed"); n != failures {
 		t.Fatalf("%d failed restarts in the log, want %d:\n%s", n, failures, e.log.String())
+	}
+}
+
+// A plugin that drops one request and answers the rest: the dropped one's
+// caller hears its deadline, once; its route is gone with it; and it stays
+// owed. While the plugin goes on answering (within Grace of each answer),
+// that is the wedge rule's protection of a live instance, not a wedge. Once
+// it falls quiet, Grace after its last answer it is wedged, with one notice
+// naming the dropped request. The idle stop, due sooner here, does not
+// stop it quietly first: what is owed is the wedge rule's to judge.
+func TestDroppedRequestIsOwedUntilThePluginFallsQuiet(t *testing.T) {
+	const grace = 2 * time.Second
+	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
+		if m.Method == protocol.MethodToolCall {
+			echoAnswer(p, m)
+		}
+		return true // context/contribute is dropped
+	}}
+	e, ct := startOwing(t, s, grace, func(o *Options) { o.Deadlines.IdleStop = 300 * time.Millisecond })
+	_, err := e.plugin.Contributions().Contributors[0].Contribute(context.Background(), sdk.Query{Prompt: "hi"})
+	var de *DeadlineError
+	if !errors.As(err, &de) || de.Method != protocol.MethodContextContribute {
+		t.Fatalf("contributor = %v, want its deadline error", err)
+	}
+	e.plugin.mu.Lock()
+	routes, byReq := len(e.plugin.routes), len(e.plugin.byReq)
+	e.plugin.mu.Unlock()
+	if routes != 0 || byReq != 0 {
+		t.Fatalf("after the dropped request's deadline: %d routes, %d by request; want none", routes, byReq)
+	}
+
+	// Busy well past the dropped request's deadline and Grace: alive.
+	busyUntil := time.Now().Add(grace + grace/2)
+	for i := 0; time.Now().Before(busyUntil); i++ {
+		if out, err := call(t, e.tool("plugin__t__echo"), context.Background(), fmt.Sprint("c", i), nil); err != nil || out.Text() != "echo {}" {
+			t.Fatalf("call %d while owing the dropped request: %v, %v", i, out, err)
+		}
+		<-time.After(100 * time.Millisecond)
+	}
+	if got := e.notices.All(); len(got) != 0 || ct.count() != 1 || e.plugin.Status() != "running" {
+		t.Fatalf("answering, it was stopped: %s, %d starts, notices %v", e.plugin.Status(), ct.count(), got)
+	}
+
+	// Quiet: Grace later, wedged, not idle.
+	n := e.notices.Next(t)
+	if !strings.Contains(n.Message, "context/contribute unanswered past its deadline, and nothing answered for 2s; stopping the wedged instance") {
+		t.Fatalf("notice = %v", n)
+	}
+	waitStatus(t, e.plugin, "dead")
+	if got := e.notices.All(); len(got) != 1 {
+		t.Fatalf("notices %v, want the wedge's one", got)
 	}
 }

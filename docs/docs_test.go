@@ -103,7 +103,7 @@ func TestEveryNameIsInTheDocs(t *testing.T) {
 			t.Errorf("%s: %s `%s` is not documented", file, what, name)
 		}
 	}
-	for _, p := range slices.Concat(sdk.DecisionPoints, sdk.ObservationPoints) {
+	for _, p := range slices.Concat(sdk.DecisionPoints(), sdk.ObservationPoints()) {
 		want(plugins, pluginsDoc, "the hook point", p.String())
 	}
 	for _, o := range []sdk.HookOutcome{sdk.HookContinue, sdk.HookDeny, sdk.HookAsk, sdk.HookBlock, sdk.HookRedirect} {
@@ -473,10 +473,10 @@ func TestHookPayloadsAreWhatTheHostSends(t *testing.T) {
 	}
 	rec := &recorder{seen: map[string][]json.RawMessage{}}
 	var decide, observe []string
-	for _, p := range sdk.DecisionPoints {
+	for _, p := range sdk.DecisionPoints() {
 		decide = append(decide, p.String())
 	}
-	for _, p := range sdk.ObservationPoints {
+	for _, p := range sdk.ObservationPoints() {
 		observe = append(observe, p.String())
 	}
 	h.Registry().AddTool("", tool{})
@@ -495,7 +495,7 @@ func TestHookPayloadsAreWhatTheHostSends(t *testing.T) {
 	for _, l := range []struct {
 		def    string
 		points []sdk.HookPoint
-	}{{"HookDecideParams", sdk.DecisionPoints}, {"HookObserve", sdk.ObservationPoints}} {
+	}{{"HookDecideParams", sdk.DecisionPoints()}, {"HookObserve", sdk.ObservationPoints()}} {
 		sch := s.compile(t, "#/$defs/"+l.def)
 		for _, at := range l.points {
 			for _, raw := range rec.seen[at.String()] {
@@ -551,7 +551,7 @@ func TestHookPayloadsAreWhatTheHostSends(t *testing.T) {
 			t.Errorf("%s:%d: the %s payload shown lacks %q and has %q, which the host does not send", pluginsDoc, w.line, point, missing, extra)
 		}
 	}
-	for _, p := range slices.Concat(sdk.DecisionPoints, sdk.ObservationPoints) {
+	for _, p := range slices.Concat(sdk.DecisionPoints(), sdk.ObservationPoints()) {
 		if documented[p.String()] == 0 {
 			t.Errorf("%s: no example payload of %s", pluginsDoc, p)
 		}

@@ -148,7 +148,7 @@ func (r *recorder) record(s string) {
 	r.seen[s] = true
 }
 
-// sdk.DecisionPoints and sdk.ObservationPoints are what a declaration is
+// sdk.DecisionPoints() and sdk.ObservationPoints() are what a declaration is
 // checked against: each is a point the host fires in a turn with a tool
 // call. (That it fires no other, the compiler says: decide and observe
 // take an sdk.HookPoint, and only the points those lists hold exist.)
@@ -160,11 +160,11 @@ func TestHookPointsAreTheOnesTheHostFires(t *testing.T) {
 	rec := &recorder{seen: map[string]bool{}}
 	entry := HookEntry{Hook: rec}
 	var want []string
-	for _, p := range sdk.DecisionPoints {
+	for _, p := range sdk.DecisionPoints() {
 		entry.Decide = append(entry.Decide, p.String())
 		want = append(want, "decide "+p.String())
 	}
-	for _, p := range sdk.ObservationPoints {
+	for _, p := range sdk.ObservationPoints() {
 		entry.Observe = append(entry.Observe, p.String())
 		want = append(want, "observe "+p.String())
 	}

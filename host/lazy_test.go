@@ -209,6 +209,32 @@ func TestACorruptCacheIsAMissAndALogLine(t *testing.T) {
 	}
 }
 
+// An uninstalled plugin's cached declaration goes with it: the next run,
+// not finding it, sees its files are gone and removes its cache file.
+func TestAnUninstalledPluginsCacheIsRemoved(t *testing.T) {
+	r := newLazyRig(t)
+	// Only a file unchanged for a while has its sum kept beside the entry
+	// (trust.FileSum.Settled, 2s), and those sums say where the plugin was.
+	time.Sleep(2500 * time.Millisecond)
+	h, _ := r.open()
+	h.Close()
+	cache := filepath.Join(r.home, ".bingo", "data", "cache", "declarations", "counter.json")
+	if _, err := os.Stat(cache); err != nil {
+		t.Fatalf("not cached: %v", err)
+	}
+	if err := os.RemoveAll(r.dir); err != nil {
+		t.Fatal(err)
+	}
+	h, n := r.open()
+	h.Close()
+	if _, err := os.Stat(cache); !os.IsNotExist(err) {
+		t.Fatalf("the cache of an uninstalled plugin is still there (%v)", err)
+	}
+	if n.text() != "" {
+		t.Fatalf("notices: %s", n.text())
+	}
+}
+
 // A replaced declaration keeps the rank rule: a name goes to the higher
 // rank whatever the order of registration, and a name let go passes to
 // the claim that lost it.

@@ -31,7 +31,7 @@ func (h *Host) mcp(m *manifest.Manifest, tr transport.Transport, trusted bool, l
 		allowed.Resources, allowed.Sampling = false, false
 	}
 	start.Grants = append(start.Grants, fmt.Sprintf("mcp resources=%v sampling=%v", allowed.Resources, allowed.Sampling))
-	cfg := mcpbridge.Config{Name: m.Name, Version: m.Version, Log: log, Resources: allowed.Resources}
+	cfg := mcpbridge.Config{Name: m.Name, Version: m.Version, Log: log, Resources: allowed.Resources, Deadlines: h.settings.Deadlines}
 	if allowed.Sampling {
 		cfg.Sample = h.sample
 	}

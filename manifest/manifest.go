@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -99,28 +98,16 @@ func Load(dir, layer string) (*Manifest, error) {
 	return m, nil
 }
 
-// readCapped reads a regular file of at most MaxSize bytes. It refuses
-// anything else before opening it, so a FIFO named plugin.json cannot block
-// discovery.
+// readCapped reads a regular file of at most MaxSize bytes. Package
+// capped refuses anything else before opening it, so a FIFO named
+// plugin.json cannot block discovery.
 func readCapped(file string) ([]byte, error) {
-	fi, err := os.Stat(file)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read it: %w", bareErr(err))
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, capped.NotRegularError{Mode: fi.Mode()}
-	}
-	if fi.Size() > MaxSize {
-		return nil, tooLarge()
-	}
-	// Read without the *os.File machinery (see package capped), one byte
-	// past the cap: the file may have grown since Stat.
 	data, err := capped.Read(file, MaxSize)
 	var nr capped.NotRegularError
 	switch {
 	case errors.Is(err, capped.ErrTooLarge):
 		return nil, tooLarge()
-	case errors.As(err, &nr): // swapped since Stat
+	case errors.As(err, &nr):
 		return nil, nr
 	case err != nil:
 		return nil, fmt.Errorf("cannot read it: %w", bareErr(err))

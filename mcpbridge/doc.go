@@ -87,6 +87,14 @@
 //	                               "<title or name> (<uri>)", at most 16 Ki
 //	                               characters each and the query's budget in
 //	                               all; blobs are left out
+//	past its deadline              context/contribute, command/run and
+//	                               command/complete have no cancel on the wire,
+//	                               so the translator ends each at its deadline
+//	                               (Config.Deadlines, the bridge's): the server
+//	                               gets notifications/cancelled, and once it has
+//	                               answered a ping the host is answered the
+//	                               error (too late to be used, but no longer
+//	                               owed, so a server that answers is not wedged)
 //
 // Server → host (what the server sends, translated by the translator):
 //

@@ -1,6 +1,7 @@
 package mcpbridge
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -78,7 +79,7 @@ func argIndex(p *mcp.Prompt, name string) int {
 
 // runPrompt gets the prompt and sends its messages to the model as the
 // person's turn.
-func (s *server) runPrompt(cs *mcp.ClientSession, r protocol.CommandRunParams) (any, error) {
+func (s *server) runPrompt(ctx context.Context, cs *mcp.ClientSession, r protocol.CommandRunParams) (any, error) {
 	p, err := s.prompt(r.Name)
 	if err != nil {
 		return nil, err
@@ -94,7 +95,7 @@ func (s *server) runPrompt(cs *mcp.ClientSession, r protocol.CommandRunParams) (
 		return protocol.CommandRunResult{Outcome: sdk.CommandOutcome{Kind: sdk.OutcomeError,
 			Message: fmt.Sprintf("missing %s; usage: /%s %s", strings.Join(missing, ", "), r.Name, promptSpec(r.Name, p).Args.Hint)}}, nil
 	}
-	res, err := cs.GetPrompt(s.ctx, &mcp.GetPromptParams{Name: p.Name, Arguments: args, Meta: logMeta()})
+	res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: p.Name, Arguments: args, Meta: logMeta()})
 	if gone := s.gone(err); gone != nil {
 		return nil, gone
 	}
@@ -113,7 +114,7 @@ func (s *server) runPrompt(cs *mcp.ClientSession, r protocol.CommandRunParams) (
 
 // completePrompt asks the server to complete the argument being typed
 // (completion/complete), and answers each value as the whole line.
-func (s *server) completePrompt(cs *mcp.ClientSession, r protocol.CommandCompleteParams) (any, error) {
+func (s *server) completePrompt(ctx context.Context, cs *mcp.ClientSession, r protocol.CommandCompleteParams) (any, error) {
 	p, err := s.prompt(r.Name)
 	if err != nil {
 		return nil, err
@@ -141,7 +142,7 @@ func (s *server) completePrompt(cs *mcp.ClientSession, r protocol.CommandComplet
 	if arg == "" {
 		return empty, nil
 	}
-	res, err := cs.Complete(s.ctx, &mcp.CompleteParams{
+	res, err := cs.Complete(ctx, &mcp.CompleteParams{
 		Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: p.Name},
 		Argument: mcp.CompleteParamsArgument{Name: arg, Value: word},
 		Context:  &mcp.CompleteContext{Arguments: done},

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,7 +22,8 @@ import (
 
 // rawServer is an MCP server written by hand, to misbehave where the
 // sdk's own server cannot: answer returns the result (or, as an error,
-// the error) to a method, or nil to leave it unanswered.
+// the error) to a method, or nil to leave it unanswered. Notifications
+// reach answer too, and what it returns for them is dropped.
 func rawServer(answer func(method string) (any, error)) *mem.Transport {
 	return mem.New(func(ctx context.Context, stdin io.Reader, stdout, _ io.Writer) error {
 		in := bufio.NewScanner(stdin)
@@ -30,10 +32,13 @@ func rawServer(answer func(method string) (any, error)) *mem.Transport {
 				ID     json.RawMessage `json:"id"`
 				Method string          `json:"method"`
 			}
-			if json.Unmarshal(in.Bytes(), &m) != nil || m.ID == nil {
+			if json.Unmarshal(in.Bytes(), &m) != nil {
 				continue
 			}
 			res, err := answer(m.Method)
+			if m.ID == nil {
+				continue
+			}
 			if n, ok := res.(notifiedFirst); ok {
 				if _, err := io.WriteString(stdout, n.notes); err != nil {
 					return err
@@ -277,7 +282,8 @@ func TestListBounded(t *testing.T) {
 // still answers the contributor: the pages are read to the bound.
 // Unbounded, the contribution outlives its deadline.
 func TestResourcesEndlessPages(t *testing.T) {
-	p := bridge.New(bridge.Options{Name: "raw", Deadlines: bridge.Deadlines{Contributor: 20 * time.Second}, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
+	deadlines := bridge.Deadlines{Contributor: 20 * time.Second}
+	p := bridge.New(bridge.Options{Name: "raw", Deadlines: deadlines, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
 		switch method {
 		case "initialize":
 			return map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"resources": map[string]any{}},
@@ -286,7 +292,7 @@ func TestResourcesEndlessPages(t *testing.T) {
 			return map[string]any{"resources": []any{}, "nextCursor": "more"}, nil
 		}
 		return nil, errors.New("method not found: " + method)
-	}), mcpbridge.Config{Name: "raw", Resources: true})})
+	}), mcpbridge.Config{Name: "raw", Resources: true, Deadlines: deadlines})})
 	defer p.Close()
 	if _, err := p.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -298,5 +304,66 @@ func TestResourcesEndlessPages(t *testing.T) {
 	pieces, err := cs[0].Contribute(context.Background(), sdk.Query{Budget: 1000})
 	if err != nil || len(pieces) != 0 {
 		t.Fatalf("Contribute: %+v, %v, want no pieces and no error", pieces, err)
+	}
+}
+
+// A request the wire cannot cancel (context/contribute) ends at its
+// deadline in the translator too: the server hears notifications/cancelled
+// for the read it never answered, proves it answers (a ping), and the
+// translator answers, so the instance is not wedged and goes on serving.
+// Before, the read ran under the instance's context: the server was never
+// told, and the instance, owing the answer, was killed as wedged.
+func TestContributeEndsAtItsDeadline(t *testing.T) {
+	deadlines := bridge.Deadlines{Contributor: time.Second, Grace: 5 * time.Second}
+	var starts, reads atomic.Int32
+	cancelled, pinged := make(chan struct{}), make(chan struct{})
+	var once, pingOnce sync.Once
+	notices := testutil.NewCollector[bridge.Notice]()
+	p := bridge.New(bridge.Options{Name: "raw", Deadlines: deadlines, Notify: notices.Add, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
+		switch method {
+		case "initialize":
+			starts.Add(1)
+			return map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"resources": map[string]any{}},
+				"serverInfo": map[string]any{"name": "raw", "version": "1"}}, nil
+		case "resources/list":
+			return map[string]any{"resources": []any{map[string]any{"uri": "mem://slow", "name": "slow"}}}, nil
+		case "resources/read":
+			if reads.Add(1) == 1 {
+				return nil, nil // the first read is never answered
+			}
+			return map[string]any{"contents": []any{map[string]any{"uri": "mem://slow", "text": "at last"}}}, nil
+		case "notifications/cancelled":
+			once.Do(func() { close(cancelled) })
+		case "ping":
+			if reads.Load() == 1 {
+				pingOnce.Do(func() { close(pinged) })
+			}
+		}
+		return map[string]any{}, nil
+	}), mcpbridge.Config{Name: "raw", Resources: true, Deadlines: deadlines})})
+	defer p.Close()
+	if _, err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := p.Contributions().Contributors[0]
+	if _, err := c.Contribute(context.Background(), sdk.Query{}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Contribute: %v, want the deadline", err)
+	}
+	for what, ch := range map[string]chan struct{}{"notifications/cancelled": cancelled, "a ping after the read": pinged} {
+		select {
+		case <-ch:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the server never heard %s", what)
+		}
+	}
+	pieces, err := c.Contribute(context.Background(), sdk.Query{})
+	if err != nil || len(pieces) != 1 || pieces[0].Text != "at last" {
+		t.Fatalf("the next Contribute: %+v, %v; want the resource", pieces, err)
+	}
+	if n := starts.Load(); n != 1 {
+		t.Errorf("the server started %d times, want once: it was never killed", n)
+	}
+	if n := notices.All(); len(n) != 0 {
+		t.Errorf("notices %+v, want none", n)
 	}
 }

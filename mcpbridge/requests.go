@@ -197,7 +197,7 @@ func cutRunes(s string, n int) string {
 }
 
 // contribute offers the server's text resources as context pieces.
-func (s *server) contribute(cs *mcp.ClientSession, p protocol.ContextContributeParams) (any, error) {
+func (s *server) contribute(ctx context.Context, cs *mcp.ClientSession, p protocol.ContextContributeParams) (any, error) {
 	if p.ID != ContributorID || !s.cfg.Resources {
 		return nil, fmt.Errorf("no contributor %q", p.ID)
 	}
@@ -206,7 +206,7 @@ func (s *server) contribute(cs *mcp.ClientSession, p protocol.ContextContributeP
 	// Only the first maxResources are offered, as documented: what is
 	// left out needs no line in the log on every turn.
 	resources, _, err := listAll("resources/list", maxResources, func(cursor string) ([]*mcp.Resource, string, error) {
-		r, err := cs.ListResources(s.ctx, &mcp.ListResourcesParams{Cursor: cursor})
+		r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}
@@ -219,7 +219,12 @@ func (s *server) contribute(cs *mcp.ClientSession, p protocol.ContextContributeP
 		return nil, fmt.Errorf("MCP %v", err)
 	}
 	for _, r := range resources {
-		got, err := cs.ReadResource(s.ctx, &mcp.ReadResourceParams{URI: r.URI})
+		got, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.URI})
+		if ctx.Err() != nil {
+			// Past the deadline (or the instance is ending): the rest
+			// would be read for no one.
+			return nil, fmt.Errorf("MCP resources/read %s: %w", r.URI, ctx.Err())
+		}
 		if err != nil {
 			fmt.Fprintf(s.cfg.Log, "mcpbridge: resources/read %s: %v\n", r.URI, err)
 			continue

@@ -16,6 +16,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 )
 
@@ -193,21 +194,42 @@ func (s *server) dispatch(method string, params json.RawMessage) (any, error) {
 		if err := decode(params, &p); err != nil {
 			return nil, err
 		}
-		return s.runPrompt(cs, p)
+		return s.bounded(cs, proxy.KindCommand, func(ctx context.Context) (any, error) { return s.runPrompt(ctx, cs, p) })
 	case protocol.MethodCommandComplete:
 		var p protocol.CommandCompleteParams
 		if err := decode(params, &p); err != nil {
 			return nil, err
 		}
-		return s.completePrompt(cs, p)
+		return s.bounded(cs, proxy.KindComplete, func(ctx context.Context) (any, error) { return s.completePrompt(ctx, cs, p) })
 	case protocol.MethodContextContribute:
 		var p protocol.ContextContributeParams
 		if err := decode(params, &p); err != nil {
 			return nil, err
 		}
-		return s.contribute(cs, p)
+		return s.bounded(cs, proxy.KindContributor, func(ctx context.Context) (any, error) { return s.contribute(ctx, cs, p) })
 	}
 	return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "an MCP server translated by bingo does not answer " + method}
+}
+
+// bounded runs f, one request the host has no way to cancel on the wire
+// (only tool/call and provider/stream have a cancel notification), under
+// the instance's context ended at the request's deadline. Past that the
+// bridge has stopped waiting (a contributor is dropped from its round),
+// so the work is for no one: the sdk tells the server to stop
+// (notifications/cancelled) and f answers. Before it does, the server
+// proves it answers at all (a ping), as after tool/cancel: one that has
+// stopped answering leaves the request owed, and the bridge's wedge rule
+// kills it. Unbounded, one hung resources/read held its goroutine and the
+// server's work until the instance died, and a server that answers
+// everything else was killed as wedged for it.
+func (s *server) bounded(cs *mcp.ClientSession, k proxy.Kind, f func(context.Context) (any, error)) (any, error) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.Deadlines.For(k))
+	defer cancel()
+	res, err := f(ctx)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && s.ctx.Err() == nil {
+		_ = cs.Ping(s.ctx, nil)
+	}
+	return res, err
 }
 
 // errGone ends a request whose server went away under it: the translator

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 	"github.com/bingo/bingo-plugin-rpc/transport/mem"
@@ -32,6 +33,12 @@ type Config struct {
 	// sampling request is refused. The host routes it through its
 	// configured provider.
 	Sample func(ctx context.Context, req SampleRequest) (string, error)
+	// Deadlines are the bridge's (the person's deadlines settings; zero
+	// fields take their defaults). The wire has no cancel for
+	// context/contribute, command/run or command/complete, so the
+	// translator ends each at its deadline itself, when the bridge has
+	// stopped waiting: see server.bounded.
+	Deadlines bridge.Deadlines
 }
 
 // SampleRequest is a server's sampling request, in the host's words.
@@ -49,6 +56,7 @@ func Wrap(inner transport.Transport, cfg Config) transport.Transport {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
+	cfg.Deadlines = cfg.Deadlines.WithDefaults()
 	return &wrapped{inner: inner, cfg: cfg}
 }
 

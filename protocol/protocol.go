@@ -104,8 +104,8 @@ type ProviderDecl struct {
 // HookDecl declares a hook and the points it wants: Decide lists the
 // "site/point" decision points it answers ("tool/before", "prompt/before"),
 // Observe the observation points it wants to hear about ("tool/after",
-// "turn/end"). These are every point the host fires (sdk.DecisionPoints,
-// sdk.ObservationPoints): a hook naming another is refused.
+// "turn/end"). These are every point the host fires (sdk.DecisionPoints(),
+// sdk.ObservationPoints()): a hook naming another is refused.
 type HookDecl struct {
 	ID      string   `json:"id" jsonschema:"minLength=1"`
 	Decide  []string `json:"decide,omitempty"`

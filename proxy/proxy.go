@@ -25,15 +25,13 @@ const MaxToolName = 64
 // permission rule could not predict.
 func CheckToolName(plugin, tool string) error {
 	if strings.Contains(tool, "__") {
-		return errors.New("tool name " + quote(tool) + " may not contain \"__\" (it separates the parts of plugin__<plugin>__<tool>)")
+		return errors.New("tool name " + protocol.Quote(tool) + " may not contain \"__\" (it separates the parts of plugin__<plugin>__<tool>)")
 	}
 	if full := ToolName(plugin, tool); len(full) > MaxToolName {
-		return errors.New("tool name " + quote(full) + " is longer than 64 characters, which model APIs refuse; shorten the tool's name")
+		return errors.New("tool name " + protocol.Quote(full) + " is longer than 64 characters, which model APIs refuse; shorten the tool's name")
 	}
 	return nil
 }
-
-func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 // answer is the result a proxy hands its Caller, which decodes the plugin's
 // answer into it: protocol.Decode fills *v (see the package doc), then
@@ -256,7 +254,7 @@ func (h *Hook) Decide(ctx context.Context, ev sdk.HookEvent) (sdk.HookDecision, 
 	case sdk.HookContinue, sdk.HookDeny, sdk.HookAsk, sdk.HookBlock, sdk.HookRedirect:
 		return res, nil
 	}
-	return sdk.HookDecision{}, errors.New("hook " + quote(h.id) + " answered unknown outcome " + quote(string(res.Outcome)))
+	return sdk.HookDecision{}, errors.New("hook " + protocol.Quote(h.id) + " answered unknown outcome " + protocol.Quote(string(res.Outcome)))
 }
 
 // Observe implements sdk.Hook.

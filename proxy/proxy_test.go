@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/bingo/bingo-plugin-rpc/sdk"
@@ -85,5 +86,18 @@ func TestAnswersAreCheckedInTheWiresWords(t *testing.T) {
 		if tc.want == "" && got != "<nil>" || tc.want != "" && got != tc.want {
 			t.Errorf("%s answering %s:\n got %s\nwant %s", tc.method, tc.answer, got, tc.want)
 		}
+	}
+}
+
+// A plugin's unknown outcome is quoted cut short: a hook answering a 5000
+// character outcome gets a one-line error, not the outcome echoed back.
+func TestUnknownOutcomeIsQuotedShort(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	_, err := NewHook(answering(`{"outcome":"`+long+`"}`), "h").Decide(context.Background(), sdk.HookEvent{})
+	if err == nil {
+		t.Fatal("an unknown outcome was taken")
+	}
+	if msg := err.Error(); len(msg) > 200 || !strings.Contains(msg, `unknown outcome "xxxx`) {
+		t.Errorf("error is %d bytes, want a short one naming the outcome: %.120s", len(msg), msg)
 	}
 }

@@ -82,7 +82,7 @@ func TestCheckAgreesWithTheSchema(t *testing.T) {
 func TestHookPointsAreTheHosts(t *testing.T) {
 	s := schemaUnderTest(t)
 	hook := s.doc["$defs"].(map[string]any)["HookDecl"].(map[string]any)["properties"].(map[string]any)
-	for key, points := range map[string][]sdk.HookPoint{"decide": sdk.DecisionPoints, "observe": sdk.ObservationPoints} {
+	for key, points := range map[string][]sdk.HookPoint{"decide": sdk.DecisionPoints(), "observe": sdk.ObservationPoints()} {
 		var want []any
 		for _, p := range points {
 			want = append(want, p.String())

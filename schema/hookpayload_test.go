@@ -46,7 +46,7 @@ func TestEveryHookPointHasAPayloadType(t *testing.T) {
 	for at := range sdk.HookPayloads() {
 		got = append(got, at.String())
 	}
-	for _, at := range slices.Concat(sdk.DecisionPoints, sdk.ObservationPoints) {
+	for _, at := range slices.Concat(sdk.DecisionPoints(), sdk.ObservationPoints()) {
 		want = append(want, at.String())
 	}
 	slices.Sort(got)
@@ -64,7 +64,7 @@ func TestHookPayloadsValidatePerPoint(t *testing.T) {
 	for _, l := range []struct {
 		decide bool
 		points []sdk.HookPoint
-	}{{true, sdk.DecisionPoints}, {false, sdk.ObservationPoints}} {
+	}{{true, sdk.DecisionPoints()}, {false, sdk.ObservationPoints()}} {
 		for _, at := range l.points {
 			line := hookLine(t, at, l.decide, payloads[at])
 			if err := validate(s.root, line); err != nil {

@@ -354,13 +354,13 @@ func (g *generator) finish() error {
 }
 
 // hookPoints states on HookDecl the points a hook may declare: the host's
-// own lists (sdk.DecisionPoints, sdk.ObservationPoints), which it fires
+// own lists (sdk.DecisionPoints(), sdk.ObservationPoints()), which it fires
 // and checks declarations against, and which no struct tag can name.
 func hookPoints(def *jsonschema.Schema) error {
 	for _, l := range []struct {
 		key    string
 		points []sdk.HookPoint
-	}{{"decide", sdk.DecisionPoints}, {"observe", sdk.ObservationPoints}} {
+	}{{"decide", sdk.DecisionPoints()}, {"observe", sdk.ObservationPoints()}} {
 		var p *jsonschema.Schema
 		if def != nil && def.Properties != nil {
 			p, _ = def.Properties.Get(l.key)
@@ -399,7 +399,7 @@ func (refs hookPayloadRefs) apply(defs jsonschema.Definitions) error {
 	for _, l := range []struct {
 		def    string
 		points []sdk.HookPoint
-	}{{"HookDecideParams", sdk.DecisionPoints}, {"HookObserve", sdk.ObservationPoints}} {
+	}{{"HookDecideParams", sdk.DecisionPoints()}, {"HookObserve", sdk.ObservationPoints()}} {
 		def := defs[l.def]
 		if def == nil || def.Properties == nil {
 			errs = append(errs, fmt.Errorf("schema: no definition %s to state the hook payloads on", l.def))

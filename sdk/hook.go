@@ -41,13 +41,18 @@ var (
 	PromptBefore = HookPoint{SitePrompt, PointBefore} // decide whether a model request is sent
 	ToolAfter    = HookPoint{SiteTool, PointAfter}    // observe a tool call's output
 	TurnEnd      = HookPoint{SiteTurn, PointEnd}      // observe a turn's end
-
-	// DecisionPoints are where hooks decide, ObservationPoints where they
-	// observe. A hook declaring any other point would wait for one that
-	// never comes, so such a declaration is refused.
-	DecisionPoints    = []HookPoint{ToolBefore, PromptBefore}
-	ObservationPoints = []HookPoint{ToolAfter, TurnEnd}
 )
+
+// DecisionPoints returns the points where hooks decide. A hook declaring
+// any other would wait for one that never comes, so such a declaration is
+// refused. Each call returns a new slice: the host checks declarations
+// against it, so it is a function rather than a variable an importer could
+// change under the host.
+func DecisionPoints() []HookPoint { return []HookPoint{ToolBefore, PromptBefore} }
+
+// ObservationPoints returns the points where hooks observe, a new slice
+// each call, as DecisionPoints does.
+func ObservationPoints() []HookPoint { return []HookPoint{ToolAfter, TurnEnd} }
 
 // ToolAfterPayload is the payload at tool/after: the call as it ran (its
 // input redirected, if a hook redirected it) and what it returned.

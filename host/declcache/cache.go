@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -265,6 +266,54 @@ func (c *Cache) write(k Key, decl json.RawMessage, refused []string) error {
 		return fmt.Errorf("declaration cache: %w", err)
 	}
 	return nil
+}
+
+// Prune removes the file of each plugin that is gone: one live does not
+// name (a plugin the caller found is never gone) whose every entry names
+// a file that no longer exists. An entry can hit again only when its
+// files digest as they did, so one missing a file is dead unless that
+// very file comes back, which costs the plugin one start to cache again.
+// A plugin uninstalled, or renamed (its directory, and so its files'
+// paths, with it), is gone; one from a project other than the caller's
+// is not, since its files are still there. An entry naming no file (its
+// files had just changed when it was stored: see trust.FileSum.Settled)
+// says nothing of where the plugin was, so it keeps its file. A file
+// that cannot be read or understood is kept too: it may be another
+// bingo's. Prune returns the names it removed the files of.
+//
+// A file rewritten by another process between Prune's read and its
+// removal is removed all the same: a cache entry lost, one start.
+func (c *Cache) Prune(live func(name string) bool) []string {
+	dirents, err := os.ReadDir(c.dir)
+	if err != nil {
+		return nil
+	}
+	var removed []string
+	for _, d := range dirents {
+		name, ok := strings.CutSuffix(d.Name(), ".json")
+		if !ok || !d.Type().IsRegular() || live(name) {
+			continue
+		}
+		path, ok := c.path(name)
+		if !ok {
+			continue
+		}
+		if entries, err := read(path); err == nil && len(entries) > 0 && !slices.ContainsFunc(entries, alive) && os.Remove(path) == nil {
+			removed = append(removed, name)
+		}
+	}
+	return removed
+}
+
+// alive reports whether e may still hit: it names no file (so nothing
+// says otherwise), or every file it names is there.
+func alive(e Entry) bool {
+	for _, f := range e.Files {
+		if _, err := os.Stat(f.Path); errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	return true
 }
 
 // path is the file of the plugin named name, if the name can be one.

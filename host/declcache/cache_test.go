@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -286,5 +287,70 @@ func TestAHeadReadsBackAsWritten(t *testing.T) {
 		if err := parseHead(bad, &e); err == nil {
 			t.Errorf("%q read as a head: %+v", bad, e)
 		}
+	}
+}
+
+// storeNaming stores a declaration of name under key, naming files as
+// its plugin's (settled sums, as a run long after they were written would
+// keep).
+func storeNaming(t testing.TB, c *Cache, name, key string, files ...string) {
+	t.Helper()
+	k := Key{name: name, digest: key}
+	for _, f := range files {
+		k.files = append(k.files, trust.FileSum{Path: f, Version: "1", SHA256: "ff", Settled: true})
+	}
+	must(t, c.Store(k, decl(name), nil))
+}
+
+// Prune removes the file of a plugin whose files are gone, and only that:
+// not a plugin the caller found, not one whose files are still there
+// (another project's), not one with an entry naming no file, not a file
+// it cannot read.
+func TestPruneRemovesOnlyGonePlugins(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	c := New(cache, trust.NewSums())
+	files := map[string][]string{}
+	for _, name := range []string{"gone", "elsewhere", "found", "unsettled"} {
+		m := plugin(t, dir, name, "print(1)")
+		files[name] = []string{m.File, filepath.Join(m.Root, "main.py")}
+	}
+	for _, name := range []string{"gone", "elsewhere", "found"} {
+		storeNaming(t, c, name, "k1", files[name]...)
+		storeNaming(t, c, name, "k2", files[name][0])
+	}
+	storeNaming(t, c, "unsettled", "k1", files["unsettled"]...)
+	storeNaming(t, c, "unsettled", "k2") // stored just after its files changed
+	must(t, os.WriteFile(filepath.Join(cache, "junk.json"), []byte("{not a cache file"), 0o600))
+	for _, name := range []string{"gone", "found", "unsettled"} {
+		must(t, os.RemoveAll(filepath.Join(dir, name)))
+	}
+
+	found := func(name string) bool { return name == "found" }
+	removed := c.Prune(found)
+	if !slices.Equal(removed, []string{"gone"}) {
+		t.Errorf("removed %q, want only gone", removed)
+	}
+	for name, want := range map[string]bool{"gone": false, "elsewhere": true, "found": true, "unsettled": true, "junk": true} {
+		if _, err := os.Stat(filepath.Join(cache, name+".json")); (err == nil) != want {
+			t.Errorf("%s.json there: %v, want %v", name, err == nil, want)
+		}
+	}
+
+	// One entry whose files are there keeps the file, beside dead ones:
+	// a plugin of that name in another place (another layer, another
+	// project) still uses it. One file missing is enough to make an
+	// entry dead.
+	user := plugin(t, filepath.Join(dir, "user"), "twice", "")
+	project := plugin(t, filepath.Join(dir, "project"), "twice", "")
+	storeNaming(t, c, "twice", "user", user.File, filepath.Join(user.Root, "main.py"))
+	storeNaming(t, c, "twice", "project", project.File, filepath.Join(project.Root, "main.py"))
+	must(t, os.Remove(filepath.Join(project.Root, "main.py")))
+	if removed := c.Prune(found); len(removed) != 0 {
+		t.Errorf("removed %q, but twice is still in %s and elsewhere's files are there", removed, user.Root)
+	}
+	must(t, os.RemoveAll(user.Root))
+	if removed := c.Prune(found); !slices.Equal(removed, []string{"twice"}) {
+		t.Errorf("removed %q, want twice, gone from both places", removed)
 	}
 }

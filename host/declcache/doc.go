@@ -34,6 +34,12 @@
 // understood, or is over the cap, is a miss and one line in the plugin's
 // log, never a failure.
 //
+// A plugin's file goes when the plugin does (Prune, at each host Open):
+// a name the run did not find whose every entry names a file that no
+// longer exists is a plugin uninstalled or renamed, not another project's,
+// and its file is removed. Entries that name no file keep theirs, since
+// nothing says where their plugin was.
+//
 // Keys are cheap to check: the sum of each file is kept beside the entry
 // with the file's version (trust.FileSum), and a file whose version has
 // not changed is not read again.

@@ -115,9 +115,10 @@
 //
 // A settings file is at most MaxFileSize (1 MiB). A larger one, or one
 // that is not a regular file (reading a FIFO would block the host), is one
-// *Error and none of it applies. Neither is ever read whole: the size and
-// the kind of file are checked before it is opened, and reading stops
-// past the limit in case the file grows meanwhile.
+// *Error and none of it applies. Neither is ever read whole: the kind of
+// file is checked before it is opened, the size before any of it is read,
+// and reading stops past the limit in case the file grows meanwhile
+// (package capped reads it).
 //
 // Permission patterns are checked by package gate, which owns their
 // grammar. LoadLayered checks the project file's patterns with

@@ -2,9 +2,9 @@ package settings
 
 import (
 	"errors"
-	"io"
 	"io/fs"
-	"os"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/capped"
 )
 
 // MaxFileSize is the largest settings file read, in bytes (1 MiB). A
@@ -34,53 +34,20 @@ func read(file string) (*layer, error) {
 	return parse(file, data)
 }
 
-// readCapped reads a regular file of at most MaxFileSize bytes. It looks
-// before it opens, so that a FIFO or a device cannot block it, and it
-// opens without blocking and looks again, in case the file was swapped
-// in between. It never reads more than MaxFileSize+1 bytes, in case the
-// file grows after the look.
+// readCapped reads a regular file of at most MaxFileSize bytes, in the
+// settings' own words when it refuses one. Package capped holds what a
+// settings file needs: it looks before it opens, so that a FIFO or a
+// device is never opened, looks again after, in case the file was swapped
+// in between, refuses a file over the cap unread, and reads at most one
+// byte past it, in case the file grows after the look.
 func readCapped(file string) ([]byte, error) {
-	fi, err := os.Stat(file)
-	if err != nil {
-		return nil, err
-	}
-	if err := check(fi); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(file, os.O_RDONLY|oNonblock, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err = f.Stat(); err != nil {
-		return nil, err
-	}
-	if err := check(fi); err != nil {
-		return nil, err
-	}
-	return readLimited(f)
-}
-
-// check refuses what is not a regular file of at most MaxFileSize bytes.
-func check(fi fs.FileInfo) error {
-	if !fi.Mode().IsRegular() {
-		return errNotRegular
-	}
-	if fi.Size() > MaxFileSize {
-		return errTooLarge
-	}
-	return nil
-}
-
-// readLimited reads r to its end, or refuses it once it passes
-// MaxFileSize bytes.
-func readLimited(r io.Reader) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxFileSize {
+	data, err := capped.Read(file, MaxFileSize)
+	var nr capped.NotRegularError
+	switch {
+	case errors.Is(err, capped.ErrTooLarge):
 		return nil, errTooLarge
+	case errors.As(err, &nr):
+		return nil, errNotRegular
 	}
-	return data, nil
+	return data, err
 }

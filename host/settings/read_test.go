@@ -2,7 +2,6 @@ package settings
 
 import (
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -75,29 +74,4 @@ func TestTooLargeNotRead(t *testing.T) {
 		t.Skipf("cannot make a sparse file here: %v", err)
 	}
 	checkRefused(t, file, errTooLarge)
-}
-
-// endless is a file that keeps growing: it counts what is read of it.
-type endless struct{ n int64 }
-
-func (r *endless) Read(p []byte) (int, error) {
-	clear(p)
-	r.n += int64(len(p))
-	return len(p), nil
-}
-
-// A file that grows after it was looked at is read no further than just
-// past the limit.
-func TestReadLimited(t *testing.T) {
-	r := &endless{}
-	if _, err := readLimited(r); !errors.Is(err, errTooLarge) {
-		t.Fatalf("readLimited(endless) = %v", err)
-	}
-	if r.n > MaxFileSize+1 {
-		t.Errorf("read %d bytes of a file past the limit of %d", r.n, MaxFileSize)
-	}
-	data, err := readLimited(io.LimitReader(&endless{}, MaxFileSize))
-	if err != nil || len(data) != MaxFileSize {
-		t.Errorf("readLimited(MaxFileSize bytes) = %d bytes, %v", len(data), err)
-	}
 }

@@ -3,12 +3,15 @@
 // manifest and a declaration-cache file for every plugin installed on
 // every run, and os.Open's own work on a file it may poll (setting it
 // non-blocking, offering it to the poller, setting it back) was five of the
-// eleven system calls each read took.
+// eleven system calls each read took. Settings files are read here too:
+// a path a cloned repository names is never opened unless it is a regular
+// file, and never costs more than its cap.
 package capped
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 )
 
@@ -23,10 +26,37 @@ func (e NotRegularError) Error() string {
 }
 
 // Read returns the contents of the regular file at path, following
-// symlinks, if it holds at most max bytes. It opens without blocking, so
-// a FIFO returns at once (refused as NotRegularError, unread), and reads
-// one byte past the cap to notice a file that grows while it is read.
-// Errors from the system are *fs.PathError.
+// symlinks, if it holds at most max bytes. It looks before it opens, so
+// what is not a regular file (a FIFO, a device) is refused as
+// NotRegularError without being opened; it opens without blocking and
+// looks again, in case the file was swapped in between; a file over the
+// cap is refused before any of it is read; and it reads at most one byte
+// past the cap, to notice a file that grew since the look. Errors from
+// the system are *fs.PathError.
 func Read(path string, max int64) ([]byte, error) {
 	return read(path, max)
+}
+
+// fill reads to the end through read, into room for size bytes (what the
+// file held when looked at) and one more, so that a file grown since shows
+// it. It asks for at most max+1 bytes in all: a file that keeps growing
+// costs no more than that. read is a Read of the file; a read of no bytes
+// and no error, as the system call gives it, is the end too.
+func fill(path string, size, max int64, read func([]byte) (int, error)) ([]byte, error) {
+	buf := make([]byte, 0, min(size, max)+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := read(buf[len(buf):min(int64(cap(buf)), max+1)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case int64(len(buf)) > max:
+			return nil, fmt.Errorf("%s: more than %d bytes: %w", path, max, ErrTooLarge)
+		case err == io.EOF || n == 0 && err == nil:
+			return buf, nil
+		case err != nil:
+			return nil, err
+		}
+	}
 }

@@ -2,6 +2,7 @@ package capped
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -41,5 +42,34 @@ func TestReadRefusesWhatIsNotARegularFile(t *testing.T) {
 	var nr NotRegularError
 	if _, err := Read(dir, 10); !errors.As(err, &nr) || !nr.Mode.IsDir() {
 		t.Fatalf("a directory: %v, want NotRegularError", err)
+	}
+}
+
+// endless is a file that keeps growing: it counts what is read of it.
+type endless struct{ n int64 }
+
+func (r *endless) Read(p []byte) (int, error) {
+	clear(p)
+	r.n += int64(len(p))
+	return len(p), nil
+}
+
+// A file that grows after it was looked at is read no further than one
+// byte past the cap, whatever size the look saw; one that ends at the cap
+// is read whole.
+func TestFillStopsOneBytePastTheCap(t *testing.T) {
+	const max = 100000
+	for _, size := range []int64{0, 10, max} {
+		r := &endless{}
+		if _, err := fill("f", size, max, r.Read); !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("an endless file seen at %d bytes: %v, want ErrTooLarge", size, err)
+		}
+		if r.n > max+1 {
+			t.Errorf("an endless file seen at %d bytes: read %d bytes under a cap of %d", size, r.n, max)
+		}
+		data, err := fill("f", size, max, io.LimitReader(&endless{}, max).Read)
+		if err != nil || len(data) != max {
+			t.Errorf("a file of the cap's size, seen at %d bytes: %d bytes, %v", size, len(data), err)
+		}
 	}
 }

@@ -4,29 +4,32 @@ package capped
 
 import (
 	"fmt"
-	"io"
 	"os"
 )
 
+// read looks before it opens, and again after, as the unix one does,
+// through *os.File.
 func read(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
+	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, NotRegularError{Mode: fi.Mode()}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s: more than %d bytes: %w", path, max, ErrTooLarge)
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, err
 	}
-	return data, nil
+	if !fi.Mode().IsRegular() { // swapped in since the look
+		return nil, NotRegularError{Mode: fi.Mode()}
+	}
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%s: %d bytes: %w", path, fi.Size(), ErrTooLarge)
+	}
+	return fill(path, fi.Size(), max, f.Read)
 }

@@ -45,26 +45,18 @@ func read(path string, max int64) ([]byte, error) {
 	if st.Size > max {
 		return nil, fmt.Errorf("%s: %d bytes: %w", path, st.Size, ErrTooLarge)
 	}
-	// One byte past what fstat saw, so that a file grown since shows it.
-	buf := make([]byte, 0, st.Size+1)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+	return fill(path, st.Size, max, func(b []byte) (int, error) {
+		for {
+			n, err := syscall.Read(fd, b)
+			switch {
+			case errors.Is(err, syscall.EINTR):
+				continue
+			case err != nil:
+				return 0, &fs.PathError{Op: "read", Path: path, Err: err}
+			}
+			return n, nil
 		}
-		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
-		switch {
-		case errors.Is(err, syscall.EINTR):
-			continue
-		case err != nil:
-			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
-		case n == 0:
-			return buf, nil
-		}
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > max {
-			return nil, fmt.Errorf("%s: more than %d bytes: %w", path, max, ErrTooLarge)
-		}
-	}
+	})
 }
 
 // notRegular is the error for a path that is not a regular file, with its

@@ -243,7 +243,7 @@ func (c *checker) run(ctx context.Context) {
 	if m.Entry.Protocol == manifest.ProtocolMCP {
 		// Checked as the host runs it: behind the translator, whose wire
 		// is the one tapped.
-		tr = mcpbridge.Wrap(tr, mcpbridge.Config{Name: m.Name, Version: m.Version, Log: c.stderr.log()})
+		tr = mcpbridge.Wrap(tr, mcpbridge.Config{Name: m.Name, Version: m.Version, Log: c.stderr.log(), Deadlines: c.dl})
 	}
 	c.plugin = bridge.New(bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: &tapTransport{tr, c.tap}, Env: m.Entry.Env,

@@ -1,9 +1,0 @@
-//go:build unix
-
-package settings
-
-import "syscall"
-
-// oNonblock makes opening a FIFO return at once instead of waiting for a
-// writer.
-const oNonblock = syscall.O_NONBLOCK
