@@ -146,7 +146,8 @@ class InvalidParams extends Error {} // becomes the JSON-RPC error -32602
 // The refusals are worded as Go's pluginkit words them (main.py does too):
 // the plugin's name, then what is wrong, a name quoted.
 
-// name in double quotes, escaped as JSON (and as Go's %q) does.
+// name in double quotes, escaped as JSON does: as Go's %q writes a name of
+// printable characters.
 function quoted(name) {
   return JSON.stringify(name);
 }

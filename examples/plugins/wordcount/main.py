@@ -83,7 +83,8 @@ class InvalidParams(Exception):
 # plugin's name, then what is wrong, a name quoted.
 
 def quoted(name):
-    """name in double quotes, escaped as JSON (and as Go's %q) does."""
+    """name in double quotes, escaped as JSON does: as Go's %q writes a name
+    of printable characters."""
     return json.dumps(name, ensure_ascii=False)
 
 
