@@ -16,7 +16,7 @@ type call struct {
 	method string
 	params json.RawMessage
 	h      handler
-	known  bool // h is the method's handler: the kit answers the method
+	known  bool // h is the method's handler, and the plugin has what it serves
 
 	tool    protocol.ToolCallParams // a tool call's params, decoded with its line
 	hasTool bool
@@ -74,6 +74,7 @@ func (l *calls) remove(c *call) {
 func (s *server) request(id json.RawMessage, m *envelope) job {
 	c := &call{s: s, id: id, method: *m.Method, params: m.Params}
 	c.h, c.known = handlerOf(c.method)
+	c.known = c.known && s.x.offers(c.method)
 	switch {
 	case m.toolCall:
 		c.tool, c.hasTool, c.keyed, c.key = m.tool, true, true, m.tool.CallID

@@ -43,10 +43,12 @@
 //     initialize wait for it. A failed Initialize fails every later request.
 //   - tool/progress and provider/delta are written before the request's
 //     answer; one emitted after the handler returned is dropped.
-//   - Errors: an unknown method is MethodNotFound (-32601); an unknown
-//     tool, command, id or key, or bad params, is InvalidParams (-32602)
-//     naming it; an error a handler returns is InternalError (-32603) with
-//     its message.
+//   - Errors: an unknown method, or one of a kind the plugin has none of
+//     (hook/decide to a plugin without hooks), is MethodNotFound (-32601);
+//     an unknown tool, command, id or key, or bad params, is InvalidParams
+//     (-32602) naming it, in the wire's terms ("args must be a string");
+//     an error a handler returns is InternalError (-32603) with its
+//     message.
 //   - When stdin ends the host has gone: every handler's ctx is cancelled,
 //     nothing more is written, and Serve returns once every handler has.
 //

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"sync"
 
 	"github.com/bingo/bingo-plugin-rpc/protocol"
@@ -259,10 +260,51 @@ func handle[P any](f func(s *server, ctx context.Context, p P) (any, error), key
 			k = key(&p)
 		}
 		if err != nil {
-			return nil, k, rpcError(codeInvalidParams, "%s: bad params: %v", s.p.Name, err)
+			return nil, k, s.badParams(err)
 		}
 		return func(ctx context.Context) (any, error) { return f(s, ctx, p) }, k, nil
 	}}
+}
+
+// badParams is the refusal of params that did not decode, in the wire's
+// terms: the member whose JSON type is wrong ("args must be a string"), or
+// params that are not an object. encoding/json's own text names Go types
+// ("Go struct field CommandRunParams.args"), which mean nothing to a host,
+// change with Go's releases, and could never be said alike by a plugin in
+// another language.
+func (s *server) badParams(err error) *wireError {
+	why := err.Error()
+	var te *json.UnmarshalTypeError
+	switch {
+	case !errors.As(err, &te):
+	case te.Field != "":
+		why = te.Field + " must be " + jsonKind(te.Type)
+	case te.Value != "object":
+		why = "params must be an object"
+	}
+	return rpcError(codeInvalidParams, "%s: bad params: %s", s.p.Name, why)
+}
+
+// jsonKind names the JSON value a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "a " + t.String()
 }
 
 // lookup finds name among the plugin's values of one kind, or says it is
@@ -330,7 +372,7 @@ var toolCallHandler = handler{keyed: true, prepare: func(s *server, raw json.Raw
 	var p protocol.ToolCallParams
 	err := toolCallParams(raw, &p)
 	if err != nil {
-		return nil, p.CallID, rpcError(codeInvalidParams, "%s: bad params: %v", s.p.Name, err)
+		return nil, p.CallID, s.badParams(err)
 	}
 	return func(ctx context.Context) (any, error) { return s.toolCall(ctx, p) }, p.CallID, nil
 }}

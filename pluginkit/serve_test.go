@@ -320,6 +320,28 @@ func TestServiceCall(t *testing.T) {
 	}
 }
 
+// TestMethodsOfKindsNotHad: a plugin with only a tool does not have the
+// methods of the kinds it has none of: they are MethodNotFound, as for any
+// method it does not have, not an unknown name.
+func TestMethodsOfKindsNotHad(t *testing.T) {
+	h := serve(t, &Plugin{Name: "kit", Tools: []sdk.Tool{echoTool()}}, false)
+	for _, m := range []string{
+		protocol.MethodCommandRun, protocol.MethodCommandComplete, protocol.MethodContextContribute,
+		protocol.MethodCompactorCompact, protocol.MethodProviderStream, protocol.MethodHookDecide, protocol.MethodServiceCall,
+	} {
+		want := fmt.Sprintf("kit: no method %q", m)
+		if e := h.callErr(m, json.RawMessage(`{}`)); e.Code != jsonrpc2.CodeMethodNotFound || e.Message != want {
+			t.Errorf("%s = %+v, want %d %q", m, e, jsonrpc2.CodeMethodNotFound, want)
+		}
+	}
+	var out protocol.ToolCallResult
+	h.call(protocol.MethodToolCall, protocol.ToolCallParams{CallID: "c", Name: "echo", Input: json.RawMessage(`{"text":"hi"}`)}, &out)
+	tools := serve(t, &Plugin{Name: "kit", Commands: []sdk.Command{command{}}}, false)
+	if e := tools.callErr(protocol.MethodToolCall, protocol.ToolCallParams{CallID: "c", Name: "echo"}); e.Code != jsonrpc2.CodeMethodNotFound {
+		t.Errorf("tool/call to a plugin without tools = %+v", e)
+	}
+}
+
 func TestUnknownMethodsAndNames(t *testing.T) {
 	h := serve(t, everything(nil, echoTool()), false)
 	if e := h.callErr("tool/teleport", nil); e.Code != jsonrpc2.CodeMethodNotFound || !strings.Contains(e.Message, "tool/teleport") {
@@ -343,8 +365,18 @@ func TestUnknownMethodsAndNames(t *testing.T) {
 			t.Errorf("%s of an unknown name = %+v", c.method, e)
 		}
 	}
-	if e := h.callErr(protocol.MethodToolCall, json.RawMessage(`[1]`)); e.Code != jsonrpc2.CodeInvalidParams {
-		t.Errorf("bad params = %+v", e)
+	// Bad params are worded in the wire's terms, not encoding/json's (which
+	// names Go types): a plugin in any language can say the same.
+	for _, c := range []struct{ method, params, want string }{
+		{protocol.MethodToolCall, `[1]`, "kit: bad params: params must be an object"},
+		{protocol.MethodToolCall, `{"callId":"c","name":"echo","turn":"1"}`, "kit: bad params: turn must be an integer"},
+		{protocol.MethodCommandRun, `{"name":"greet","args":5}`, "kit: bad params: args must be a string"},
+		{protocol.MethodCommandComplete, `"greet"`, "kit: bad params: params must be an object"},
+		{protocol.MethodContextContribute, `{"id":"ctx","query":[]}`, "kit: bad params: query must be an object"},
+	} {
+		if e := h.callErr(c.method, json.RawMessage(c.params)); e.Code != jsonrpc2.CodeInvalidParams || e.Message != c.want {
+			t.Errorf("%s %s = %+v, want %q", c.method, c.params, e, c.want)
+		}
 	}
 	// A notification the kit does not know is dropped, and the connection
 	// goes on.

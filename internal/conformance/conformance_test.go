@@ -206,8 +206,7 @@ var testpluginTransports = []transportCase{
 
 // wordcountTransports run the wordcount example: the Python original and
 // the Go port built for wasip1. There is no mem column: wordcount-wasm is
-// package main and its serve loop is unexported, so it cannot run in this
-// process.
+// package main, so its plugin cannot be imported into this process.
 var wordcountTransports = []transportCase{
 	{"exec-python", func(stderr io.Writer) transport.Transport {
 		return exec.New(exec.Config{

@@ -11,9 +11,9 @@
 //   - TestTestplugin drives internal/testplugin (every behaviour the bridge
 //     has a rule for, good and bad) over mem, exec and wasm.
 //   - TestWordcount drives the wordcount example in Python (exec) and in
-//     Go built for wasip1 (wasm) and requires byte-identical answers. It has
-//     no mem column: examples/plugins/wordcount-wasm is a main package, and
-//     its serve loop cannot be imported into this process.
+//     Go built for wasip1 (wasm) and requires the same answers, as the
+//     bridge decodes them. It has no mem column: examples/plugins/wordcount-wasm
+//     is a main package, so its plugin cannot be imported into this process.
 //   - BenchmarkToolCall times one tool call through the bridge on each
 //     transport; BenchmarkRawPipe is the floor it is measured against — the
 //     same call as hand-written JSON lines over OS pipes, without the bridge.

@@ -143,14 +143,23 @@ function notify(method, params) {
 
 class InvalidParams extends Error {} // becomes the JSON-RPC error -32602
 
+// The refusals are worded as Go's pluginkit words them (main.py does too):
+// the plugin's name, then what is wrong, a name quoted.
+
+// name in double quotes, escaped as JSON does: as Go's %q writes a name of
+// printable characters.
+function quoted(name) {
+  return JSON.stringify(name);
+}
+
 // The named string fields of a request's params, "" when absent or null.
 // Any other type is invalid params; the first bad field is the one named.
 function fields(params, ...names) {
   params = params === null || params === undefined ? {} : params;
-  if (!isObject(params)) throw new InvalidParams("invalid params: params must be an object");
+  if (!isObject(params)) throw new InvalidParams("wordcount: bad params: params must be an object");
   for (const [key, value] of Object.entries(params)) {
     if (names.includes(key) && value !== null && typeof value !== "string") {
-      throw new InvalidParams(`invalid params: ${key} must be a string`);
+      throw new InvalidParams(`wordcount: bad params: ${key} must be a string`);
     }
   }
   return names.map((name) => (Object.hasOwn(params, name) && params[name]) || "");
@@ -248,7 +257,7 @@ function table(path, counts) {
 
 function callTool(params) {
   const [callId, name, cwd] = fields(params, "callId", "name", "cwd");
-  if (name !== "count") throw new InvalidParams(`unknown tool: ${name}`);
+  if (name !== "count") throw new InvalidParams(`wordcount: no tool ${quoted(name)}`);
   const given = params.input; // null params fail here, as they do in main.py
   const path = isObject(given) ? given.path : null;
   if (typeof path !== "string" || !path) {
@@ -279,7 +288,7 @@ function strip(s, chars) {
 
 function runCommand(params) {
   const [name, args, cwd] = fields(params, "name", "args", "cwd");
-  if (name !== "wordcount") throw new InvalidParams(`unknown command: ${name}`);
+  if (name !== "wordcount") throw new InvalidParams(`wordcount: no command ${quoted(name)}`);
   const path = strip(args, WHITESPACE); // args is the rest of the line, as typed
   if (!path) return { kind: "error", message: "usage: /wordcount <path>" };
   let counts;
@@ -297,7 +306,7 @@ function runCommand(params) {
 // "." is typed.
 function complete(params) {
   const [name, partial, cwd] = fields(params, "name", "partial", "cwd");
-  if (name !== "wordcount") throw new InvalidParams(`unknown command: ${name}`);
+  if (name !== "wordcount") throw new InvalidParams(`wordcount: no command ${quoted(name)}`);
   const cut = partial.lastIndexOf("/") + 1;
   const folder = partial.slice(0, cut);
   const prefix = partial.slice(cut);
@@ -332,6 +341,8 @@ const METHODS = new Map([
   ["command/complete", (params) => ({ completions: complete(params) })],
 ]);
 
+let initialized = false; // the handshake comes first, and once
+
 function handle(message) {
   const method = message.method;
   if (typeof method !== "string" || !Object.hasOwn(message, "id")) {
@@ -344,11 +355,18 @@ function handle(message) {
     return;
   }
   if (method === "initialize") {
+    if (initialized) {
+      fail(id, -32600, "wordcount: already initialized");
+      return;
+    }
+    initialized = true;
     const asked = isObject(params) && Object.hasOwn(params, "protocol") ? params.protocol : null;
     if (asked !== PROTOCOL) { // answer 5 anyway: refusing is the host's call
       log(`host asked for protocol ${JSON.stringify(asked)}; answering ${PROTOCOL}`);
     }
     answer(id, handshake());
+  } else if (!initialized) {
+    fail(id, -32600, `wordcount: ${method} before initialize`);
   } else if (METHODS.has(method)) {
     let result;
     try {
@@ -360,7 +378,7 @@ function handle(message) {
     }
     answer(id, result);
   } else {
-    fail(id, -32601, `method not found: ${method}`);
+    fail(id, -32601, `wordcount: no method ${quoted(method)}`);
   }
 }
 

@@ -4,18 +4,40 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"strings"
 
+	"github.com/bingo/bingo-plugin-rpc/pluginkit"
+	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
-const (
-	pluginName    = "wordcount"
-	pluginVersion = "0.1.0"
-)
+func main() {
+	fmt.Fprintf(os.Stderr, "wordcount: started (protocol %d)\n", protocol.Version)
+	pluginkit.Main(newPlugin(os.Stderr))
+}
 
-func main() { os.Exit(run(os.Stdin, os.Stdout, os.Stderr)) }
+// newPlugin is wordcount as pluginkit serves it: the kit answers the
+// handshake, routes each request and writes the wire; log is where the
+// plugin's own lines go (stderr, which the host keeps as the plugin's log).
+func newPlugin(log io.Writer) *pluginkit.Plugin {
+	return &pluginkit.Plugin{
+		Name:     "wordcount",
+		Version:  "0.1.0",
+		Tools:    []sdk.Tool{countTool{}},
+		Commands: []sdk.Command{wordcountCommand{}},
+		// The kit answers protocol 5 whatever was asked: the host refuses
+		// a protocol it does not speak, which is its call, not ours.
+		Initialize: func(_ context.Context, p protocol.InitializeParams) error {
+			if p.Protocol != protocol.Version {
+				fmt.Fprintf(log, "wordcount: host asked for protocol %d; answering %d\n", p.Protocol, protocol.Version)
+			}
+			return nil
+		},
+	}
+}
 
 // countTool is the tool the model calls: count {path}.
 type countTool struct{}

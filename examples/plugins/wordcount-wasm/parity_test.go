@@ -7,12 +7,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,10 +27,21 @@ import (
 	"go.uber.org/goleak"
 )
 
-// These tests hold the two examples to one contract: the same transcript
-// goes to main.py (a python3 subprocess), to this package's serve (in
-// process) and to the wasip1 build of this package (in wazero, sandboxed
-// as the host runs it), and every answer must be the same bytes.
+// These tests hold the examples to one contract: the same transcript goes
+// to main.py (a python3 subprocess), to this plugin served by pluginkit in
+// process, and to the wasip1 build of this package (in wazero, sandboxed
+// as the host runs it), and every one must give the same answers.
+//
+// "The same" (sameAnswers) is what a host can tell apart: the same
+// requests answered and the same left unanswered; each answer the same
+// JSON value, result or error, its code and its message, member by member;
+// the same progress lines, each before its own call's answer. Not compared:
+// the bytes that spell a value (pluginkit writes members in the order the
+// host's JSON-RPC library does and escapes <, > and & as \u003c, \u003e
+// and \u0026; main.py writes them as typed), and the order of answers to
+// different requests (pluginkit runs requests concurrently; JSON-RPC
+// pairs an answer with its request by id). The Node example, written to
+// main.py's bytes, is still held to them byte for byte.
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -89,6 +103,7 @@ func transcript(dir string) []string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"command/complete","params":{"name":"wordcount","partial":%s,"cwd":%s}}`, id, q(partial), q(dir))
 	}
 	lines := []string{
+		`{"jsonrpc":"2.0","id":"early","method":"command/complete","params":{"name":"wordcount","partial":"","cwd":` + q(dir) + `}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":5,"pluginRoot":"/p","config":null,"env":{}}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocol":4}}`,
 		tool(3, `{"path":"notes.txt"}`),
@@ -166,15 +181,87 @@ func runPython(t *testing.T, input string) (stdout, stderr string) {
 	return out.String(), errb.String()
 }
 
-// runGo feeds input to this package's serve and returns its stdout and
-// stderr.
-func runGo(t *testing.T, input string) (stdout, stderr string) {
+// runGo serves this plugin with pluginkit in process, feeds it input, and
+// returns its stdout and its log once it has written answers answers (see
+// converse).
+func runGo(t *testing.T, input string, answers int) (stdout, log string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	if code := run(strings.NewReader(input), &out, &errb); code != 0 {
-		t.Fatalf("run exited %d\n%s", code, errb.String())
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var logb bytes.Buffer // written by the plugin, read once Serve has returned
+	done := make(chan error, 1)
+	go func() {
+		err := newPlugin(&logb).Serve(context.Background(), inR, outW)
+		outW.Close()
+		done <- err
+	}()
+	timer := time.AfterFunc(watchdog, func() { inR.CloseWithError(errors.New("watchdog: the plugin did not answer in time")) })
+	defer timer.Stop()
+	stdout = converse(t, inW, outR, input, answers)
+	if err := <-done; err != nil {
+		t.Errorf("Serve: %v", err)
 	}
-	return out.String(), errb.String()
+	return stdout, logb.String()
+}
+
+// converse writes input to a plugin's stdin and reads its stdout until it
+// has written answers answers; then it closes stdin, as the host does when
+// it is done, and reads on until stdout ends. pluginkit writes nothing
+// once stdin has ended (the host has gone), so a transcript written and
+// closed at once would lose the answers still running.
+func converse(t *testing.T, stdin io.WriteCloser, stdout io.Reader, input string, answers int) string {
+	t.Helper()
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := io.WriteString(stdin, input)
+		wrote <- err
+	}()
+	closeStdin := func() {
+		if err := <-wrote; err != nil {
+			t.Errorf("writing the transcript: %v", err)
+		}
+		stdin.Close()
+	}
+	var out strings.Builder
+	r := bufio.NewReader(stdout)
+	seen := 0
+	for {
+		line, err := r.ReadString('\n')
+		out.WriteString(line)
+		if isAnswer(line) {
+			if seen++; seen == answers {
+				closeStdin()
+			}
+		}
+		if err != nil {
+			break // the plugin has ended (or the watchdog broke the pipe)
+		}
+	}
+	if seen < answers {
+		closeStdin()
+		t.Errorf("stdout ended after %d answers, want %d", seen, answers)
+	}
+	return out.String()
+}
+
+// isAnswer reports whether line is an answer: an id and no method.
+func isAnswer(line string) bool {
+	var m struct {
+		ID     json.RawMessage
+		Method *string
+	}
+	return json.Unmarshal([]byte(line), &m) == nil && m.ID != nil && m.Method == nil
+}
+
+// countAnswers counts the answers in out.
+func countAnswers(out string) int {
+	n := 0
+	for l := range strings.Lines(out) {
+		if isAnswer(l) {
+			n++
+		}
+	}
+	return n
 }
 
 // buildWasm builds this package for wasip1 once per test binary run.
@@ -195,8 +282,10 @@ func buildWasm(t *testing.T) []byte {
 
 // runWasm runs the wasip1 build in wazero the way the host's sandbox does:
 // dir mounted read-only at its own path, nothing else of the file system,
-// no environment, stdio on buffers.
-func runWasm(t *testing.T, wasm []byte, dir, input string) (stdout, stderr string) {
+// no environment, stdin an OS pipe (as transport/wasm gives it: a Go guest
+// polls it, and answers on one goroutine while it reads on another) and
+// stdout an io.Pipe; it converses until answers answers are out.
+func runWasm(t *testing.T, wasm []byte, dir, input string, answers int) (stdout, stderr string) {
 	t.Helper()
 	rt := wazero.NewRuntimeWithConfig(context.Background(), wazero.NewRuntimeConfig().WithCloseOnContextDone(true))
 	defer rt.Close(context.Background())
@@ -210,9 +299,15 @@ func runWasm(t *testing.T, wasm []byte, dir, input string) (stdout, stderr strin
 	// The watchdog covers the run only: compiling is slow under -race.
 	ctx, cancel := context.WithTimeout(context.Background(), watchdog)
 	defer cancel()
-	var out, errb bytes.Buffer
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inR.Close()
+	outR, outW := io.Pipe()
+	var errb bytes.Buffer
 	cfg := wazero.NewModuleConfig().
-		WithStdin(strings.NewReader(input)).WithStdout(&out).WithStderr(&errb).
+		WithStdin(inR).WithStdout(outW).WithStderr(&errb).
 		WithFSConfig(wazero.NewFSConfig().WithReadOnlyDirMount(dir, dir)).
 		WithArgs("wordcount")
 	// A guest stuck in a host call (say, opening a FIFO) ignores ctx, so
@@ -226,8 +321,12 @@ func runWasm(t *testing.T, wasm []byte, dir, input string) (stdout, stderr strin
 	start = time.Now()
 	go func() {
 		mod, err := rt.InstantiateModule(ctx, compiled, cfg)
+		outW.Close()
 		done <- result{mod, err}
 	}()
+	timer := time.AfterFunc(watchdog, func() { outR.CloseWithError(errors.New("watchdog: the plugin did not answer in time")) })
+	defer timer.Stop()
+	out := converse(t, inW, outR, input, answers)
 	var r result
 	select {
 	case r = <-done:
@@ -239,10 +338,11 @@ func runWasm(t *testing.T, wasm []byte, dir, input string) (stdout, stderr strin
 		t.Fatalf("wasm: %v\n%s", r.err, errb.String())
 	}
 	r.mod.Close(ctx)
-	return out.String(), errb.String()
+	return out, errb.String()
 }
 
-// sameLines fails t at the first line where got and want differ.
+// sameLines fails t at the first line where got and want differ: for the
+// Node example, held to main.py's bytes.
 func sameLines(t *testing.T, gotName, got, wantName, want string) {
 	t.Helper()
 	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
@@ -260,20 +360,193 @@ func sameLines(t *testing.T, gotName, got, wantName, want string) {
 	}
 }
 
+// replies is what a plugin wrote, as a host tells it apart: each answer
+// by its id, and the notifications in the order written, every message as
+// canonical JSON (decoded and encoded again: members sorted, one spelling
+// per value, numbers as written).
+type replies struct {
+	answers map[string]string // id → the answer
+	at      map[string]int    // id → the line it is on
+	notes   []note
+}
+
+type note struct {
+	line   int
+	msg    string
+	callID string // a tool/progress's callId, as canonical JSON
+}
+
+// canonical is raw decoded and encoded again, or ok false if it is not
+// JSON.
+func canonical(raw []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil || dec.More() {
+		return "", false
+	}
+	b, err := json.Marshal(v)
+	return string(b), err == nil
+}
+
+func parseReplies(t *testing.T, name, out string) replies {
+	t.Helper()
+	r := replies{answers: map[string]string{}, at: map[string]int{}}
+	i := 0
+	for line := range strings.Lines(out) {
+		i++
+		msg, ok := canonical([]byte(line))
+		var m struct {
+			ID     json.RawMessage
+			Method *string
+			Params struct{ CallID json.RawMessage }
+		}
+		if !ok || json.Unmarshal([]byte(line), &m) != nil {
+			t.Errorf("%s line %d is not a JSON object: %s", name, i, line)
+			continue
+		}
+		if m.Method != nil {
+			id, _ := canonical(m.Params.CallID)
+			r.notes = append(r.notes, note{i, msg, id})
+			continue
+		}
+		id, _ := canonical(m.ID)
+		if _, dup := r.answers[id]; dup {
+			t.Errorf("%s answered id %s twice", name, id)
+		}
+		r.answers[id], r.at[id] = msg, i
+	}
+	return r
+}
+
+// sameAnswers fails t unless got and want are the same answers to input
+// (see the top of this file for what "the same" is).
+func sameAnswers(t *testing.T, gotName, got, wantName, want, input string) {
+	t.Helper()
+	g, w := parseReplies(t, gotName, got), parseReplies(t, wantName, want)
+	for _, id := range slices.Sorted(maps.Keys(w.answers)) {
+		switch ga, ok := g.answers[id]; {
+		case !ok:
+			t.Errorf("id %s: %s did not answer; %s answered\n%s", id, gotName, wantName, w.answers[id])
+		case ga != w.answers[id]:
+			t.Errorf("id %s: %s answered\n%s\n%s answered\n%s", id, gotName, ga, wantName, w.answers[id])
+		}
+	}
+	for id, ga := range g.answers {
+		if _, ok := w.answers[id]; !ok {
+			t.Errorf("id %s: %s answered\n%s\nwhich %s left unanswered", id, gotName, ga, wantName)
+		}
+	}
+	notes := func(r replies) []string {
+		var s []string
+		for _, n := range r.notes {
+			s = append(s, n.msg)
+		}
+		slices.Sort(s)
+		return s
+	}
+	if gn, wn := notes(g), notes(w); !slices.Equal(gn, wn) {
+		t.Errorf("notifications differ:\n%s:\n%s\n%s:\n%s", gotName, strings.Join(gn, "\n"), wantName, strings.Join(wn, "\n"))
+	}
+	// A progress line belongs to a running call: it comes before its
+	// call's answer.
+	call := callIDs(input)
+	for _, side := range []struct {
+		name string
+		r    replies
+	}{{gotName, g}, {wantName, w}} {
+		for _, n := range side.r.notes {
+			id, ok := call[n.callID]
+			if at, answered := side.r.at[id]; n.callID != "" && (!ok || !answered || at < n.line) {
+				t.Errorf("%s line %d is not followed by its call's answer: %s", side.name, n.line, n.msg)
+			}
+		}
+	}
+}
+
+// callIDs maps each tool call's callId in input to its request's id, both
+// as canonical JSON.
+func callIDs(input string) map[string]string {
+	ids := map[string]string{}
+	for line := range strings.Lines(input) {
+		var m struct {
+			ID     json.RawMessage
+			Method string
+			Params struct{ CallID json.RawMessage }
+		}
+		if json.Unmarshal([]byte(line), &m) != nil || m.Method != "tool/call" || m.ID == nil {
+			continue
+		}
+		callID, _ := canonical(m.Params.CallID)
+		id, _ := canonical(m.ID)
+		ids[callID] = id
+	}
+	return ids
+}
+
+// takeAnswer takes the answer to id (as JSON) out of out.
+func takeAnswer(t *testing.T, out, id string) (answer, rest string) {
+	t.Helper()
+	for line := range strings.Lines(out) {
+		var m struct{ ID json.RawMessage }
+		if json.Unmarshal([]byte(line), &m) == nil && string(m.ID) == id && isAnswer(line) {
+			answer = line
+		} else {
+			rest += line
+		}
+	}
+	if answer == "" {
+		t.Errorf("no answer to id %s in\n%s", id, out)
+	}
+	return answer, rest
+}
+
+// sameValue fails t unless got and want are the same JSON value.
+func sameValue(t *testing.T, what, got, want string) {
+	t.Helper()
+	g, gok := canonical([]byte(got))
+	w, wok := canonical([]byte(want))
+	if !gok || !wok || g != w {
+		t.Errorf("%s:\n got %s\nwant %s", what, got, want)
+	}
+}
+
+// handshake is the initialize a test sends first when the transcript is
+// not the point: pluginkit refuses a request before it, and main.py too.
+const handshake = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocol":5}}` + "\n"
+
 func TestParityPythonAndGo(t *testing.T) {
 	needPython(t)
 	dir := fixture(t)
 	input := strings.Join(transcript(dir), "\n") + "\n"
 	py, pyErr := runPython(t, input)
-	gt, goErr := runGo(t, input)
-	sameLines(t, "go", gt, "python", py)
+	gt, _ := runGo(t, input, countAnswers(py))
+	sameAnswers(t, "go", gt, "python", py, input)
 	checkAnswers(t, dir, py)
+	// The Go build's start line is its main's (TestParityWasm); pluginkit
+	// skips a line that is not JSON without a word.
+	if !strings.HasPrefix(pyErr, "wordcount: started (protocol 5)\n") {
+		t.Errorf("python stderr does not start with the start line:\n%s", pyErr)
+	}
+	if !strings.Contains(pyErr, "wordcount: skipped a line that is not") {
+		t.Errorf("python did not log the line that is not JSON:\n%s", pyErr)
+	}
+}
+
+// TestOtherProtocol: asked for a protocol it does not speak, the plugin
+// answers the one it does, and says so in its log.
+func TestOtherProtocol(t *testing.T) {
+	needPython(t)
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":4}}` + "\n"
+	py, pyErr := runPython(t, in)
+	gt, goErr := runGo(t, in, 1)
+	sameAnswers(t, "go", gt, "python", py, in)
+	if !strings.HasPrefix(py, `{"jsonrpc":"2.0","id":1,"result":{"protocol":5,`) {
+		t.Errorf("python's handshake: %s", py)
+	}
 	for name, log := range map[string]string{"python": pyErr, "go": goErr} {
-		if !strings.HasPrefix(log, "wordcount: started (protocol 5)\n") {
-			t.Errorf("%s stderr does not start with the start line:\n%s", name, log)
-		}
-		if !strings.Contains(log, "wordcount: skipped a line that is not") {
-			t.Errorf("%s did not log the line that is not JSON:\n%s", name, log)
+		if !strings.Contains(log, "wordcount: host asked for protocol 4; answering 5\n") {
+			t.Errorf("%s did not log the protocol it was asked for:\n%s", name, log)
 		}
 	}
 }
@@ -315,28 +588,27 @@ func TestParityWasm(t *testing.T) {
 	// One more request for the wasm build alone: a path outside the one
 	// directory the sandbox mounts does not exist for the guest.
 	outside := `{"jsonrpc":"2.0","id":"outside","method":"command/run","params":{"name":"wordcount","args":"/etc/hosts","cwd":` + q(dir) + `}}`
-	wt, wErr := runWasm(t, wasm, dir, input+outside+"\n")
-	last := strings.LastIndex(strings.TrimSuffix(wt, "\n"), "\n") + 1
-	sameLines(t, "wasm", wt[:last], "python", py)
-	wantOutside := `{"jsonrpc":"2.0","id":"outside","result":{"outcome":{"kind":"error","message":"wordcount: cannot read /etc/hosts: no such file or directory"}}}` + "\n"
-	if wt[last:] != wantOutside {
-		t.Errorf("outside the sandbox:\n got %s\nwant %s", wt[last:], wantOutside)
-	}
+	wt, wErr := runWasm(t, wasm, dir, input+outside+"\n", countAnswers(py)+1)
+	got, rest := takeAnswer(t, wt, `"outside"`)
+	sameAnswers(t, "wasm", rest, "python", py, input)
+	sameValue(t, "outside the sandbox", got, `{"jsonrpc":"2.0","id":"outside","result":{"outcome":{"kind":"error","message":"wordcount: cannot read /etc/hosts: no such file or directory"}}}`)
 	if !strings.HasPrefix(wErr, "wordcount: started (protocol 5)\n") {
 		t.Errorf("wasm stderr does not start with the start line:\n%s", wErr)
 	}
 }
 
-// TestNotRegularOutsideTheSandbox: a device is refused by kind, natively
-// in both languages.
+// TestNotRegularDevice: a device is refused by kind, natively in both
+// languages.
 func TestNotRegularDevice(t *testing.T) {
 	needPython(t)
-	in := `{"jsonrpc":"2.0","id":1,"method":"command/run","params":{"name":"wordcount","args":"/dev/null","cwd":"/"}}` + "\n"
+	in := handshake + `{"jsonrpc":"2.0","id":1,"method":"command/run","params":{"name":"wordcount","args":"/dev/null","cwd":"/"}}` + "\n"
 	want := `{"jsonrpc":"2.0","id":1,"result":{"outcome":{"kind":"error","message":"wordcount: cannot read /dev/null: not a regular file"}}}` + "\n"
 	py, _ := runPython(t, in)
-	gt, _ := runGo(t, in)
-	sameLines(t, "python", py, "want", want)
-	sameLines(t, "go", gt, "want", want)
+	gt, _ := runGo(t, in, 2)
+	sameAnswers(t, "go", gt, "python", py, in)
+	if got, _ := takeAnswer(t, py, "1"); got != want {
+		t.Errorf("python:\n got %s\nwant %s", got, want)
+	}
 }
 
 // TestPermissionDenied needs a user the file system refuses.
@@ -350,12 +622,14 @@ func TestPermissionDenied(t *testing.T) {
 	if err := os.Chmod(filepath.Join(dir, "secret.txt"), 0); err != nil {
 		t.Fatal(err)
 	}
-	in := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"command/run","params":{"name":"wordcount","args":"secret.txt","cwd":%q}}`+"\n", dir)
+	in := handshake + fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"command/run","params":{"name":"wordcount","args":"secret.txt","cwd":%q}}`+"\n", dir)
 	want := `{"jsonrpc":"2.0","id":1,"result":{"outcome":{"kind":"error","message":"wordcount: cannot read secret.txt: permission denied"}}}` + "\n"
 	py, _ := runPython(t, in)
-	gt, _ := runGo(t, in)
-	sameLines(t, "python", py, "want", want)
-	sameLines(t, "go", gt, "want", want)
+	gt, _ := runGo(t, in, 2)
+	sameAnswers(t, "go", gt, "python", py, in)
+	if got, _ := takeAnswer(t, py, "1"); got != want {
+		t.Errorf("python:\n got %s\nwant %s", got, want)
+	}
 }
 
 // checkAnswers pins the answers that matter to a reader of the contract,
@@ -364,8 +638,9 @@ func checkAnswers(t *testing.T, dir, out string) {
 	t.Helper()
 	table := `{"kind":"table","title":"wordcount","columns":["file","lines","words","chars","bytes"],"rows":[["notes.txt","2","9","44","44"]]}`
 	want := []string{
+		`{"jsonrpc":"2.0","id":"early","error":{"code":-32600,"message":"wordcount: command/complete before initialize"}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"protocol":5,"name":"wordcount","version":"0.1.0","tools":[{"name":"count","description":"Counts the words, lines and characters in a file.","inputSchema":{"type":"object","properties":{"path":{"type":"string","description":"The file to count: relative to the working directory, or absolute."}},"required":["path"]}}],"commands":[{"name":"wordcount","hint":"count the words in a file","args":{"kind":"free","hint":"<path>"},"instant":true,"family":"plugin"}]}}`,
-		`{"jsonrpc":"2.0","id":2,"result":{"protocol":5,"name":"wordcount",`, // asked for 4, says 5
+		`{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"wordcount: already initialized"}}`,
 		`{"jsonrpc":"2.0","method":"tool/progress","params":{"callId":"c3","tail":"reading notes.txt"}}`,
 		`{"jsonrpc":"2.0","id":3,"result":{"output":{"parts":[{"type":"text","text":"notes.txt: 2 lines, 9 words, 44 characters, 44 bytes"}],"display":` + table + `}}}`,
 		`{"jsonrpc":"2.0","id":4,"result":{"output":{"parts":[{"type":"text","text":"utf8.txt: 3 lines, 12 words, 55 characters, 63 bytes"}],"display":{"kind":"table","title":"wordcount","columns":["file","lines","words","chars","bytes"],"rows":[["utf8.txt","3","12","55","63"]]}}}}`,
@@ -378,12 +653,12 @@ func checkAnswers(t *testing.T, dir, out string) {
 		`{"jsonrpc":"2.0","method":"tool/progress","params":{"callId":"c\"str\\u0069ng-id\"","tail":"reading notes.txt"}}`,
 		`{"jsonrpc":"2.0","id":"string-id","result":{"output":`,
 		`{"jsonrpc":"2.0","id":18,"result":{"output":{"parts":[{"type":"text","text":"spaces.txt: 2 lines, 7 words, 17 characters, 18 bytes"}]`,
-		`{"jsonrpc":"2.0","id":17,"error":{"code":-32602,"message":"unknown tool: nope"}}`,
+		`{"jsonrpc":"2.0","id":17,"error":{"code":-32602,"message":"wordcount: no tool \"nope\""}}`,
 		`{"jsonrpc":"2.0","id":20,"result":{"outcome":{"kind":"view","view":` + table + `}}}`,
 		`{"jsonrpc":"2.0","id":21,"result":{"outcome":{"kind":"view","view":` + table + `}}}`,
 		`{"jsonrpc":"2.0","id":22,"result":{"outcome":{"kind":"error","message":"usage: /wordcount <path>"}}}`,
 		`{"jsonrpc":"2.0","id":24,"result":{"outcome":{"kind":"error","message":"wordcount: cannot read missing.txt: no such file or directory"}}}`,
-		`{"jsonrpc":"2.0","id":27,"error":{"code":-32602,"message":"unknown command: nope"}}`,
+		`{"jsonrpc":"2.0","id":27,"error":{"code":-32602,"message":"wordcount: no command \"nope\""}}`,
 		`{"jsonrpc":"2.0","id":30,"result":{"completions":[{"value":"bad\ufffdname.txt"},{"value":"ctl\u0001\u2028.txt"},{"value":"empty.txt"},{"value":"fifo"},{"value":"notes.txt"},{"value":"nothing.md"},{"value":"spaces.txt"},{"value":"sub/"},{"value":"utf8.txt"},{"value":"we<i>rd & co.txt"}]}}`,
 		`{"jsonrpc":"2.0","id":31,"result":{"completions":[{"value":"notes.txt"},{"value":"nothing.md"}]}}`,
 		`{"jsonrpc":"2.0","id":32,"result":{"completions":[{"value":".hidden"}]}}`,
@@ -391,13 +666,13 @@ func checkAnswers(t *testing.T, dir, out string) {
 		`{"jsonrpc":"2.0","id":34,"result":{"completions":[{"value":"sub/.b.txt"}]}}`,
 		`{"jsonrpc":"2.0","id":35,"result":{"completions":[]}}`,
 		`{"jsonrpc":"2.0","id":38,"result":{"completions":[{"value":"` + dir + `/sub/"}]}}`,
-		`{"jsonrpc":"2.0","id":41,"error":{"code":-32601,"message":"method not found: hook/decide"}}`,
-		`{"jsonrpc":"2.0","id":42,"error":{"code":-32602,"message":"invalid params: args must be a string"}}`,
-		`{"jsonrpc":"2.0","id":43,"error":{"code":-32602,"message":"invalid params: params must be an object"}}`,
-		`{"jsonrpc":"2.0","id":44,"error":{"code":-32602,"message":"unknown command: "}}`,
+		`{"jsonrpc":"2.0","id":41,"error":{"code":-32601,"message":"wordcount: no method \"hook/decide\""}}`,
+		`{"jsonrpc":"2.0","id":42,"error":{"code":-32602,"message":"wordcount: bad params: args must be a string"}}`,
+		`{"jsonrpc":"2.0","id":43,"error":{"code":-32602,"message":"wordcount: bad params: params must be an object"}}`,
+		`{"jsonrpc":"2.0","id":44,"error":{"code":-32602,"message":"wordcount: no command \"\""}}`,
 		`{"jsonrpc":"2.0","id":45,"result":{"outcome":{"kind":"error","message":"wordcount: cannot read x` + "\ufffd" + `y: no such file or directory"}}}`,
 		`{"jsonrpc":"2.0","id":46,"result":{"outcome":{"kind":"error","message":"wordcount: cannot read ` + "\ufffd" + `\u2029: no such file or directory"}}}`,
-		`{"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"method not found: nope"}}`,
+		`{"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"wordcount: no method \"nope\""}}`,
 		`{"jsonrpc":"2.0","id":99,"result":{"completions":[{"value":"empty.txt"}]}}`,
 	}
 	// In order: a progress line comes before its call's answer.
@@ -421,7 +696,7 @@ func checkAnswers(t *testing.T, dir, out string) {
 			answered++
 		}
 	}
-	if want := 46; answered != want {
+	if want := 47; answered != want {
 		t.Errorf("%d answers, want %d (one per request with a string or integer id)", answered, want)
 	}
 	if !strings.HasSuffix(out, "}\n") {
@@ -453,18 +728,18 @@ func TestLockstep(t *testing.T) {
 	t.Run("go", func(t *testing.T) {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
-		done := make(chan int)
+		done := make(chan error)
 		go func() {
-			code := run(inR, outW, io.Discard)
+			err := newPlugin(io.Discard).Serve(context.Background(), inR, outW)
 			outW.Close()
-			done <- code
+			done <- err
 		}()
 		timer := time.AfterFunc(watchdog, func() { inR.CloseWithError(fmt.Errorf("watchdog")); outR.CloseWithError(fmt.Errorf("watchdog")) })
 		defer timer.Stop()
 		lockstep(t, reqs, inW, bufio.NewReader(outR))
 		inW.Close()
-		if code := <-done; code != 0 {
-			t.Errorf("exit code at EOF = %d, want 0", code)
+		if err := <-done; err != nil {
+			t.Errorf("Serve at EOF: %v", err)
 		}
 	})
 }

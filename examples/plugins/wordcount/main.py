@@ -78,15 +78,25 @@ class InvalidParams(Exception):
     """Becomes the JSON-RPC error -32602."""
 
 
+# The refusals are worded as Go's pluginkit words them (the Go build of this
+# plugin is served by it), so the two answer a bad request alike: the
+# plugin's name, then what is wrong, a name quoted.
+
+def quoted(name):
+    """name in double quotes, escaped as JSON does: as Go's %q writes a name
+    of printable characters."""
+    return json.dumps(name, ensure_ascii=False)
+
+
 def fields(params, *names):
     """The named string fields of a request's params, "" when absent or null.
     Any other type is invalid params; the first bad field is the one named."""
     params = {} if params is None else params
     if not isinstance(params, dict):
-        raise InvalidParams("invalid params: params must be an object")
+        raise InvalidParams("wordcount: bad params: params must be an object")
     for key, value in params.items():
         if key in names and value is not None and not isinstance(value, str):
-            raise InvalidParams("invalid params: %s must be a string" % key)
+            raise InvalidParams("wordcount: bad params: %s must be a string" % key)
     return [params.get(name) or "" for name in names]
 
 
@@ -165,7 +175,7 @@ def table(path, counts):
 def call_tool(params):
     call_id, name, cwd = fields(params, "callId", "name", "cwd")
     if name != "count":
-        raise InvalidParams("unknown tool: %s" % name)
+        raise InvalidParams("wordcount: no tool %s" % quoted(name))
     given = params.get("input")
     path = given.get("path") if isinstance(given, dict) else None
     if not isinstance(path, str) or not path:
@@ -184,7 +194,7 @@ def call_tool(params):
 def run_command(params):
     name, args, cwd = fields(params, "name", "args", "cwd")
     if name != "wordcount":
-        raise InvalidParams("unknown command: %s" % name)
+        raise InvalidParams("wordcount: no command %s" % quoted(name))
     path = args.strip(WHITESPACE)  # args is the rest of the line, as typed
     if not path:
         return {"kind": "error", "message": "usage: /wordcount <path>"}
@@ -201,7 +211,7 @@ def complete(params):
     only once a "." is typed."""
     name, partial, cwd = fields(params, "name", "partial", "cwd")
     if name != "wordcount":
-        raise InvalidParams("unknown command: %s" % name)
+        raise InvalidParams("wordcount: no command %s" % quoted(name))
     cut = partial.rfind("/") + 1
     folder, prefix = partial[:cut], partial[cut:]
     where = os.path.join(cwd, folder) if folder else cwd
@@ -226,7 +236,11 @@ METHODS = {
 }
 
 
+initialized = False  # the handshake comes first, and once
+
+
 def handle(message):
+    global initialized
     method = message.get("method")
     if not isinstance(method, str) or "id" not in message:
         return  # a notification (tool/cancel, ...) or a response: nothing to answer
@@ -235,17 +249,23 @@ def handle(message):
         log("skipped a request whose id is neither a string nor an integer")
         return
     if method == "initialize":
+        if initialized:
+            fail(request_id, -32600, "wordcount: already initialized")
+            return
+        initialized = True
         asked = params.get("protocol") if isinstance(params, dict) else None
         if asked != PROTOCOL:  # answer 5 anyway: refusing is the host's call
             log("host asked for protocol %s; answering %d" % (asked, PROTOCOL))
         answer(request_id, handshake())
+    elif not initialized:
+        fail(request_id, -32600, "wordcount: %s before initialize" % method)
     elif method in METHODS:
         try:
             answer(request_id, METHODS[method](params))
         except InvalidParams as e:
             fail(request_id, -32602, str(e))
     else:
-        fail(request_id, -32601, "method not found: %s" % method)
+        fail(request_id, -32601, "wordcount: no method %s" % quoted(method))
 
 
 def main():
