@@ -282,9 +282,11 @@ func buildWasm(t *testing.T) []byte {
 
 // runWasm runs the wasip1 build in wazero the way the host's sandbox does:
 // dir mounted read-only at its own path, nothing else of the file system,
-// no environment, stdin an OS pipe (as transport/wasm gives it: a Go guest
-// polls it, and answers on one goroutine while it reads on another) and
-// stdout an io.Pipe; it converses until answers answers are out.
+// no environment, stdin an OS pipe and stdout an io.Pipe. wazero lets a Go
+// guest poll the pipe, so it answers on one goroutine while it reads on
+// another, as in transport/wasm (whose stdin is a buffer the meter's shim
+// makes pollable the same way). It converses until answers answers are
+// out.
 func runWasm(t *testing.T, wasm []byte, dir, input string, answers int) (stdout, stderr string) {
 	t.Helper()
 	rt := wazero.NewRuntimeWithConfig(context.Background(), wazero.NewRuntimeConfig().WithCloseOnContextDone(true))
