@@ -210,7 +210,7 @@ func (h *Host) compiled(ctx context.Context, path string) (wazero.CompiledModule
 	if f == nil || !f.is(fi) {
 		f = &file{fi: fi, done: make(chan struct{})}
 		h.files[path] = f
-		go h.load(path, f)
+		go h.load(path, fi, f)
 	}
 	h.mu.Unlock()
 
@@ -249,30 +249,31 @@ func (h *Host) await(ctx context.Context, done <-chan struct{}) error {
 
 // load reads one version of a module file on its own goroutine, so that a
 // caller giving up (ctx) does not abandon work other callers wait for, and
-// so that Close never waits for a read. A version whose sum is kept, with
-// the metered module kept under that sum, is not read at all.
-func (h *Host) load(path string, f *file) {
-	if h.loadKept(path, f) {
+// so that Close never waits for a read. A version (fi, as stat saw it)
+// whose sum is kept, with the metered module kept under that sum, is not
+// read at all.
+func (h *Host) load(path string, fi fs.FileInfo, f *file) {
+	if h.loadKept(path, fi, f) {
 		return
 	}
 	h.reads.Add(1)
-	readAt := h.now() // before the open: see keepSum
-	r, fi, err := openModule(path)
+	readAt := h.now() // before the open's stat: see keepSum
+	r, opened, err := openModule(path)
 	if err != nil {
 		f.err = err
 		close(f.done)
 		return
 	}
 	defer r.Close()
-	h.loadFrom(path, r, fi, f, readAt)
+	h.loadFrom(path, r, opened, f, readAt)
 }
 
 // loadKept joins f to the compilation of the content whose sum is kept for
-// f's version, without reading the file: that compilation when the Host
+// the version fi, without reading the file: that compilation when the Host
 // has it, else one of the metered module kept under the sum. It reports
 // false, having done nothing, when either is not kept.
-func (h *Host) loadKept(path string, f *file) bool {
-	key, ok := h.keptSum(path, f.fi)
+func (h *Host) loadKept(path string, fi fs.FileInfo, f *file) bool {
+	key, ok := h.keptSum(path, fi)
 	if !ok {
 		return false
 	}

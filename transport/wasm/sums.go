@@ -84,8 +84,12 @@ func (h *Host) keptSum(path string, fi fs.FileInfo) ([32]byte, bool) {
 
 // keepSum keeps key as the sha256 of the module file at path, of the
 // version fi describes (from the opened file), read from readAt on, if
-// that version is strong and had settled by readAt. A record that cannot
-// be written costs only the next process's read and hash.
+// that version is strong and had settled by readAt. readAt is taken before
+// fi: then a write after fi was taken, which the bytes read may include,
+// comes at least SettleTime after the version's last change, so it gives
+// the file another version and the record is never believed of it. A
+// record that cannot be written costs only the next process's read and
+// hash.
 func (h *Host) keepSum(path string, fi fs.FileInfo, key [32]byte, readAt time.Time) {
 	v := fileversion.Of(fi)
 	file, rest, ok := h.sumRecord(path, v)
