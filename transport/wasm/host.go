@@ -63,6 +63,7 @@ type Host struct {
 	compiling sync.WaitGroup       // compilations using the runtime; Add only under mu while open
 
 	reads    atomic.Int32 // module files opened and read, for tests and diagnostics
+	unread   atomic.Int32 // module files loaded by a kept sum instead, likewise
 	compiles atomic.Int32 // CompileModule calls, for tests and diagnostics
 }
 
@@ -319,10 +320,11 @@ func (h *Host) loadFrom(path string, r io.Reader, fi fs.FileInfo, f *file, readA
 }
 
 // join makes f the version fi (nil: as it is) of the content key and
-// joins the compilation of key, starting it from bin (metered or not, as
-// metered says) if there is none. With bin nil it starts none: it reports
-// false, having done nothing, if there is none to join.
-func (h *Host) join(f *file, fi fs.FileInfo, key [32]byte, bin []byte, metered bool) bool {
+// joins the compilation of key, starting it from bin if there is none.
+// With kept, the file was not read: key is its kept sum, and bin, if not
+// nil, the metered module kept under it. With bin nil it starts none: it
+// reports false, having done nothing, if there is none to join.
+func (h *Host) join(f *file, fi fs.FileInfo, key [32]byte, bin []byte, kept bool) bool {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -346,10 +348,13 @@ func (h *Host) join(f *file, fi fs.FileInfo, key [32]byte, bin []byte, metered b
 		h.compiling.Add(1)
 	}
 	h.mu.Unlock()
+	if kept {
+		h.unread.Add(1) // before f.done: a Start that sees it done sees this
+	}
 	f.mod = m
 	close(f.done)
 	if fresh {
-		h.compile(key, m, bin, metered)
+		h.compile(key, m, bin, kept)
 	}
 	return true
 }

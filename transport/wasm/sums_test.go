@@ -28,24 +28,24 @@ func exitModule(code byte) []byte {
 type startRun struct {
 	exit     uint32
 	reads    int32 // module files read and hashed
+	unread   int32 // module files loaded by a kept sum
 	compiles int32
 }
 
-// runNew starts each path in a new Host on cacheDir, one after the other,
-// and waits for each to exit. With settled, the Host's clock runs an hour
-// ahead, so that what it reads of a file written just now counts as
-// settled and its sum is kept; without, the Host keeps no sum of a file
-// written in the last two seconds.
-func runNew(t *testing.T, cacheDir string, settled bool, paths ...string) (exits []uint32, run startRun) {
+// anHourAhead is a Host clock by which a file written just now had
+// settled when read: its sum is kept.
+func anHourAhead() time.Time { return time.Now().Add(time.Hour) }
+
+// runNew starts each path in a new Host on cacheDir whose clock is now,
+// one after the other, and waits for each to exit.
+func runNew(t *testing.T, cacheDir string, now func() time.Time, paths ...string) (exits []uint32, run startRun) {
 	t.Helper()
 	h, err := NewHost(context.Background(), HostConfig{CacheDir: cacheDir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeWithin(t, h, 30*time.Second)
-	if settled {
-		h.now = func() time.Time { return time.Now().Add(time.Hour) }
-	}
+	h.now = now
 	for _, path := range paths {
 		p := startModule(t, h, path)
 		var exit *sys.ExitError
@@ -54,13 +54,13 @@ func runNew(t *testing.T, cacheDir string, settled bool, paths ...string) (exits
 		}
 		exits = append(exits, exit.ExitCode())
 	}
-	return exits, startRun{reads: h.reads.Load(), compiles: h.compiles.Load()}
+	return exits, startRun{reads: h.reads.Load(), unread: h.unread.Load(), compiles: h.compiles.Load()}
 }
 
-// runOne is runNew of one path, settled.
+// runOne is runNew of one path, an hour ahead.
 func runOne(t *testing.T, cacheDir, path string) startRun {
 	t.Helper()
-	exits, run := runNew(t, cacheDir, true, path)
+	exits, run := runNew(t, cacheDir, anHourAhead, path)
 	run.exit = exits[0]
 	return run
 }
@@ -94,40 +94,50 @@ func nextTick(t *testing.T, path string) {
 func TestKeptSumSkipsTheRead(t *testing.T) {
 	cacheDir := t.TempDir()
 	path := writeModule(t, "m.wasm", exitModule(15))
-	if got := runOne(t, cacheDir, path); got != (startRun{exit: 15, reads: 1, compiles: 1}) {
+	if got := runOne(t, cacheDir, path); got != (startRun{exit: 15, reads: 1, unread: 0, compiles: 1}) {
 		t.Fatalf("first start: %+v", got)
 	}
 	if recs := records(t, cacheDir); len(recs) != 1 {
 		t.Fatalf("records kept: %v", recs)
 	}
-	if got := runOne(t, cacheDir, path); got != (startRun{exit: 15, reads: 0, compiles: 1}) {
+	if got := runOne(t, cacheDir, path); got != (startRun{exit: 15, reads: 0, unread: 1, compiles: 1}) {
 		t.Fatalf("a new Host on the kept sum: %+v, want no read", got)
 	}
 
 	// Two paths with one content, both kept: one compilation, no reads.
 	twin := writeModule(t, "twin.wasm", exitModule(15))
 	runOne(t, cacheDir, twin)
-	exits, run := runNew(t, cacheDir, true, path, twin)
-	if exits[0] != 15 || exits[1] != 15 || run.reads != 0 || run.compiles != 1 {
+	exits, run := runNew(t, cacheDir, anHourAhead, path, twin)
+	if exits[0] != 15 || exits[1] != 15 || run.reads != 0 || run.unread != 2 || run.compiles != 1 {
 		t.Fatalf("two kept paths of one content: exits %v, %+v", exits, run)
 	}
 }
 
 // Only a sum of a settled version is kept: a file read within two seconds
 // of its last change might change again without its timestamps changing.
-func TestUnsettledSumIsNotKept(t *testing.T) {
-	cacheDir := t.TempDir()
+// The clock is set at the rule's edge, as the read began.
+func TestOnlySettledSumsAreKept(t *testing.T) {
 	path := writeModule(t, "m.wasm", exitModule(15))
-	for range 2 {
-		if exits, run := runNew(t, cacheDir, false, path); exits[0] != 15 || run.reads != 1 {
-			t.Fatalf("a file written just now: exit %v, %+v, want it read", exits, run)
+	changed := version(t, path).Changed
+	for _, c := range []struct {
+		after time.Duration
+		kept  bool
+	}{{fileversion.SettleTime - time.Millisecond, false}, {fileversion.SettleTime, true}} {
+		cacheDir := t.TempDir()
+		clock := func() time.Time { return changed.Add(c.after) }
+		if exits, run := runNew(t, cacheDir, clock, path); exits[0] != 15 || run.reads != 1 {
+			t.Fatalf("read %v after the last change: exit %v, %+v", c.after, exits, run)
 		}
-	}
-	if recs := records(t, cacheDir); len(recs) != 0 {
-		t.Fatalf("a sum of a file written just now was kept: %v", recs)
-	}
-	if _, err := os.Stat(filepath.Join(cacheDir, meterCacheVersion)); err != nil {
-		t.Fatalf("the metered module was not kept: %v", err)
+		if recs := records(t, cacheDir); (len(recs) == 1) != c.kept {
+			t.Errorf("read %v after the last change: records %v, want kept %v", c.after, recs, c.kept)
+		}
+		want := int32(1)
+		if c.kept {
+			want = 0
+		}
+		if _, run := runNew(t, cacheDir, clock, path); run.reads != want {
+			t.Errorf("read %v after the last change: the next Host read %d files, want %d", c.after, run.reads, want)
+		}
 	}
 }
 
