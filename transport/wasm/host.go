@@ -193,10 +193,11 @@ func (h *Host) Close(ctx context.Context) error {
 // Each version of a file (identity, mtime, size) is read and hashed once;
 // a Start that finds the version it saw before only stats the file, so a
 // respawn neither reads nor hashes. With a disk cache, neither does a new
-// Host's first Start of a version a Host read before (sums.go). Concurrent callers share the read and
-// the compilation. ctx bounds only this caller's wait, never the shared
-// work: a compilation outlives a caller who gives up, so that the next
-// Start finds it done, but not the Host.
+// Host's first Start of a version a Host read before (sums.go).
+// Concurrent callers share the read and the compilation. ctx bounds only
+// this caller's wait, never the shared work: a compilation outlives a
+// caller who gives up, so that the next Start finds it done, but not the
+// Host.
 func (h *Host) compiled(ctx context.Context, path string) (wazero.CompiledModule, error) {
 	fi, err := statModule(path)
 	if err != nil {
