@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/fileversion"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 )
 
@@ -23,25 +24,21 @@ type Sums struct {
 }
 
 // FileSum is the sha256 of one version of a file. Version names the
-// version: on Linux the device, inode, size, and the modification and
-// status-change times in nanoseconds, which change whenever the contents
-// can have (the status-change time cannot be set back by the file's
-// owner); elsewhere the size and modification time.
+// version (fileversion.Version.ID): on Linux the device, inode, size, and
+// the modification and status-change times in nanoseconds, which change
+// whenever the contents can have (the status-change time cannot be set
+// back by the file's owner); elsewhere the size and modification time.
 type FileSum struct {
 	Path    string `json:"path"`
 	Version string `json:"version"`
 	SHA256  string `json:"sha256"`
 	// Settled is true when the file had not changed for a while before it
-	// was hashed: a sum taken just after a change may have read a version
-	// whose timestamps the next write, within the clock's granularity,
-	// does not change. Only a settled sum is worth keeping beyond the
-	// process.
+	// was hashed (fileversion.Version.Settled): a sum taken just after a
+	// change may have read a version whose timestamps the next write,
+	// within the clock's granularity, does not change. Only a settled sum
+	// is worth keeping beyond the process.
 	Settled bool `json:"-"`
 }
-
-// settleTime is how long a file must have gone unchanged for its sum to be
-// settled: far more than any file system's timestamp granularity.
-const settleTime = 2 * time.Second
 
 // NewSums returns an empty Sums.
 func NewSums() *Sums { return &Sums{hashed: map[string]FileSum{}} }
@@ -86,8 +83,7 @@ func (s *Sums) lookup(path string, fi fs.FileInfo) (string, bool) {
 	if s == nil {
 		return "", false
 	}
-	v, _ := version(fi)
-	if f, ok := s.Get(path); ok && f.Version == v {
+	if f, ok := s.Get(path); ok && f.Version == fileversion.Of(fi).ID {
 		return f.SHA256, true
 	}
 	return "", false
@@ -103,8 +99,8 @@ func (s *Sums) remember(path string, fi fs.FileInfo, sum string, hashedAt time.T
 		s.parent.remember(path, fi, sum, hashedAt)
 		return
 	}
-	v, changed := version(fi)
+	v := fileversion.Of(fi)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.hashed[path] = FileSum{Path: path, Version: v, SHA256: sum, Settled: hashedAt.Sub(changed) >= settleTime}
+	s.hashed[path] = FileSum{Path: path, Version: v.ID, SHA256: sum, Settled: v.Settled(hashedAt)}
 }

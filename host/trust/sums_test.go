@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/fileversion"
 )
 
 // A Sums reads a file version once: what it assumes (a cache's sums) is
@@ -83,11 +85,11 @@ func TestSumsSettled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, changed := version(fi)
+	changed := fileversion.Of(fi).Changed
 	for _, c := range []struct {
 		after time.Duration
 		want  bool
-	}{{settleTime - time.Millisecond, false}, {settleTime, true}} {
+	}{{fileversion.SettleTime - time.Millisecond, false}, {fileversion.SettleTime, true}} {
 		s := NewSums()
 		s.remember(f, fi, "sum", changed.Add(c.after))
 		if got, _ := s.Get(f); got.Settled != c.want {

@@ -92,6 +92,13 @@
 // version), so a new Host, i.e. the next session, skips compilation: for a Go guest a few seconds cold
 // on a slow machine, tens of milliseconds warm (decoding and validating
 // the module, which wazero does on every load, is most of that). The
+// original's sha256 is kept as well (sums-v1/, by path and file version,
+// with a checksum; see package internal/fileversion), so that a new Host
+// starting an unchanged module goes from its stat to the kept metered
+// module without reading or hashing the original: only on Linux, where a
+// file's version includes its status-change time, and only for a file
+// that had gone unchanged for two seconds when it was read. A record that
+// does not match the file costs a read, never another module's code. The
 // directory must not be writable by plugins; the host keeps it under
 // ~/.bingo/data/cache/wasm.
 //

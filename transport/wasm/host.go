@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -44,7 +45,11 @@ type Host struct {
 	rt        wazero.Runtime
 	cache     wazero.CompilationCache
 	meterDir  string // where metered modules are kept by content; "" keeps none
+	sumsDir   string // where module files' sums are kept (sums.go); "" keeps none
 	unmetered bool   // HostConfig.TerminationChecks
+	// now is the clock that says whether a file had settled when read
+	// (keepSum): time.Now, which a test moves on rather than wait.
+	now func() time.Time
 	// life ends when Close begins: it cancels the compilations in flight
 	// and wakes every Start waiting for one.
 	life    context.Context
@@ -58,6 +63,7 @@ type Host struct {
 	compiling sync.WaitGroup       // compilations using the runtime; Add only under mu while open
 
 	reads    atomic.Int32 // module files opened and read, for tests and diagnostics
+	unread   atomic.Int32 // module files loaded by a kept sum instead, likewise
 	compiles atomic.Int32 // CompileModule calls, for tests and diagnostics
 }
 
@@ -114,13 +120,18 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		return nil, fmt.Errorf("wasm host: instantiate the meter: %w", err)
 	}
 	life, endLife := context.WithCancel(context.Background())
-	meterDir := ""
+	// A kept sum is worth something only with the metered module kept
+	// beside it: with neither, a start reads the module anyway.
+	meterDir, sumsDir := "", ""
 	if cfg.CacheDir != "" && !cfg.TerminationChecks {
 		meterDir = filepath.Join(cfg.CacheDir, meterCacheVersion)
+		sumsDir = filepath.Join(cfg.CacheDir, sumsCacheVersion)
 	}
 	return &Host{
 		unmetered: cfg.TerminationChecks,
 		meterDir:  meterDir,
+		sumsDir:   sumsDir,
+		now:       time.Now,
 		rt:        rt,
 		cache:     cache,
 		life:      life,
@@ -181,10 +192,12 @@ func (h *Host) Close(ctx context.Context) error {
 //
 // Each version of a file (identity, mtime, size) is read and hashed once;
 // a Start that finds the version it saw before only stats the file, so a
-// respawn neither reads nor hashes. Concurrent callers share the read and
-// the compilation. ctx bounds only this caller's wait, never the shared
-// work: a compilation outlives a caller who gives up, so that the next
-// Start finds it done, but not the Host.
+// respawn neither reads nor hashes. With a disk cache, neither does a new
+// Host's first Start of a version a Host read before (sums.go).
+// Concurrent callers share the read and the compilation. ctx bounds only
+// this caller's wait, never the shared work: a compilation outlives a
+// caller who gives up, so that the next Start finds it done, but not the
+// Host.
 func (h *Host) compiled(ctx context.Context, path string) (wazero.CompiledModule, error) {
 	fi, err := statModule(path)
 	if err != nil {
@@ -199,7 +212,7 @@ func (h *Host) compiled(ctx context.Context, path string) (wazero.CompiledModule
 	if f == nil || !f.is(fi) {
 		f = &file{fi: fi, done: make(chan struct{})}
 		h.files[path] = f
-		go h.load(path, f)
+		go h.load(path, fi, f)
 	}
 	h.mu.Unlock()
 
@@ -238,25 +251,58 @@ func (h *Host) await(ctx context.Context, done <-chan struct{}) error {
 
 // load reads one version of a module file on its own goroutine, so that a
 // caller giving up (ctx) does not abandon work other callers wait for, and
-// so that Close never waits for a read.
-func (h *Host) load(path string, f *file) {
+// so that Close never waits for a read. A version (fi, as stat saw it)
+// whose sum is kept, with the metered module kept under that sum, is not
+// read at all.
+func (h *Host) load(path string, fi fs.FileInfo, f *file) {
+	if h.loadKept(path, fi, f) {
+		return
+	}
 	h.reads.Add(1)
-	r, fi, err := openModule(path)
+	readAt := h.now() // before the open's stat: see keepSum
+	r, opened, err := openModule(path)
 	if err != nil {
 		f.err = err
 		close(f.done)
 		return
 	}
 	defer r.Close()
-	h.loadFrom(path, r, fi, f)
+	h.loadFrom(path, r, opened, f, readAt)
+}
+
+// loadKept joins f to the compilation of the content whose sum is kept for
+// the version fi, without reading the file: that compilation when the Host
+// has it, else one of the metered module kept under the sum. It reports
+// false, having done nothing, when either is not kept.
+func (h *Host) loadKept(path string, fi fs.FileInfo, f *file) bool {
+	key, ok := h.keptSum(path, fi)
+	if !ok {
+		return false
+	}
+	var bin []byte
+	if !h.has(key) {
+		if bin, ok = h.keptMetered(key); !ok {
+			return false
+		}
+	}
+	return h.join(f, nil, key, bin, true)
+}
+
+// has reports whether the Host has a compilation of the content key, done
+// or under way.
+func (h *Host) has(key [32]byte) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.modules[key] != nil
 }
 
 // loadFrom reads a module from r (fi describes the opened file: its size
-// sizes the buffer, and it is the version recorded), hashes it and joins
-// the compilation of that content, starting it if there is none. The read
-// may take as long as the file system does, so Close does not wait for
-// it; the compilation uses the runtime, so Close cancels it and waits.
-func (h *Host) loadFrom(path string, r io.Reader, fi fs.FileInfo, f *file) {
+// sizes the buffer, and it is the version recorded; readAt is when the
+// read began, for keepSum), hashes it, keeps the sum, and joins the
+// compilation of that content, starting it if there is none. The read may
+// take as long as the file system does, so Close does not wait for it;
+// the compilation uses the runtime, so Close cancels it and waits.
+func (h *Host) loadFrom(path string, r io.Reader, fi fs.FileInfo, f *file, readAt time.Time) {
 	var size int64
 	if fi != nil {
 		size = fi.Size()
@@ -268,37 +314,59 @@ func (h *Host) loadFrom(path string, r io.Reader, fi fs.FileInfo, f *file) {
 		return
 	}
 	key := sha256.Sum256(bin)
+	if fi != nil {
+		h.keepSum(path, fi, key, readAt)
+	}
+	h.join(f, fi, key, bin, false)
+}
 
+// join makes f the version fi (nil: as it is) of the content key and
+// joins the compilation of key, starting it from bin if there is none.
+// With kept, the file was not read: key is its kept sum, and bin, if not
+// nil, the metered module kept under it. With bin nil it starts none: it
+// reports false, having done nothing, if there is none to join.
+func (h *Host) join(f *file, fi fs.FileInfo, key [32]byte, bin []byte, kept bool) bool {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		f.err = ErrHostClosed
 		close(f.done)
-		return
+		return true
+	}
+	m := h.modules[key]
+	fresh := m == nil
+	if fresh && bin == nil {
+		// The compilation seen a moment ago failed and was forgotten.
+		h.mu.Unlock()
+		return false
 	}
 	if fi != nil {
 		f.fi = fi // the version actually read
 	}
-	m := h.modules[key]
-	fresh := m == nil
 	if fresh {
 		m = &module{done: make(chan struct{})}
 		h.modules[key] = m
 		h.compiling.Add(1)
 	}
 	h.mu.Unlock()
+	if kept {
+		h.unread.Add(1) // before f.done: a Start that sees it done sees this
+	}
 	f.mod = m
 	close(f.done)
 	if fresh {
-		h.compile(key, m, bin)
+		h.compile(key, m, bin, kept)
 	}
+	return true
 }
 
-// compile compiles one content, once. A compilation that fails is
+// compile compiles one content, once, from bin: the module as read, which
+// it meters first, or with metered its metered form, kept from an earlier
+// Host. A compilation that fails is
 // forgotten by content (the file version that failed keeps its error), so
 // that a new version of the file, or another plugin with the same bytes
 // found later, tries again: the failure may have been the disk cache's.
-func (h *Host) compile(key [32]byte, m *module, bin []byte) {
+func (h *Host) compile(key [32]byte, m *module, bin []byte, metered bool) {
 	defer h.compiling.Done()
 	defer close(m.done)
 	h.compiles.Add(1)
@@ -306,7 +374,7 @@ func (h *Host) compile(key [32]byte, m *module, bin []byte) {
 	// longest wait a person sees from a wasm plugin. The workers check the
 	// context between functions, which is what makes Close prompt.
 	ctx := experimental.WithCompilationWorkers(h.life, runtime.GOMAXPROCS(0))
-	if !h.unmetered {
+	if !h.unmetered && !metered {
 		bin, m.err = h.metered(key, bin)
 	}
 	if m.err == nil {

@@ -103,29 +103,33 @@ func (h *Host) metered(key [32]byte, bin []byte) ([]byte, error) {
 	if h.meterDir == "" {
 		return meter(bin)
 	}
-	path := filepath.Join(h.meterDir, hex.EncodeToString(key[:])+".wasm")
-	if kept, err := os.ReadFile(path); err == nil && len(kept) > 4 {
-		body, sum := kept[:len(kept)-4], kept[len(kept)-4:]
-		if binary.LittleEndian.Uint32(sum) == crc32.Checksum(body, castagnoli) {
-			return body, nil
-		}
+	if kept, ok := h.keptMetered(key); ok {
+		return kept, nil
 	}
 	out, err := meter(bin)
 	if err != nil {
 		return nil, err
 	}
-	// Written under a temporary name and renamed, so a reader never sees
-	// half a module; a failure to keep it costs only the next start's time.
-	if os.MkdirAll(h.meterDir, 0o700) == nil {
-		if f, err := os.CreateTemp(h.meterDir, "tmp-*"); err == nil {
-			_, werr := f.Write(binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli)))
-			if cerr := f.Close(); werr == nil && cerr == nil && os.Rename(f.Name(), path) == nil {
-				return out, nil
-			}
-			_ = os.Remove(f.Name())
-		}
-	}
+	// A failure to keep it costs only the next start's time.
+	keepWhole(h.meteredPath(key), binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli)))
 	return out, nil
+}
+
+// meteredPath is where the metered form of the module whose sha256 is key
+// is kept.
+func (h *Host) meteredPath(key [32]byte) string {
+	return filepath.Join(h.meterDir, hex.EncodeToString(key[:])+".wasm")
+}
+
+// keptMetered returns the metered form of the module whose sha256 is key,
+// if the disk cache holds it whole.
+func (h *Host) keptMetered(key [32]byte) ([]byte, bool) {
+	kept, err := os.ReadFile(h.meteredPath(key))
+	if err != nil || len(kept) <= 4 {
+		return nil, false
+	}
+	body, sum := kept[:len(kept)-4], kept[len(kept)-4:]
+	return body, binary.LittleEndian.Uint32(sum) == crc32.Checksum(body, castagnoli)
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package fileversion
+
+import "io/fs"
+
+func of(fi fs.FileInfo) Version { return weak(fi) }
