@@ -15,12 +15,12 @@
 //
 // # Stdio
 //
-// The guest's stdin is a bounded buffer in the host's memory (stdin.go)
-// and its stdout an in-process io.Pipe; its stderr goes to Config.Stderr;
-// it never gets the host's streams. _start runs on a goroutine owned by
-// the Conn, and Wait returns after it has returned: nil for exit code 0,
-// otherwise an error naming the plugin and the reason (an exit code, with
-// the guest's "panic:" or "fatal error:" line when it printed one; a trap;
+// A metered guest's stdin and stdout are bounded buffers in the host's
+// memory (memPipe, pipe.go); its stderr goes to Config.Stderr; it never
+// gets the host's streams. _start runs on a goroutine owned by the Conn,
+// and Wait returns after it has returned: nil for exit code 0, otherwise
+// an error naming the plugin and the reason (an exit code, with the
+// guest's "panic:" or "fatal error:" line when it printed one; a trap;
 // ErrMemoryLimit; ErrKilled). The exit code is a *sys.ExitError under the
 // error, for errors.As.
 //
@@ -35,8 +35,12 @@
 // pipe was the stdin before: its waits were in poll(2) on an OS thread,
 // and waking that thread for each request cost about a quarter of a call.
 // A guest that never asks for non-blocking reads waits in fd_read, as on
-// a pipe. An idle guest sees EOF only when Close ends the input. The host
-// may write 64 KiB ahead of a guest that does not read, as into a pipe.
+// a pipe. An idle guest sees EOF only when Close ends the input. Either
+// buffer holds 64 KiB unread, as a pipe does; past that a write waits.
+// A guest's write to stdout also waits until the host has read it, unless
+// more input is waiting for the guest (memPipe says why). An unmetered
+// guest (HostConfig.TerminationChecks) has an OS pipe for stdin, and its
+// stdout always waits, as guests ran before the meter.
 //
 // # Stopping a guest: the meter, and why Kill closes stdin too
 //
@@ -58,7 +62,7 @@
 // wazero's checks at loop headers alone would not stop.
 //
 // The meter runs only in wasm code. A guest waiting for stdin is inside a
-// host call (poll or read on the buffer), which knows nothing of the
+// host call (poll or read on its stdin), which knows nothing of the
 // context, so Kill also closes the host's end of stdin; the wait returns,
 // the guest resumes wasm code, and its next refuel stops it. Kill breaks
 // the stdout pipe as well, for a guest blocked writing an answer no one

@@ -2,13 +2,9 @@ package wasm
 
 import (
 	"errors"
-	"io"
-	"os"
-	"syscall"
 	"testing"
 	"time"
 
-	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/sys"
 )
 
@@ -63,8 +59,8 @@ func exitCode(t *testing.T, err error) uint32 {
 
 // TestStdinShim: a metered guest can make its stdin, and only its stdin,
 // non-blocking through the meter's shim, and sees the mode it set; the
-// same call on another fd gets wazero's own answer (stdout, an io.Pipe:
-// ENOSYS, 52).
+// same call on another fd gets wazero's own answer (stdout, a writer
+// wazero cannot make non-blocking: ENOSYS, 52).
 func TestStdinShim(t *testing.T) {
 	bin := stdioCommand(
 		stdinNonblock, i32c(100000), mul, // before: 0
@@ -102,90 +98,6 @@ func TestStdinReads(t *testing.T) {
 		const wasiEagain = 6
 		if got := exitCode(t, waitWithin(t, p.conn, 10*time.Second)); got != wasiEagain {
 			t.Fatalf("exit code %d, want EAGAIN (%d), nothing read", got, wasiEagain)
-		}
-	})
-}
-
-// TestMemStdin: the buffer between the host's writes and the guest's
-// reads.
-func TestMemStdin(t *testing.T) {
-	t.Run("a full buffer holds the writer until the guest reads", func(t *testing.T) {
-		s := newMemStdin()
-		wrote := make(chan error, 1)
-		go func() {
-			_, err := s.Write(make([]byte, stdinBuffer+10))
-			wrote <- err
-		}()
-		select {
-		case err := <-wrote:
-			t.Fatalf("a write past the buffer returned (%v) before any read", err)
-		case <-time.After(50 * time.Millisecond):
-		}
-		n := 0
-		for n < stdinBuffer+10 {
-			m, err := s.Read(make([]byte, 4096))
-			if err != nil {
-				t.Fatal(err)
-			}
-			n += m
-		}
-		if err := <-wrote; err != nil {
-			t.Fatal(err)
-		}
-	})
-	t.Run("closed: what is left, then EOF", func(t *testing.T) {
-		s := newMemStdin()
-		s.Write([]byte("last"))
-		s.closeWrite()
-		if ready, _ := s.Poll(experimentalsys.POLLIN, 0); !ready {
-			t.Fatal("not ready with data and EOF to read")
-		}
-		b, err := io.ReadAll(s)
-		if string(b) != "last" || err != nil {
-			t.Fatalf("read %q, %v", b, err)
-		}
-		if _, err := s.Write([]byte("x")); !errors.Is(err, os.ErrClosed) {
-			t.Fatalf("write after close: %v", err)
-		}
-	})
-	t.Run("released: a waiting writer fails", func(t *testing.T) {
-		s := newMemStdin()
-		wrote := make(chan error, 1)
-		go func() {
-			_, err := s.Write(make([]byte, stdinBuffer+1))
-			wrote <- err
-		}()
-		time.Sleep(10 * time.Millisecond)
-		s.release()
-		if err := <-wrote; !errors.Is(err, os.ErrClosed) {
-			t.Fatalf("write = %v, want os.ErrClosed", err)
-		}
-	})
-	t.Run("poll waits for data or its timeout", func(t *testing.T) {
-		s := newMemStdin()
-		if ready, errno := s.Poll(experimentalsys.POLLIN, 0); ready || errno != 0 {
-			t.Fatalf("empty poll(0) = %v, %v", ready, errno)
-		}
-		start := time.Now()
-		if ready, _ := s.Poll(experimentalsys.POLLIN, 30); ready || time.Since(start) < 30*time.Millisecond {
-			t.Fatalf("poll(30ms) = %v after %v", ready, time.Since(start))
-		}
-		go func() {
-			time.Sleep(10 * time.Millisecond)
-			s.Write([]byte("x"))
-		}()
-		if ready, _ := s.Poll(experimentalsys.POLLIN, -1); !ready {
-			t.Fatal("poll(forever) returned without data")
-		}
-		if _, errno := s.Poll(experimentalsys.POLLOUT, 0); errno != experimentalsys.ENOTSUP {
-			t.Fatalf("poll(POLLOUT) errno %v", errno)
-		}
-	})
-	t.Run("non-blocking: EAGAIN when empty", func(t *testing.T) {
-		s := newMemStdin()
-		s.setNonblock(true)
-		if _, err := s.Read(make([]byte, 1)); !errors.Is(err, syscall.EAGAIN) {
-			t.Fatalf("read = %v, want EAGAIN", err)
 		}
 	})
 }
