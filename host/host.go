@@ -168,8 +168,9 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	par.Each(len(found), func(i int) { h.plugins[i] = h.build(ctx, found[i]) })
 	// The cache keeps a file per plugin name: one uninstalled or renamed
 	// would keep its file forever. Whether a name this run did not find
-	// is gone, or another project's, its entries' files say (Prune).
-	h.decls.Prune(func(name string) bool { _, ok := ranks[name]; return ok })
+	// is gone, or another project's, its entries' files say (Prune); a
+	// day's wait between looks keeps the reading off most runs.
+	h.decls.PruneIfDue(func(name string) bool { _, ok := ranks[name]; return ok })
 
 	// Start in parallel: a slow plugin does not add its start-up to every
 	// other's, and a failed one costs one notice. A cached one says again

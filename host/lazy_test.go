@@ -225,6 +225,14 @@ func TestAnUninstalledPluginsCacheIsRemoved(t *testing.T) {
 	if err := os.RemoveAll(r.dir); err != nil {
 		t.Fatal(err)
 	}
+	// Prunes are a day apart (declcache.PruneIfDue): if the first open
+	// made the cache's directory in time to stamp its prune, that was a
+	// day ago.
+	stamp := filepath.Join(filepath.Dir(cache), ".pruned")
+	dayAgo := time.Now().Add(-25 * time.Hour)
+	if err := os.Chtimes(stamp, dayAgo, dayAgo); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
 	h, n := r.open()
 	h.Close()
 	if _, err := os.Stat(cache); !os.IsNotExist(err) {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/host/trust"
 	"github.com/bingo/bingo-plugin-rpc/internal/capped"
@@ -301,6 +302,32 @@ func (c *Cache) Prune(live func(name string) bool) []string {
 		if entries, err := read(path); err == nil && len(entries) > 0 && !slices.ContainsFunc(entries, alive) && os.Remove(path) == nil {
 			removed = append(removed, name)
 		}
+	}
+	return removed
+}
+
+// pruneEvery is how often PruneIfDue prunes. Pruning reads the file of
+// every plugin the run did not find, other projects' included, which a
+// run that starts nothing should not pay for each time; a file left a
+// day after its plugin went costs nothing but its bytes.
+const pruneEvery = 24 * time.Hour
+
+// pruneStamp names the file, in the cache's directory, whose time is
+// that of the last prune.
+const pruneStamp = ".pruned"
+
+// PruneIfDue prunes (see Prune) if the last prune was pruneEvery ago or
+// more, or never was, and then stamps the time; else it costs one stat.
+// A stamp in the future (a clock set back) is due.
+func (c *Cache) PruneIfDue(live func(name string) bool) []string {
+	stamp := filepath.Join(c.dir, pruneStamp)
+	now := time.Now()
+	if st, err := os.Stat(stamp); err == nil && !st.ModTime().After(now) && now.Sub(st.ModTime()) < pruneEvery {
+		return nil
+	}
+	removed := c.Prune(live)
+	if os.WriteFile(stamp, nil, 0o600) == nil {
+		_ = os.Chtimes(stamp, now, now) // an existing stamp is not rewritten by an empty write
 	}
 	return removed
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/host/trust"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
@@ -352,5 +353,40 @@ func TestPruneRemovesOnlyGonePlugins(t *testing.T) {
 	must(t, os.RemoveAll(user.Root))
 	if removed := c.Prune(found); !slices.Equal(removed, []string{"twice"}) {
 		t.Errorf("removed %q, want twice, gone from both places", removed)
+	}
+}
+
+// PruneIfDue prunes once a day: at first, not again within the day
+// (though a plugin has gone since), and again once the day is over, or
+// if the stamp says a time yet to come.
+func TestPruneIfDue(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	c := New(cache, trust.NewSums())
+	gone := func(name string) {
+		m := plugin(t, dir, name, "print(1)")
+		storeNaming(t, c, name, "k1", m.File)
+		must(t, os.RemoveAll(filepath.Join(dir, name)))
+	}
+	none := func(string) bool { return false }
+	gone("first")
+	if removed := c.PruneIfDue(none); !slices.Equal(removed, []string{"first"}) {
+		t.Fatalf("first prune removed %q, want first", removed)
+	}
+	gone("second")
+	if removed := c.PruneIfDue(none); len(removed) != 0 {
+		t.Fatalf("a prune within the day removed %q", removed)
+	}
+	stamp := filepath.Join(cache, pruneStamp)
+	dayAgo := time.Now().Add(-pruneEvery - time.Minute)
+	must(t, os.Chtimes(stamp, dayAgo, dayAgo))
+	if removed := c.PruneIfDue(none); !slices.Equal(removed, []string{"second"}) {
+		t.Fatalf("a prune a day later removed %q, want second", removed)
+	}
+	gone("third")
+	future := time.Now().Add(time.Hour)
+	must(t, os.Chtimes(stamp, future, future))
+	if removed := c.PruneIfDue(none); !slices.Equal(removed, []string{"third"}) {
+		t.Fatalf("a prune with the stamp an hour ahead removed %q, want third", removed)
 	}
 }
