@@ -66,7 +66,8 @@
 // context, so Kill also closes the host's end of stdin; the wait returns,
 // the guest resumes wasm code, and its next refuel stops it. Kill breaks
 // the stdout pipe as well, for a guest blocked writing an answer no one
-// reads. Kill is idempotent and Wait returns promptly after it. Host.Close
+// reads; what the guest wrote before the kill is still read, then the
+// read fails. Kill is idempotent and Wait returns promptly after it. Host.Close
 // kills every live instance before closing the runtime.
 //
 // # Compilation and the cache

@@ -180,7 +180,7 @@ type wasmModule struct {
 	types, funcImports, globalImports, funcs, globals uint32
 
 	params    []uint32 // each type's parameter count
-	sigs      [][]byte // each type's parameters and results, as encoded
+	sigs      [][]byte // each type's parameters and results, encoded with the shortest counts
 	funcTypes []uint32 // each defined function's type
 	shims     []shim   // the WASI imports the stdin shim wraps
 }
@@ -231,12 +231,14 @@ func (m *wasmModule) count(id byte, body []byte) error {
 			if form := r.byte(); form != 0x60 {
 				return fmt.Errorf("type %d is not a function type", i)
 			}
-			start := r.pos
 			params := r.u32()
-			r.bytes(params)
-			r.bytes(r.u32())
+			sig := appendU32(nil, params)
+			sig = append(sig, r.bytes(params)...)
+			results := r.u32()
+			sig = appendU32(sig, results)
+			sig = append(sig, r.bytes(results)...)
 			m.params = append(m.params, params)
-			m.sigs = append(m.sigs, r.b[start:r.pos])
+			m.sigs = append(m.sigs, sig)
 		}
 	case secFunction:
 		m.funcs = r.u32()

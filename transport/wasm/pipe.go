@@ -78,10 +78,6 @@ func wake(c chan struct{}) {
 func (s *memPipe) Read(p []byte) (int, error) {
 	for {
 		s.mu.Lock()
-		if s.readErr != nil {
-			s.mu.Unlock()
-			return 0, s.readErr
-		}
 		if len(s.buf) > 0 {
 			n := copy(p, s.buf)
 			s.buf = s.buf[:copy(s.buf, s.buf[n:])]
@@ -93,9 +89,14 @@ func (s *memPipe) Read(p []byte) (int, error) {
 			}
 			return n, nil
 		}
-		if s.closed || s.gone {
+		if s.readErr != nil || s.closed || s.gone {
+			err := s.readErr
+			if err == nil {
+				err = io.EOF
+			}
 			s.mu.Unlock()
-			return 0, io.EOF
+			wake(s.readable) // for another reader
+			return 0, err
 		}
 		nonblock := s.nonblock
 		s.mu.Unlock()
@@ -141,6 +142,7 @@ func (s *memPipe) Write(p []byte) (int, error) {
 		s.mu.Lock()
 		if s.closed || s.gone {
 			s.mu.Unlock()
+			wake(s.writable) // for another writer
 			return written, os.ErrClosed
 		}
 		n := min(pipeBuffer-len(s.buf), len(p)-written)
@@ -168,9 +170,12 @@ func (s *memPipe) Write(p []byte) (int, error) {
 func (s *memPipe) waitDrained() {
 	for {
 		s.mu.Lock()
-		done := len(s.buf) == 0 || s.gone
+		empty, gone := len(s.buf) == 0, s.gone
 		s.mu.Unlock()
-		if done {
+		if gone {
+			wake(s.drained) // for another writer
+		}
+		if empty || gone {
 			return
 		}
 		<-s.drained
@@ -192,8 +197,10 @@ func (s *memPipe) closeWrite() { s.end(func() { s.closed = true }) }
 // release ends the reading: writes fail, and a read finds EOF.
 func (s *memPipe) release() { s.end(func() { s.gone = true }) }
 
-// breakRead ends both sides at once: a read answers err, even with data
-// left, and writes fail.
+// breakRead ends both sides: writes fail, and a read answers err once
+// what was written before is read. Those bytes are kept because a guest
+// that writes ahead can be killed (or exit, and be killed by a caller
+// seeing its wire end) before the host has read an answer it gave.
 func (s *memPipe) breakRead(err error) {
 	s.end(func() { s.gone, s.readErr = true, err })
 }

@@ -129,7 +129,7 @@ func TestMemPipe(t *testing.T) {
 			t.Fatal("nothing waiting after a write")
 		}
 	})
-	t.Run("broken: a read answers the error at once, a waiting writer fails", func(t *testing.T) {
+	t.Run("broken: a waiting writer returns, and then a read fails", func(t *testing.T) {
 		s := newMemPipe()
 		s.handoff = func() bool { return true }
 		wrote := make(chan error, 1)
@@ -139,13 +139,52 @@ func TestMemPipe(t *testing.T) {
 		}()
 		time.Sleep(10 * time.Millisecond)
 		s.breakRead(ErrKilled)
+		select {
+		case <-wrote: // its bytes were kept: what is written before a kill is read
+		case <-time.After(10 * time.Second):
+			t.Fatal("the writer still waits after the pipe broke")
+		}
+		io.ReadAll(io.LimitReader(s, int64(len("never read"))))
 		if _, err := s.Read(make([]byte, 10)); !errors.Is(err, ErrKilled) {
 			t.Fatalf("read = %v, want ErrKilled", err)
 		}
-		select {
-		case <-wrote: // it returns: the bytes it wrote were kept, or refused
-		case <-time.After(10 * time.Second):
-			t.Fatal("the writer still waits after the pipe broke")
+	})
+	t.Run("broken: what was written before is still read", func(t *testing.T) {
+		s := newMemPipe()
+		s.Write([]byte("answered\n"))
+		s.closeWrite()
+		s.breakRead(ErrKilled)
+		b := make([]byte, 64)
+		if n, err := s.Read(b); string(b[:n]) != "answered\n" || err != nil {
+			t.Fatalf("read %q, %v", b[:n], err)
+		}
+		if _, err := s.Read(b); !errors.Is(err, ErrKilled) {
+			t.Fatalf("read = %v, want ErrKilled", err)
+		}
+	})
+	t.Run("the end wakes every waiter", func(t *testing.T) {
+		s := newMemPipe()
+		s.Write(make([]byte, pipeBuffer)) // full
+		done := make(chan error, 4)
+		for range 2 {
+			go func() { _, err := s.Write([]byte("x")); done <- err }()
+		}
+		r := newMemPipe()
+		for range 2 {
+			go func() { _, err := r.Read(make([]byte, 1)); done <- err }()
+		}
+		time.Sleep(20 * time.Millisecond)
+		s.release()
+		r.closeWrite()
+		for range 4 {
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Fatal("a waiter returned without an error at the end")
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("a waiter still waits after the end")
+			}
 		}
 	})
 }

@@ -87,16 +87,22 @@ func afterFdstatGet(ctx context.Context, mod api.Module, stack []uint64) {
 	}
 }
 
-// afterFdstatSetFlags keeps fd 0's non-blocking mode in the memPipe. wazero
-// refuses the mode for a reader stdin (ENOSYS) and accepts the rest; it
-// has already refused the flags it never takes (EINVAL), and a closed fd
-// 0 (EBADF), whose errors stand.
+// afterFdstatSetFlags keeps fd 0's non-blocking mode in the memPipe.
+// wazero refuses the mode for a reader stdin (ENOSYS), and accepts its
+// clearing; it has already refused the flags it never takes (EINVAL) and
+// a closed fd 0 (EBADF), whose errors stand. A file that wazero lets go
+// non-blocking at fd 0 is not the memPipe, and is left as wazero has it.
 func afterFdstatSetFlags(ctx context.Context, _ api.Module, stack []uint64) {
 	fd, flags, errno := uint32(stack[0]), uint32(stack[1]), uint32(stack[2])
 	s := stdinOf(ctx)
-	if fd == 0 && s != nil && (errno == 0 || errno == wasiErrnoNosys) {
-		s.setNonblock(flags&wasiFdflagNonblock != 0)
+	nonblock := flags&wasiFdflagNonblock != 0
+	switch {
+	case fd != 0 || s == nil:
+	case errno == wasiErrnoNosys && nonblock:
+		s.setNonblock(true)
 		errno = 0
+	case errno == 0 && !nonblock:
+		s.setNonblock(false)
 	}
 	stack[0] = uint64(errno)
 }

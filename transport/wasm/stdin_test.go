@@ -1,9 +1,12 @@
 package wasm
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/tetratelabs/wazero"
 
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -100,4 +103,57 @@ func TestStdinReads(t *testing.T) {
 			t.Fatalf("exit code %d, want EAGAIN (%d), nothing read", got, wasiEagain)
 		}
 	})
+}
+
+// TestStdinShimReadsTypes: an import is shimmed by its type's meaning,
+// not its bytes: counts may be padded (a valid, longer LEB128), and a
+// module with such a type is still shimmed, and still compiles.
+func TestStdinShimReadsTypes(t *testing.T) {
+	padded := []byte{0x60, 0x82, 0x00, i32, i32, 0x81, 0x00, i32} // (i32, i32) → i32, counts padded
+	bin := cat([]byte("\x00asm\x01\x00\x00\x00"),
+		sect(secType, cat([]byte{1}, padded)),
+		sect(secImport, vec(cat(appendName(nil, "wasi_snapshot_preview1"), appendName(nil, "fd_fdstat_set_flags"), []byte{0, 0}))))
+	m, err := parseSections(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.shims) != 1 {
+		t.Fatalf("%d imports shimmed, want 1", len(m.shims))
+	}
+	metered, err := meter(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	if _, err := rt.CompileModule(ctx, metered); err != nil {
+		t.Fatalf("the metered module does not compile: %v", err)
+	}
+}
+
+// TestAnswerWrittenAheadOutlivesKill: a guest that answers while its next
+// request waits writes the answer ahead; if that request kills it, and
+// the host kills what is left of it (as the bridge does once the wire
+// ends), the answer is still read.
+func TestAnswerWrittenAheadOutlivesKill(t *testing.T) {
+	p := startProbe(t, sharedHost, Config{})
+	// The second request comes once the guest has read the first, while
+	// it sleeps on it, so that it waits in the pipe when the guest answers.
+	if _, err := p.conn.Write([]byte("sleep 500\n")); err != nil {
+		t.Fatal(err)
+	}
+	for p.conn.(*conn).in.waiting() {
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := p.conn.Write([]byte("panic boom\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitWithin(t, p.conn, 20*time.Second); err == nil {
+		t.Fatal("the guest did not die of its panic")
+	}
+	p.conn.Kill()
+	if got := p.line(); got == "" {
+		t.Fatal("no answer to sleep")
+	}
 }

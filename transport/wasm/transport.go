@@ -185,7 +185,7 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 	// other goroutines keep running (answering a request while the reader
 	// waits for the next); a guest whose every read blocks its only thread
 	// and that reads on one goroutine while another answers deadlocks.
-	// A metered guest's stdin is a memStdin, which the meter's shim lets
+	// A metered guest's stdin is a memPipe, which the meter's shim lets
 	// the guest make non-blocking, and which wakes it without an OS
 	// thread; an unmetered one's is an OS pipe, which wazero lets it poll.
 	var in stdinEnd

@@ -15,7 +15,7 @@
 //	panic X       panics with X
 //	rand          16 random bytes, hex
 //	time          time.Now().UnixNano()
-//	sleep         sleeps 10ms, answers the measured duration in ns
+//	sleep [MS]    sleeps MS ms (10 if none), answers the measured duration in ns
 //	stderr X      writes X to stderr, answers "ok"
 //	args          os.Args, each quoted, space-separated
 //	later X       answers X from another goroutine, after the reader has
@@ -129,8 +129,12 @@ func answer(cmd, arg string, out *bufio.Writer) string {
 	case "time":
 		return strconv.FormatInt(time.Now().UnixNano(), 10)
 	case "sleep":
+		ms, err := strconv.Atoi(arg)
+		if err != nil {
+			ms = 10
+		}
 		start := time.Now()
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(time.Duration(ms) * time.Millisecond)
 		return strconv.FormatInt(int64(time.Since(start)), 10)
 	case "stderr":
 		os.Stderr.WriteString(arg + "\n")
