@@ -227,17 +227,7 @@ func TestMeterKeepsNames(t *testing.T) {
 	names := vec(cat(appendU32(nil, 0), appendName(nil, "proc_exit")), cat(appendU32(nil, 1), appendName(nil, "spin_forever")))
 	custom := cat(appendName(nil, "name"), []byte{1}, appendU32(nil, uint32(len(names))), names)
 	bin := command([]byte{0}, [][]byte{fnBody(vec(), 0x03, 0x40, 0x0C, 0x00, end)}, sect(secCustom, custom))
-	metered, err := meter(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	rt := wazero.NewRuntime(ctx)
-	defer rt.Close(ctx)
-	cm, err := rt.CompileModule(ctx, metered)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cm := compileMetered(t, bin)
 	if got := cm.ExportedFunctions()["_start"].Name(); got != "spin_forever" {
 		t.Fatalf("_start is named %q", got)
 	}
@@ -249,6 +239,24 @@ func TestMeterKeepsNames(t *testing.T) {
 	if want := []string{"wasi_snapshot_preview1.proc_exit", meterModule + "." + meterRefuel}; !equalStrings(imports, want) {
 		t.Fatalf("imports %v, want %v", imports, want)
 	}
+}
+
+// compileMetered meters bin and compiles it in a runtime of its own,
+// which the test closes at its end.
+func compileMetered(t *testing.T, bin []byte) wazero.CompiledModule {
+	t.Helper()
+	metered, err := meter(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	t.Cleanup(func() { rt.Close(ctx) })
+	cm, err := rt.CompileModule(ctx, metered)
+	if err != nil {
+		t.Fatalf("the metered module does not compile: %v", err)
+	}
+	return cm
 }
 
 func equalStrings(a, b []string) bool { return strings.Join(a, "\n") == strings.Join(b, "\n") }

@@ -1,12 +1,9 @@
 package wasm
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
-
-	"github.com/tetratelabs/wazero"
 
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -120,16 +117,7 @@ func TestStdinShimReadsTypes(t *testing.T) {
 	if len(m.shims) != 1 {
 		t.Fatalf("%d imports shimmed, want 1", len(m.shims))
 	}
-	metered, err := meter(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	rt := wazero.NewRuntime(ctx)
-	defer rt.Close(ctx)
-	if _, err := rt.CompileModule(ctx, metered); err != nil {
-		t.Fatalf("the metered module does not compile: %v", err)
-	}
+	compileMetered(t, bin)
 }
 
 // TestAnswerWrittenAheadOutlivesKill: a guest that answers while its next
