@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/fileversion"
 )
 
 // leb128 is v as an unsigned LEB128.
@@ -305,4 +307,45 @@ func TestFailedCompileIsNotKeptByContent(t *testing.T) {
 			t.Fatalf("after starting %s: %d compilations, want %d", tt.path, n, tt.compiles)
 		}
 	}
+}
+
+// A Host that stays up sees a rewrite that keeps the file's size and
+// sets its modification time back as the new version it is (on Linux,
+// by its status-change time), and runs the new code, as a new Host
+// would by its kept sums.
+func TestRewriteKeepingSizeAndTimeIsANewVersion(t *testing.T) {
+	if !fileversion.Of(mustStat(t, os.Args[0])).Strong {
+		t.Skip("here a version is its size and modification time only")
+	}
+	exits := func(code byte) []byte {
+		return command([]byte{0}, [][]byte{fnBody(vec(), 0x41, code, 0x10, 0)})
+	}
+	h := sharedHost
+	path := writeModule(t, "m.wasm", exits(5))
+	fi := mustStat(t, path)
+	run := func() uint32 {
+		p := startModule(t, h, path)
+		return exitCode(t, waitWithin(t, p.conn, 10*time.Second))
+	}
+	if got := run(); got != 5 {
+		t.Fatalf("first exit code %d, want 5", got)
+	}
+	if err := os.WriteFile(path, exits(6), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if got := run(); got != 6 {
+		t.Fatalf("after the rewrite, exit code %d, want 6: the old version ran", got)
+	}
+}
+
+func mustStat(t *testing.T, path string) os.FileInfo {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
 }

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/fileversion"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -67,8 +68,10 @@ type Host struct {
 	compiles atomic.Int32 // CompileModule calls, for tests and diagnostics
 }
 
-// file is one version of one module file: its identity (os.SameFile),
-// modification time and size. It is read and hashed once, by the first
+// file is one version of one module file: its identity (os.SameFile) and
+// its fileversion (on Linux its status-change time too, so that a rewrite
+// that keeps the size and sets the modification time back is another
+// version, as it is to the sums kept on disk). It is read and hashed once, by the first
 // Start that finds this version, and every Start that finds it again
 // shares the result. done is closed when mod or err is set.
 type file struct {
@@ -80,7 +83,7 @@ type file struct {
 
 // is reports whether fi is the version f was made for.
 func (f *file) is(fi fs.FileInfo) bool {
-	return os.SameFile(f.fi, fi) && f.fi.ModTime().Equal(fi.ModTime()) && f.fi.Size() == fi.Size()
+	return os.SameFile(f.fi, fi) && fileversion.Of(f.fi).ID == fileversion.Of(fi).ID
 }
 
 // module is one compilation of one module content, shared by every file
