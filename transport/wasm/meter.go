@@ -8,10 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"os"
 	"path/filepath"
 	"slices"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/capped"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
@@ -124,7 +124,10 @@ func (h *Host) meteredPath(key [32]byte) string {
 // keptMetered returns the metered form of the module whose sha256 is key,
 // if the disk cache holds it whole.
 func (h *Host) keptMetered(key [32]byte) ([]byte, bool) {
-	kept, err := os.ReadFile(h.meteredPath(key))
+	// Read as any cache file is (capped, never a FIFO). A metered module
+	// is its original plus its checks, a few percent for a Go guest; one
+	// past the cap is metered afresh each time, costing time, not safety.
+	kept, err := capped.Read(h.meteredPath(key), 2*MaxModuleSize)
 	if err != nil || len(kept) <= 4 {
 		return nil, false
 	}

@@ -59,6 +59,11 @@ type memPipe struct {
 	readable, writable, drained chan struct{}
 }
 
+// The guest's stdin is polled through wazero's experimental Pollable: a
+// drift in its signature would make wazero take stdin as always ready,
+// and a waiting Go guest spin.
+var _ experimentalsys.Pollable = (*memPipe)(nil)
+
 func newMemPipe() *memPipe {
 	return &memPipe{
 		readable: make(chan struct{}, 1),
