@@ -47,9 +47,7 @@ func (c *clock) tick() {
 	if !c.passed {
 		c.passed = true
 		close(c.due)
-		if c.inst.stream.Turns() {
-			c.inst.stream.Interrupt() // a caller may be reading (waiter.await)
-		}
+		c.inst.stream.Interrupt() // a caller may be reading (waiter.await)
 	}
 	if !c.writing.Load() {
 		return

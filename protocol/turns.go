@@ -64,6 +64,9 @@ type turns struct {
 
 func (t *turns) init(setDeadline func(time.Time) error) {
 	t.setDeadline = setDeadline
+	if setDeadline == nil {
+		return // no turns: the reader's role is never handed over
+	}
 	t.role, t.wake = make(chan struct{}, 1), make(chan struct{}, 1)
 	t.role <- struct{}{}
 	t.back = true
@@ -107,7 +110,11 @@ func (s *LineStream) Release() { s.role <- struct{}{} }
 // Interrupt wakes the read in progress, if any: its reader looks again at
 // whether it should be reading. A caller's context ending calls it, so a
 // caller blocked in ReadTurn returns.
-func (s *LineStream) Interrupt() { _ = s.setDeadline(time.Unix(1, 0)) }
+func (s *LineStream) Interrupt() {
+	if s.setDeadline != nil {
+		_ = s.setDeadline(time.Unix(1, 0))
+	}
+}
 
 // ReadTurn reads one line holding the role and gives the role up: a
 // notification or an answer goes to its callback, any other line to

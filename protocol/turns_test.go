@@ -208,10 +208,11 @@ func TestTurnsOneCallAtATime(t *testing.T) {
 func TestTurnsCallerGivesUp(t *testing.T) {
 	g := newTurnsRig(t)
 	ch := g.expect("c1")
-	g.write(t, `{"id":"c0"`) // half a line: the reader waits for the rest
+	g.w.Write([]byte(`{"id":"c0"`)) // half a line, no newline: the reader waits for the rest
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := callerWait(ctx, g.s, g.expect("c0")); !errors.Is(err, context.DeadlineExceeded) {
+	c0 := g.expect("c0")
+	if _, err := callerWait(ctx, g.s, c0); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("gave up with %v, want the deadline", err)
 	}
 	g.write(t, `,"result":0}`)
@@ -219,6 +220,14 @@ func TestTurnsCallerGivesUp(t *testing.T) {
 	got, err := callerWait(context.Background(), g.s, ch)
 	if err != nil || got != `{"id":"c1","result":1}` {
 		t.Fatalf("next caller: %q, %v", got, err)
+	}
+	select { // the half line read when c0 gave up was finished, not lost
+	case a := <-c0:
+		if a != `{"id":"c0","result":0}` {
+			t.Fatalf("c0 got %q", a)
+		}
+	default:
+		t.Fatal("the half-read line was lost")
 	}
 	g.w.Close()
 	<-g.readErr
