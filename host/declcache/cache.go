@@ -62,17 +62,26 @@ type Entry struct {
 	Declaration json.RawMessage
 	Refused     []string
 	Files       []trust.FileSum
+
+	declSum string // as read: the declaration's sum
 }
 
+// intact reports whether an entry's declaration matches its sum: only a
+// hit's, and those of the entries a Store keeps beside its own, are
+// summed.
+func (e *Entry) intact() bool { return e.declSum == sumOf(e.Declaration) }
+
 // A cache file is a header line, then one line an entry, the latest
-// first: the hex sha256 of the rest of the line, a tab, the entry's head
-// (below), a tab, and the declaration's JSON (compact JSON holds no raw
-// tab or newline). Only the hit's declaration is decoded: a Lookup does
-// not scan the other entries' declarations, which are most of the file.
-// The sum is what lets a hit's declaration be decoded without being
-// checked again: every declaration Store is given is one a handshake
-// kept, already held to the protocol's rules, and a line whose sum does
-// not match (damaged, or edited by hand) makes the file a miss.
+// first: the hex sha256 of the entry's head and declaration sum (with the
+// tab between), a tab, the entry's head (below), a tab, the hex sha256 of
+// the declaration, a tab, and the declaration's JSON (compact JSON holds
+// no raw tab or newline). Every head is checked, as every head is read;
+// only the hit's declaration is summed and decoded: a Lookup does not
+// scan the other entries' declarations, which are most of the file. The sum is what lets a hit's
+// declaration be decoded without being checked again: every declaration
+// Store is given is one a handshake kept, already held to the protocol's
+// rules, and a hit whose sum does not match (damaged, or edited by hand)
+// is a miss, which Store then drops.
 //
 // A head is words separated by one space: the key; then "f", the file's
 // path Go-quoted, its version and its sum, for each file sum kept; then
@@ -81,7 +90,7 @@ type Entry struct {
 // the other words (a key, a version, a hex sum) none either. It is not
 // JSON because every run reads every plugin's heads, and decoding them as
 // JSON was most of reading the cache.
-const header = "bingo declaration cache 3\n"
+const header = "bingo declaration cache 4\n"
 
 // appendHead appends e's head to b.
 func appendHead(b []byte, e Entry) []byte {
@@ -194,6 +203,9 @@ func (c *Cache) Lookup(m *manifest.Manifest, s Start) (k Key, hit *Entry, proble
 		if e.Key != k.digest {
 			continue
 		}
+		if !e.intact() {
+			return k, nil, fmt.Errorf("declaration cache: %s: an entry does not match its checksum (damaged, or edited); starting the plugin instead", path)
+		}
 		if !slices.Equal(e.Files, k.files) {
 			// The same contents at new versions (a touch, a copy): keep
 			// the new versions, so the next run need not read them.
@@ -232,14 +244,14 @@ func (c *Cache) write(k Key, decl json.RawMessage, refused []string) error {
 	old, _ := read(path)
 	entries := []Entry{{Key: k.digest, Declaration: decl, Refused: refused, Files: k.files}}
 	for _, e := range old {
-		if e.Key != k.digest && len(entries) < keep {
+		if e.Key != k.digest && len(entries) < keep && e.intact() {
 			entries = append(entries, e)
 		}
 	}
 	data := []byte(header)
 	for i, e := range entries {
-		body := slices.Concat(appendHead(nil, e), []byte("\t"), e.Declaration)
-		line := slices.Concat([]byte(sumOf(body)+"\t"), body, []byte("\n"))
+		head := slices.Concat(appendHead(nil, e), []byte("\t"+sumOf(e.Declaration)))
+		line := slices.Concat([]byte(sumOf(head)+"\t"), head, []byte("\t"), e.Declaration, []byte("\n"))
 		if i > 0 && int64(len(data)+len(line)) > maxFile {
 			break // the older entries make room
 		}
@@ -375,15 +387,16 @@ func read(path string) ([]Entry, error) {
 	for len(rest) > 0 {
 		line, more, ok := bytes.Cut(rest, []byte("\n"))
 		sum, body, tab1 := bytes.Cut(line, []byte("\t"))
-		h, decl, tab2 := bytes.Cut(body, []byte("\t"))
-		if !ok || !tab1 || !tab2 {
+		h, declSum, tab2 := bytes.Cut(body, []byte("\t"))
+		declSum, decl, tab3 := bytes.Cut(declSum, []byte("\t"))
+		if !ok || !tab1 || !tab2 || !tab3 {
 			return bad("a line is cut short")
 		}
-		if string(sum) != sumOf(body) {
+		if string(sum) != sumOf(body[:len(h)+1+len(declSum)]) {
 			return bad("an entry does not match its checksum (damaged, or edited)")
 		}
 		rest = more
-		e := Entry{Declaration: decl}
+		e := Entry{Declaration: decl, declSum: string(declSum)}
 		if err := parseHead(string(h), &e); err != nil {
 			return bad(err.Error())
 		}
@@ -392,7 +405,7 @@ func read(path string) ([]Entry, error) {
 	return entries, nil
 }
 
-// sumOf is the hex sha256 of an entry's line after its sum.
+// sumOf is the hex sha256 of b.
 func sumOf(body []byte) string {
 	sum := sha256.Sum256(body)
 	return hex.EncodeToString(sum[:])

@@ -390,3 +390,34 @@ func TestPruneIfDue(t *testing.T) {
 		t.Fatalf("a prune with the stamp an hour ahead removed %q, want third", removed)
 	}
 }
+
+// Only a hit's declaration is summed: a damaged declaration in another
+// entry does not spoil the hit, and the next Store drops it rather than
+// keep it under a fresh sum.
+func TestOnlyTheHitsDeclarationIsSummed(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	c := New(cache, trust.NewSums())
+	m := plugin(t, dir, "p", "")
+	old, now := Start{Transport: "old"}, Start{Transport: "now"}
+	kOld, _, _ := c.Lookup(m, old)
+	must(t, c.Store(kOld, decl("p"), nil))
+	kNow, _, _ := c.Lookup(m, now)
+	must(t, c.Store(kNow, decl("p"), nil)) // first line now; old's is the second
+	file := filepath.Join(cache, "p.json")
+	data, err := os.ReadFile(file)
+	must(t, err)
+	i := strings.LastIndex(string(data), `"name":"p"`)
+	must(t, os.WriteFile(file, []byte(string(data[:i])+`"name":"q"`+string(data[i+len(`"name":"p"`):])), 0o600))
+
+	if _, hit, problem := c.Lookup(m, now); hit == nil || problem != nil {
+		t.Fatalf("the intact hit: %v, %v", hit, problem)
+	}
+	if _, hit, problem := c.Lookup(m, old); hit != nil || problem == nil {
+		t.Fatalf("the damaged entry: hit %v, problem %v; want a miss and a line", hit, problem)
+	}
+	must(t, c.Store(kNow, decl("p"), nil))
+	if data, _ := os.ReadFile(file); strings.Count(string(data), "\n") != 2 {
+		t.Fatalf("the damaged entry was kept by the next Store:\n%s", data)
+	}
+}

@@ -22,11 +22,14 @@
 // plugin used from a few working directories, or with a few
 // configurations, keeps one for each), one line an entry, its declaration
 // after a tab so that a lookup decodes only the hit's. Each line starts
-// with the sha256 of the rest of it: what is cached is only what a
-// handshake kept, already held to the protocol's rules, so a hit whose
-// line matches its sum is decoded as it is, not checked again (that check
-// was most of a run that starts nothing), and a line that does not match,
-// damaged or edited, makes the file a miss. It is written whole
+// with the sha256 of its head and of its declaration's sha256, and the
+// declaration's sum stands before it: every head is checked, and only the
+// hit's declaration is summed. What is cached is only what a handshake
+// kept, already held to the protocol's rules, so a hit whose declaration
+// matches its sum is decoded as it is, not checked again (that check was
+// most of a run that starts nothing). A head that does not match its sum,
+// damaged or edited, makes the file a miss; a hit's declaration that does
+// not, the hit a miss, and the next Store drops it. It is written whole
 // to a temporary file and renamed over the old one, so a reader sees the
 // old file or the new one. A plugin chooses its declaration's size, so a file is capped
 // (4 MiB, written or read): older entries make room for a new one, and a
