@@ -14,10 +14,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/host/trust"
 	"github.com/bingo/bingo-plugin-rpc/internal/capped"
+	"github.com/bingo/bingo-plugin-rpc/internal/fileversion"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 )
@@ -435,7 +437,7 @@ func digest(m *manifest.Manifest, snap trust.Plugin, s Start) string {
 			word(v)
 		}
 	}
-	for _, v := range []string{digestMagic, strconv.Itoa(protocol.Version), m.Name, snap.Digest, m.Entry.Wasm, m.Entry.Command} {
+	for _, v := range []string{digestMagic, build(), strconv.Itoa(protocol.Version), m.Name, snap.Digest, m.Entry.Wasm, m.Entry.Command} {
 		word(v)
 	}
 	list(m.Entry.Args)
@@ -447,6 +449,23 @@ func digest(m *manifest.Manifest, snap trust.Plugin, s Start) string {
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
+
+// build names the bingo binary that runs, by its file's version, once a
+// process. A hit is decoded without the handshake's checks, which a newer
+// build may have made stricter than the one that kept the entry (a name
+// reserved since, say) within the same protocol version: each build keeps
+// its own entries, and a new one misses once for each plugin.
+var build = sync.OnceValue(func() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "unknown"
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return "unknown"
+	}
+	return fileversion.Of(fi).ID
+})
 
 // volatile are the variables a shell sets on its own from one command to
 // the next.

@@ -421,3 +421,22 @@ func TestOnlyTheHitsDeclarationIsSummed(t *testing.T) {
 		t.Fatalf("the damaged entry was kept by the next Store:\n%s", data)
 	}
 }
+
+// An entry another build of bingo kept is a miss: a hit skips the
+// handshake's checks, which may have changed with the build.
+func TestAnotherBuildsEntryIsAMiss(t *testing.T) {
+	dir := t.TempDir()
+	c := New(filepath.Join(dir, "cache"), trust.NewSums())
+	m := plugin(t, dir, "p", "")
+	k, _, _ := c.Lookup(m, Start{})
+	must(t, c.Store(k, decl("p"), nil))
+	if _, hit, _ := c.Lookup(m, Start{}); hit == nil {
+		t.Fatal("this build's entry missed")
+	}
+	this := build
+	t.Cleanup(func() { build = this })
+	build = func() string { return "another build" }
+	if _, hit, _ := c.Lookup(m, Start{}); hit != nil {
+		t.Fatal("another build's entry was a hit")
+	}
+}
