@@ -29,6 +29,7 @@ type LogFile struct {
 	size   int64
 	opened bool  // the first write has tried to open it, or Close ran: never again
 	err    error // the first error opening or writing, reported once by Close
+	untold error // err, until Write has told failed of it
 }
 
 // NewLog returns the log at path, appended to from its first write on.
@@ -42,15 +43,13 @@ func NewLog(path string, capBytes int64, failed func(error)) *LogFile {
 	return &LogFile{path: path, cap: capBytes, failed: failed}
 }
 
-// fail keeps err as the log's first error, telling failed once.
+// fail keeps err as the log's first error, for Write to tell failed
+// once it has let the lock go.
 func (l *LogFile) fail(err error) {
 	if l.err != nil {
 		return
 	}
-	l.err = err
-	if l.failed != nil {
-		l.failed(err)
-	}
+	l.err, l.untold = err, err
 }
 
 func (l *LogFile) open() error {
@@ -70,9 +69,24 @@ func (l *LogFile) open() error {
 // Write appends p, rotating first if p would take the file past its cap.
 // A log that cannot be written never fails the plugin: the error is kept
 // for Close and the bytes are dropped.
+//
+// failed is called after the lock is let go: it may be slow (a notice to
+// the person) or write to this very log, and the plugin's other writes
+// must not wait on it.
 func (l *LogFile) Write(p []byte) (int, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	n := l.write(p)
+	untold := l.untold
+	l.untold = nil
+	l.mu.Unlock()
+	if untold != nil && l.failed != nil {
+		l.failed(untold)
+	}
+	return n, nil
+}
+
+// write is Write's work, under the lock.
+func (l *LogFile) write(p []byte) int {
 	if !l.opened {
 		l.opened = true
 		err := os.MkdirAll(filepath.Dir(l.path), 0o755)
@@ -84,7 +98,7 @@ func (l *LogFile) Write(p []byte) (int, error) {
 		}
 	}
 	if l.f == nil {
-		return len(p), nil
+		return len(p)
 	}
 	if l.size > 0 && l.size+int64(len(p)) > l.cap {
 		l.f.Close()
@@ -94,7 +108,7 @@ func (l *LogFile) Write(p []byte) (int, error) {
 		}
 		if err := l.open(); err != nil {
 			l.fail(err)
-			return len(p), nil
+			return len(p)
 		}
 	}
 	if len(p) > int(l.cap) {
@@ -105,7 +119,7 @@ func (l *LogFile) Write(p []byte) (int, error) {
 	if err != nil {
 		l.fail(err)
 	}
-	return len(p), nil
+	return len(p)
 }
 
 // Path is the log's file name.

@@ -66,7 +66,11 @@ func TestALogThatCannotBeOpenedIsToldOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	var told []error
-	l := NewLog(filepath.Join(dir, "logs", "plugin-x.log"), 100, func(err error) { told = append(told, err) })
+	var l *LogFile
+	l = NewLog(filepath.Join(dir, "logs", "plugin-x.log"), 100, func(err error) {
+		told = append(told, err)
+		l.Write([]byte("told\n")) // as a notice that lands in this log would: not under its lock
+	})
 	for range 3 {
 		if n, err := l.Write([]byte("lost\n")); n != 5 || err != nil {
 			t.Fatalf("Write = %d, %v; want it to pretend, for the plugin's sake", n, err)
