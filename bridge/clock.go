@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"fmt"
 	"sync/atomic"
 	"time"
 )
@@ -27,7 +26,7 @@ type clock struct {
 // startClock starts the clock of a request about to be written, whose
 // deadline counts from start.
 func (inst *instance) startClock(deadline time.Duration, start time.Time, what string) *clock {
-	c := &clock{inst: inst, what: what, bound: max(deadline, inst.p.opts.Deadlines.Grace), wrote: time.Now(), due: make(chan struct{})}
+	c := &clock{inst: inst, what: what, bound: inst.writeBound(deadline), wrote: time.Now(), due: make(chan struct{})}
 	c.writing.Store(true)
 	// Armed after c.t is set: tick may Reset it.
 	c.t = time.AfterFunc(time.Hour, c.tick)
@@ -56,5 +55,5 @@ func (c *clock) tick() {
 		c.t.Reset(left)
 		return
 	}
-	c.inst.wedged(fmt.Sprintf("not reading its input: sending %s blocked for %s", c.what, c.bound))
+	c.inst.writeBlocked(c.what, c.bound)
 }

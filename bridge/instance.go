@@ -163,12 +163,21 @@ func (inst *instance) tell(n *Notice) bool {
 // something else, gets round to reading. A notification (deadline 0) has
 // Grace.
 func (inst *instance) guardWrite(deadline time.Duration, what string, write func() error) error {
-	bound := max(deadline, inst.p.opts.Deadlines.Grace)
-	t := time.AfterFunc(bound, func() {
-		inst.wedged(fmt.Sprintf("not reading its input: sending %s blocked for %s", what, bound))
-	})
+	bound := inst.writeBound(deadline)
+	t := time.AfterFunc(bound, func() { inst.writeBlocked(what, bound) })
 	defer t.Stop()
 	return write()
+}
+
+// writeBound is how long a write of a message with deadline may block
+// before the plugin is taken as not reading its input (guardWrite).
+func (inst *instance) writeBound(deadline time.Duration) time.Duration {
+	return max(deadline, inst.p.opts.Deadlines.Grace)
+}
+
+// writeBlocked marks the instance wedged: sending what blocked for bound.
+func (inst *instance) writeBlocked(what string, bound time.Duration) {
+	inst.wedged(fmt.Sprintf("not reading its input: sending %s blocked for %s", what, bound))
 }
 
 // notify sends a notification, guarded like any write.
