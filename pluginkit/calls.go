@@ -74,7 +74,7 @@ func (l *calls) remove(c *call) {
 func (s *server) request(id json.RawMessage, m *envelope) job {
 	c := &call{s: s, id: id, method: *m.Method, params: m.Params}
 	c.h, c.known = handlerOf(c.method)
-	c.known = c.known && s.x.offers(c.method)
+	c.known = c.known && (c.h.offered == nil || c.h.offered(s.x))
 	switch {
 	case m.toolCall:
 		c.tool, c.hasTool, c.keyed, c.key = m.tool, true, true, m.tool.CallID

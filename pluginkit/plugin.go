@@ -142,30 +142,6 @@ func newIndex(p *Plugin) (*index, error) {
 	return x, nil
 }
 
-// offers reports whether the plugin has anything method serves. A method
-// of a kind it has none of (hook/decide, to a plugin with no hooks) is a
-// method it does not have, which the wire's contract answers with
-// MethodNotFound (docs/plugins.md), not with an unknown name.
-func (x *index) offers(method string) bool {
-	switch method {
-	case protocol.MethodToolCall:
-		return len(x.tools) > 0
-	case protocol.MethodCommandRun, protocol.MethodCommandComplete:
-		return len(x.commands) > 0
-	case protocol.MethodContextContribute:
-		return len(x.contributors) > 0
-	case protocol.MethodCompactorCompact:
-		return len(x.compactors) > 0
-	case protocol.MethodProviderStream:
-		return len(x.providers) > 0
-	case protocol.MethodHookDecide:
-		return len(x.hooks) > 0
-	case protocol.MethodServiceCall:
-		return len(x.services) > 0
-	}
-	return true
-}
-
 // byName indexes vs by name, refusing nil values, empty names and
 // duplicates.
 func byName[T comparable](kind string, vs []T, name func(T) string) (map[string]T, error) {

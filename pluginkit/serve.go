@@ -245,6 +245,18 @@ type prepared func(ctx context.Context) (any, error)
 type handler struct {
 	prepare func(s *server, params json.RawMessage) (run prepared, key string, err error)
 	keyed   bool
+	// offered reports whether the plugin has anything the method serves;
+	// nil is always. A method of a kind it has none of (hook/decide, to
+	// a plugin with no hooks) is a method it does not have, which the
+	// wire's contract answers with MethodNotFound (docs/plugins.md), not
+	// with an unknown name.
+	offered func(*index) bool
+}
+
+// offeredIf is h, offered only when has reports true.
+func offeredIf(h handler, has func(*index) bool) handler {
+	h.offered = has
+	return h
 }
 
 // handle adapts a typed method to a handler, decoding its params once.
@@ -356,19 +368,22 @@ var handlers = struct {
 	initialize, commandRun, commandComplete, contextContribute, compactorCompact, providerStream, hookDecide, serviceCall handler
 }{
 	initialize:        handle((*server).initialize, nil),
-	commandRun:        handle((*server).commandRun, nil),
-	commandComplete:   handle((*server).commandComplete, nil),
-	contextContribute: handle((*server).contextContribute, nil),
-	compactorCompact:  handle((*server).compactorCompact, nil),
-	providerStream:    handle((*server).providerStream, func(p *protocol.ProviderStreamParams) string { return p.StreamID }),
-	hookDecide:        handle((*server).hookDecide, nil),
-	serviceCall:       handle((*server).serviceCall, nil),
+	commandRun:        offeredIf(handle((*server).commandRun, nil), hasCommands),
+	commandComplete:   offeredIf(handle((*server).commandComplete, nil), hasCommands),
+	contextContribute: offeredIf(handle((*server).contextContribute, nil), func(x *index) bool { return len(x.contributors) > 0 }),
+	compactorCompact:  offeredIf(handle((*server).compactorCompact, nil), func(x *index) bool { return len(x.compactors) > 0 }),
+	providerStream: offeredIf(handle((*server).providerStream, func(p *protocol.ProviderStreamParams) string { return p.StreamID }),
+		func(x *index) bool { return len(x.providers) > 0 }),
+	hookDecide:  offeredIf(handle((*server).hookDecide, nil), func(x *index) bool { return len(x.hooks) > 0 }),
+	serviceCall: offeredIf(handle((*server).serviceCall, nil), func(x *index) bool { return len(x.services) > 0 }),
 }
+
+func hasCommands(x *index) bool { return len(x.commands) > 0 }
 
 // toolCallHandler is handle's for tool/call, with its params decoded
 // without reflection when they are plain (scan.go). The reader usually
 // decodes them with the line already (envelope.toolCall).
-var toolCallHandler = handler{keyed: true, prepare: func(s *server, raw json.RawMessage) (prepared, string, error) {
+var toolCallHandler = handler{keyed: true, offered: func(x *index) bool { return len(x.tools) > 0 }, prepare: func(s *server, raw json.RawMessage) (prepared, string, error) {
 	var p protocol.ToolCallParams
 	err := toolCallParams(raw, &p)
 	if err != nil {
