@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/capped"
 )
 
 // FileVersion is the "version" this package reads and writes.
@@ -273,27 +275,17 @@ type (
 
 // read returns every project in the file; none if there is no file.
 func (s *Store) read() (map[string]Project, error) {
-	f, err := openRead(s.path, true)
-	if errors.Is(err, fs.ErrNotExist) {
+	data, err := capped.Read(s.path, maxStoreSize)
+	var nr capped.NotRegularError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return map[string]Project{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("trust: cannot read %s: %w", s.path, bareErr(err))
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("trust: cannot read %s: %w", s.path, bareErr(err))
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("trust: cannot read %s: not a regular file (%s)", s.path, typeName(fi.Mode()))
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxStoreSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("trust: cannot read %s: %w", s.path, bareErr(err))
-	}
-	if len(data) > maxStoreSize {
+	case errors.As(err, &nr):
+		return nil, fmt.Errorf("trust: cannot read %s: not a regular file (%s)", s.path, typeName(nr.Mode))
+	case errors.Is(err, capped.ErrTooLarge):
 		return nil, s.corrupt("larger than %d bytes", maxStoreSize)
+	case err != nil:
+		return nil, fmt.Errorf("trust: cannot read %s: %w", s.path, bareErr(err))
 	}
 	return s.decode(data)
 }
