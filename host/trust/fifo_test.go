@@ -3,8 +3,10 @@
 package trust
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -70,5 +72,34 @@ func TestFIFOIsRecordedWithoutOpeningIt(t *testing.T) {
 			}
 		}
 		t.Fatal("Snapshot blocked on a FIFO")
+	}
+}
+
+// The store is read only if it is a regular file of at most maxStoreSize
+// bytes: a FIFO in its place is refused without waiting for a writer, and
+// one too large is corrupt.
+func TestStoreIsReadCapped(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	s := NewStore(home)
+	if err := os.MkdirAll(filepath.Dir(s.Path()), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(s.Path(), 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	if _, _, err := s.Get(project); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("a FIFO store: %v", err)
+	}
+	if err := os.Remove(s.Path()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.Path(), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(s.Path(), maxStoreSize+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Get(project); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a store past its cap: %v, want ErrCorrupt", err)
 	}
 }
