@@ -377,17 +377,25 @@ func (h *Host) compile(key [32]byte, m *module, bin []byte, metered bool) {
 	// longest wait a person sees from a wasm plugin. The workers check the
 	// context between functions, which is what makes Close prompt.
 	ctx := experimental.WithCompilationWorkers(h.life, runtime.GOMAXPROCS(0))
+	kept := metered // bin is a metered module from the disk cache
 	if !h.unmetered && !metered {
-		bin, m.err = h.metered(key, bin)
+		bin, kept, m.err = h.metered(key, bin)
 	}
 	if m.err == nil {
 		m.cm, m.err = h.rt.CompileModule(ctx, bin)
 	}
-	if m.err == nil {
+	switch {
+	case m.err == nil:
+		if !kept && !h.unmetered {
+			h.keepMetered(key, bin)
+		}
 		return
-	}
-	if h.life.Err() != nil {
+	case h.life.Err() != nil:
 		m.err = ErrHostClosed
+	case kept:
+		// A kept module wazero refuses is not kept on: the next Host
+		// meters the original afresh.
+		_ = os.Remove(h.meteredPath(key))
 	}
 	h.mu.Lock()
 	if h.modules[key] == m {

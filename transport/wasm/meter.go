@@ -99,20 +99,27 @@ const meterCacheVersion = "metered-v2"
 // the person's, and no plugin can write to it. Each file ends with the
 // CRC-32C of what precedes it, so a damaged file (a full disk, a crash)
 // is metered afresh rather than compiled.
-func (h *Host) metered(key [32]byte, bin []byte) ([]byte, error) {
-	if h.meterDir == "" {
-		return meter(bin)
+//
+// It reports whether the module came from the disk cache: one made here
+// is kept (keepMetered) only once wazero has compiled it, so a module
+// wazero refuses leaves nothing behind.
+func (h *Host) metered(key [32]byte, bin []byte) (out []byte, kept bool, err error) {
+	if h.meterDir != "" {
+		if out, ok := h.keptMetered(key); ok {
+			return out, true, nil
+		}
 	}
-	if kept, ok := h.keptMetered(key); ok {
-		return kept, nil
+	out, err = meter(bin)
+	return out, false, err
+}
+
+// keepMetered keeps out, the metered form of the module whose sha256 is
+// key, in the disk cache, if there is one. A failure to keep it costs only
+// the next start's time.
+func (h *Host) keepMetered(key [32]byte, out []byte) {
+	if h.meterDir != "" {
+		keepWhole(h.meteredPath(key), binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli)))
 	}
-	out, err := meter(bin)
-	if err != nil {
-		return nil, err
-	}
-	// A failure to keep it costs only the next start's time.
-	keepWhole(h.meteredPath(key), binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli)))
-	return out, nil
 }
 
 // meteredPath is where the metered form of the module whose sha256 is key

@@ -3,6 +3,7 @@ package wasm
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
@@ -421,5 +422,58 @@ func TestTerminationChecks(t *testing.T) {
 		if mod, _, _ := d.Import(); mod == meterModule {
 			t.Fatal("an unmetered Host's module imports the meter")
 		}
+	}
+}
+
+// A metered module is kept only once wazero has compiled it: one wazero
+// refuses leaves nothing in the cache directory, and a kept one it
+// refuses is removed, so that the next start meters the original afresh.
+func TestMeterKeepsOnlyWhatCompiles(t *testing.T) {
+	cacheDir := t.TempDir()
+	h, err := NewHost(context.Background(), HostConfig{CacheDir: cacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, h, 30*time.Second)
+	kept := func() []string {
+		files, _ := filepath.Glob(filepath.Join(cacheDir, meterCacheVersion, "*.wasm"))
+		return files
+	}
+	// _start leaves an i32 on the stack of a function that returns none:
+	// the meter copies it, wazero's validation refuses it.
+	invalid := command([]byte{0}, [][]byte{fnBody(vec(), 0x41, 0)})
+	if _, err := h.Transport(Config{Path: writeModule(t, "bad.wasm", invalid), Name: "bad"}).Start(context.Background()); err == nil {
+		t.Fatal("an invalid module started")
+	}
+	if files := kept(); len(files) != 0 {
+		t.Fatalf("a module wazero refused was kept: %v", files)
+	}
+
+	good := command([]byte{0}, [][]byte{fnBody(vec(), 0x41, 9, 0x10, 0)})
+	sum := sha256.Sum256(good)
+	if err := os.MkdirAll(filepath.Join(cacheDir, meterCacheVersion), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(h.meteredPath(sum), binary.LittleEndian.AppendUint32(invalid, crc32.Checksum(invalid, castagnoli)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := writeModule(t, "good.wasm", good)
+	if _, err := h.Transport(Config{Path: path, Name: "good"}).Start(context.Background()); err == nil {
+		t.Fatal("the kept invalid module started")
+	}
+	if _, err := os.Stat(h.meteredPath(sum)); !os.IsNotExist(err) {
+		t.Fatalf("the kept module wazero refused is still there: %v", err)
+	}
+	h2, err := NewHost(context.Background(), HostConfig{CacheDir: cacheDir}) // this Host keeps its failure for that version
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, h2, 30*time.Second)
+	p := startModule(t, h2, path)
+	if got := exitCode(t, waitWithin(t, p.conn, 10*time.Second)); got != 9 {
+		t.Fatalf("exit code %d, want 9", got)
+	}
+	if files := kept(); len(files) != 1 {
+		t.Fatalf("kept %v, want the good module's", files)
 	}
 }
