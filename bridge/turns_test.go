@@ -147,6 +147,12 @@ func TestTurnsManyCallsOutOfOrder(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	e.plugin.mu.Lock()
+	read := e.plugin.inst.stream.TurnReads()
+	e.plugin.mu.Unlock()
+	if read == 0 {
+		t.Error("no caller read the wire: every answer went through jsonrpc2's reader")
+	}
 	if n := e.notices.Next(t); n.Message != "half way" {
 		t.Errorf("notice %q, want the plugin's", n.Message)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -53,6 +54,7 @@ type turns struct {
 	role        chan struct{}         // holds the token while no one holds the role
 	wake        chan struct{}         // ReadObject may have something to do
 	handBack    *time.Timer           // ReadObject's, while callers come
+	turnReads   atomic.Uint64         // lines callers have read (ReadTurn)
 
 	mu      sync.Mutex
 	callers int    // between Enter and Leave
@@ -73,6 +75,10 @@ func (t *turns) init(setDeadline func(time.Time) error) {
 	t.handBack = time.NewTimer(HandBack)
 	t.handBack.Stop()
 }
+
+// TurnReads is how many lines callers have read in turns (ReadTurn), for
+// tests and diagnostics: the reads ReadObject was spared.
+func (s *LineStream) TurnReads() uint64 { return s.turnReads.Load() }
 
 // Turns reports whether callers may read (LineStreamOptions.SetReadDeadline).
 func (s *LineStream) Turns() bool { return s.setDeadline != nil }
@@ -132,6 +138,10 @@ func (s *LineStream) ReadTurn(over func() bool) {
 	case errors.Is(err, errInterrupted):
 		s.Release()
 		return
+	case len(line) > 0:
+		s.turnReads.Add(1)
+	}
+	switch {
 	case errors.Is(err, ErrLineTooLong):
 		s.skip(line, err)
 		s.Release()
