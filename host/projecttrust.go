@@ -372,3 +372,14 @@ func Revoke(home, cwd string) (project string, was bool, err error) {
 	})
 	return root, was, err
 }
+
+// untrustedOwner reports whether plugin, a contribution's owner, is a
+// project plugin the person has not trusted: what it contributes may ask
+// for less, never act with the person's authority.
+func (t *projectTrust) untrustedOwner(plugin string) bool {
+	if t == nil {
+		return false
+	}
+	trusted, project := t.plugins[plugin]
+	return project && !trusted
+}
