@@ -175,9 +175,11 @@ func (c *lineConn) decode(line []byte) []jsonrpc.Message {
 func (c *lineConn) message(raw []byte) (jsonrpc.Message, error) {
 	m, err := jsonrpc.DecodeMessage(raw)
 	if err != nil {
-		if m = c.discoverRefused(raw); m == nil {
+		r := c.discoverRefused(raw)
+		if r == nil {
 			return nil, err
 		}
+		m = r
 	}
 	switch m := m.(type) {
 	case *jsonrpc.Request:
