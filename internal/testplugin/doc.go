@@ -11,6 +11,8 @@
 // traits the host must ignore), and flood (a hostile plugin's floods:
 // requests whose answers it never reads, notices, or over-long stdout
 // lines). Its model, asked "endless", streams without end, deaf to
-// provider/cancel. It builds for wasip1, so it uses no os/exec, signals or
+// provider/cancel. Its compactor, when the latest prompt says "inject",
+// invents a message of the person's; its contributor, when the prompt
+// says "escape", tries to break out of the block its text is put in. It builds for wasip1, so it uses no os/exec, signals or
 // network.
 package testplugin
