@@ -221,7 +221,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		l.err = errUntrusted
 		return l
 	}
-	log := NewLog(filepath.Join(h.cfg.Home, ".bingo", "data", "logs", "plugin-"+m.Name+".log"), DefaultLogCap, func(err error) {
+	log := NewLog(h.logPath(m), DefaultLogCap, func(err error) {
 		h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: fmt.Sprintf("its log cannot be written (%v); what it says there is lost", err)})
 	})
 	l.log = log

@@ -108,7 +108,7 @@ func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest
 		sr, err := trust.SettingsRecord(settingsFile)
 		t.settings = err == nil && rec.SettingsTrusted(sr)
 		if !t.settings {
-			cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("%s changed since you trusted %s, so it only tightens until you trust it again: %s",
+			cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("%s changed since you trusted %s, so only its deny and ask rules apply until you trust it again: %s",
 				settingsFile, root, howToTrust(root))})
 		}
 	}
