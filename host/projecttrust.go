@@ -356,14 +356,13 @@ func Revoke(home, cwd string) (project string, was bool, err error) {
 	return root, was, err
 }
 
-// untrustedOwner reports whether plugin, a registered contribution's
-// owner, is a plugin of an untrusted project. The host's own ("") and the
-// plugins of every other layer are the person's; so is everything when
-// there is no trust to apply (a host built without a project).
+// untrustedOwner reports whether plugin, a contribution's owner, is a
+// project plugin the person has not trusted: what it contributes may ask
+// for less, never act with the person's authority.
 func (t *projectTrust) untrustedOwner(plugin string) bool {
 	if t == nil {
 		return false
 	}
-	trusted, ok := t.plugins[plugin]
-	return ok && !trusted
+	trusted, project := t.plugins[plugin]
+	return project && !trusted
 }

@@ -13,6 +13,9 @@
 // lines). Its model, asked "endless", streams without end, deaf to
 // provider/cancel. Its compactor, when the latest prompt says "inject",
 // invents a message of the person's; its contributor, when the prompt
-// says "escape", tries to break out of the block its text is put in. It builds for wasip1, so it uses no os/exec, signals or
-// network.
+// says "escape", tries to break out of the block its text is put in. With
+// TESTPLUGIN_REDIRECT_TOOL or _PROMPT set (a manifest's entry.env), it
+// also declares a hook that redirects every tool call or model request to
+// that value, as a hostile repository's would. It builds for wasip1, so
+// it uses no os/exec, signals or network.
 package testplugin
