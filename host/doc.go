@@ -41,8 +41,8 @@
 // at all (it is listed with why); a wasm plugin runs in the default
 // sandbox; none of the person's grants for its name reach it (config,
 // sandbox, settings allow rules); and its slash commands lose to the
-// person's own. An untrusted project's settings file only tightens
-// (settings.LoadLayered). Command names go, in order, to the host, a
+// person's own. Of an untrusted project's settings file only its deny and
+// ask rules apply (settings.LoadLayered). Command names go, in order, to the host, a
 // --plugin-dir, a trusted project, the person's own plugins, then an
 // untrusted project, each a notice naming the loser and the keeper.
 // Every plugin shadowed by a higher layer's copy is one notice and a row

@@ -115,6 +115,8 @@ type Host struct {
 	turns  int
 
 	calls atomic.Uint64 // names the session's tool calls (see CallTool)
+
+	unredirect sync.Map // "owner\x00hook\x00point" of an untrusted redirect already noticed
 }
 
 // Open loads settings and manifests and registers what each plugin

@@ -108,7 +108,7 @@ func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest
 		sr, err := trust.SettingsRecord(settingsFile)
 		t.settings = err == nil && rec.SettingsTrusted(sr)
 		if !t.settings {
-			cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("%s changed since you trusted %s, so it only tightens until you trust it again: %s",
+			cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("%s changed since you trusted %s, so only its deny and ask rules apply until you trust it again: %s",
 				settingsFile, root, howToTrust(root))})
 		}
 	}
@@ -354,4 +354,15 @@ func Revoke(home, cwd string) (project string, was bool, err error) {
 		return nil
 	})
 	return root, was, err
+}
+
+// untrustedOwner reports whether plugin, a contribution's owner, is a
+// project plugin the person has not trusted: what it contributes may ask
+// for less, never act with the person's authority.
+func (t *projectTrust) untrustedOwner(plugin string) bool {
+	if t == nil {
+		return false
+	}
+	trusted, project := t.plugins[plugin]
+	return project && !trusted
 }

@@ -392,7 +392,7 @@ func newRun(o options, stdin io.Reader, stdout, stderr io.Writer) (*run, error) 
 	r.interactive = !o.print && isTerminal(stdin) && isTerminal(stderr)
 	r.stdout = hushWriter{stdout, &r.hushed}
 	r.stderr = hushWriter{stderr, &r.hushed}
-	r.prompter = &prompter{in: stdin, out: r.stderr}
+	r.prompter = &prompter{in: stdin, out: r.stderr, text: r.stdout, shared: sameFile(stdout, stderr)}
 	return r, nil
 }
 
@@ -413,6 +413,22 @@ func isDir(path string) error {
 // slowCompile is host.Config.SlowCompile on a terminal.
 func (r *run) slowCompile(plugin string) {
 	fmt.Fprintf(r.stderr, "compiling %s (first start)…\n", plugin)
+}
+
+// sameFile says whether a and b are one open file (a terminal, or a
+// file or pipe given as both stdout and stderr).
+func sameFile(a, b io.Writer) bool {
+	fa, ok := a.(*os.File)
+	fb, ok2 := b.(*os.File)
+	if !ok || !ok2 {
+		return false
+	}
+	sa, err := fa.Stat()
+	if err != nil {
+		return false
+	}
+	sb, err := fb.Stat()
+	return err == nil && os.SameFile(sa, sb)
 }
 
 func isTerminal(f any) bool {

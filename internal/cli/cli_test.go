@@ -105,7 +105,7 @@ func TestFlagsAnywhere(t *testing.T) {
 func interactive(answers string) (*run, *bytes.Buffer) {
 	var errw bytes.Buffer
 	r := &run{stdin: strings.NewReader(answers), stdout: &bytes.Buffer{}, stderr: &errw, interactive: true}
-	r.prompter = &prompter{in: r.stdin, out: &errw}
+	r.prompter = &prompter{in: r.stdin, out: &errw, text: r.stdout}
 	return r, &errw
 }
 
@@ -179,6 +179,42 @@ func TestProgress(t *testing.T) {
 	r.endProgress()
 	if errw.String() != "\r\x1b[2Kt: x\r\x1b[2K" {
 		t.Fatalf("terminal: redrawn in place then cleared, got %q", errw.String())
+	}
+}
+
+// The model's text, streamed without a newline as real models do, is
+// never erased by a progress line nor glued to one or to a notice when
+// stdout and stderr share a screen; on separate files nothing is added.
+func TestTextEndsItsLineBeforeProgress(t *testing.T) {
+	for _, live := range []bool{true, false} {
+		var screen bytes.Buffer
+		r := &run{stdout: &screen, stderr: &screen, liveProgress: live}
+		r.prompter = &prompter{out: &screen, text: &screen, shared: true}
+		tu := &turnUI{run: r}
+		tu.Text("Let me count slowly.")
+		r.Progress("plugin__w__slow", "step 1/3")
+		r.Progress("plugin__w__slow", "step 2/3")
+		tu.ToolResult(sdk.ToolCallRequest{}, sdk.ToolOutput{}, nil)
+		tu.Text("Done.")
+		r.notice(bridge.Notice{Message: "a notice"})
+		got := screen.String()
+		want := "Let me count slowly.\nplugin__w__slow: step 1/3\nplugin__w__slow: step 2/3\nDone.\nbingo: a notice\n"
+		if live {
+			want = "Let me count slowly.\n\r\x1b[2Kplugin__w__slow: step 1/3\r\x1b[2Kplugin__w__slow: step 2/3\r\x1b[2KDone.\nbingo: a notice\n"
+		}
+		if got != want {
+			t.Errorf("live=%v: screen\n%q, want\n%q", live, got, want)
+		}
+	}
+
+	var out, errw bytes.Buffer
+	r := &run{stdout: &out, stderr: &errw}
+	r.prompter = &prompter{out: &errw, text: &out}
+	tu := &turnUI{run: r}
+	tu.Text("Let me count.")
+	r.Progress("t", "x")
+	if out.String() != "Let me count." {
+		t.Errorf("separate files: stdout %q, want the text alone", out.String())
 	}
 }
 

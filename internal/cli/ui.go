@@ -29,19 +29,66 @@ type prompter struct {
 	in  io.Reader
 	out io.Writer
 
+	// text is where the model's answer streams (stdout). shared says text
+	// and out reach one screen or file (a terminal, or 2>&1): then
+	// anything written to out first ends a line of the answer left open,
+	// which a progress line's \r\e[2K would otherwise erase and anything
+	// else would glue onto.
+	text   io.Writer
+	shared bool
+
 	mu       sync.Mutex
 	lines    chan string // the person's lines, closed at EOF; nil until the first question
 	progress bool        // a live progress line is on screen
+	textOpen bool        // the model's text so far does not end its line
 }
 
-// line writes one line, clearing a live progress line first.
-func (p *prompter) line(w io.Writer, s string) {
+// showText writes more of the model's answer.
+func (p *prompter) showText(delta string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.progress {
 		render.ClearProgress(p.out)
 		p.progress = false
 	}
+	if delta != "" {
+		p.textOpen = !strings.HasSuffix(delta, "\n")
+	}
+	fmt.Fprint(p.text, delta)
+}
+
+// endText ends the line of the model's answer, if one is open: the next
+// thing on stdout (a View, the next step's text) starts a line of its own.
+func (p *prompter) endText() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.endTextLocked()
+}
+
+func (p *prompter) endTextLocked() {
+	if p.textOpen {
+		fmt.Fprintln(p.text)
+		p.textOpen = false
+	}
+}
+
+// toOut readies out for a line of bingo's own (p.mu held): a live progress
+// line is cleared, and an open line of the answer on the same screen ended.
+func (p *prompter) toOut() {
+	if p.progress {
+		render.ClearProgress(p.out)
+		p.progress = false
+	}
+	if p.shared {
+		p.endTextLocked()
+	}
+}
+
+// line writes one line, clearing a live progress line first.
+func (p *prompter) line(w io.Writer, s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.toOut()
 	fmt.Fprintln(w, s)
 }
 
@@ -51,10 +98,7 @@ func (p *prompter) line(w io.Writer, s string) {
 func (p *prompter) ask(ctx context.Context, question string) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.progress {
-		render.ClearProgress(p.out)
-		p.progress = false
-	}
+	p.toOut()
 	if p.lines == nil {
 		p.lines = make(chan string)
 		go read(p.in, p.lines)
@@ -98,6 +142,9 @@ func (r *run) Progress(tool, tail string) {
 	p := r.prompter
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.shared {
+		p.endTextLocked()
+	}
 	if r.liveProgress {
 		render.Progress(r.stderr, tool, tail)
 		p.progress = true
