@@ -393,6 +393,9 @@ func newRun(o options, stdin io.Reader, stdout, stderr io.Writer) (*run, error) 
 	r.stdout = hushWriter{stdout, &r.hushed}
 	r.stderr = hushWriter{stderr, &r.hushed}
 	r.prompter = &prompter{in: stdin, out: r.stderr, text: r.stdout, shared: sameFile(stdout, stderr)}
+	if f, ok := stdin.(*os.File); ok && r.interactive {
+		r.prompter.canRead = terminalReader(f)
+	}
 	return r, nil
 }
 

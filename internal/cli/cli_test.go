@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -22,8 +23,8 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
-// The prompter's reader goroutine ends at EOF of its input: every test
-// feeds input that ends, so none may be left behind.
+// A prompter's read ends with the line it reads, or at EOF of its input:
+// every test feeds input that ends, so none may be left behind.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestUsageErrors(t *testing.T) {
@@ -274,6 +275,44 @@ func TestWithdrawnQuestionLeavesTheNextLine(t *testing.T) {
 		if _, err := p.ask(context.Background(), "third? "); !errors.Is(err, host.ErrNoOneToAsk) {
 			t.Fatalf("after EOF: err = %v, want ErrNoOneToAsk", err)
 		}
+	}
+}
+
+// Between questions nothing reads the person's input: on a terminal, a
+// read from a bingo put in the background (Ctrl-Z, bg) stops it.
+func TestNoReadBetweenQuestions(t *testing.T) {
+	pr, pw := io.Pipe()
+	in := &countingReader{r: pr}
+	p := &prompter{in: in, out: io.Discard}
+	go io.WriteString(pw, "red\n")
+	if got, err := p.ask(context.Background(), "q? "); err != nil || got != "red" {
+		t.Fatalf("got %q, %v; want red", got, err)
+	}
+	time.Sleep(50 * time.Millisecond) // a read started after the answer would have begun
+	if n := in.reads.Load(); n != 1 {
+		t.Fatalf("%d reads of the input for one question", n)
+	}
+	pw.Close()
+}
+
+// countingReader counts the reads of r begun.
+type countingReader struct {
+	r     io.Reader
+	reads atomic.Int32
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	c.reads.Add(1)
+	return c.r.Read(p)
+}
+
+// A prompter that cannot read its terminal now shows no question and
+// refuses at once.
+func TestNoQuestionWhenUnreadable(t *testing.T) {
+	var out bytes.Buffer
+	p := &prompter{in: strings.NewReader("y\n"), out: &out, canRead: func() error { return errBackground }}
+	if _, err := p.ask(context.Background(), "q? "); !errors.Is(err, host.ErrNoOneToAsk) || out.Len() != 0 {
+		t.Fatalf("err %v, shown %q; want ErrNoOneToAsk and nothing shown", err, out.String())
 	}
 }
 
