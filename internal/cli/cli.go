@@ -25,6 +25,7 @@ import (
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host"
+	"github.com/bingo/bingo-plugin-rpc/host/trust"
 	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
@@ -642,19 +643,33 @@ func (r *run) trust() int {
 		r.fail(err)
 		return ExitError
 	}
-	if rep.MovedAside != "" {
+	var old *trust.OldVersionError
+	switch {
+	case errors.As(rep.MovedWhy, &old):
+		fmt.Fprintf(r.stderr, "bingo: %v; it is kept as %s and a new one started\n", old, rep.MovedAside)
+	case rep.MovedAside != "":
 		fmt.Fprintf(r.stderr, "bingo: your trust file was unreadable; it is kept as %s and a new one started\n", rep.MovedAside)
 	}
 	fmt.Fprintf(r.stdout, "trusted %s (recorded in %s)\n", rep.Project, rep.Record)
+	fmt.Fprintf(r.stdout, "  pinned: every file of each plugin's directory, and each file its entry names inside %s\n", rep.Repository)
 	for _, p := range rep.Plugins {
-		fmt.Fprintf(r.stdout, "  plugin %s %s\n", render.Line(p.Name), p.Digest)
+		fmt.Fprintf(r.stdout, "  plugin %s %s (%d files)\n", render.Line(p.Name), p.Digest, len(p.Files))
 		for _, f := range sortedKeys(p.Files) {
 			fmt.Fprintf(r.stdout, "    %s: %s\n", render.Line(f), render.Line(p.Files[f]))
+		}
+		for _, f := range p.Outside {
+			fmt.Fprintf(r.stdout, "    not pinned, outside the repository: %s\n", render.Line(f))
 		}
 	}
 	fmt.Fprintf(r.stdout, "  settings .bingo/settings.json: %s\n", rep.Settings)
 	for _, p := range rep.Skipped {
 		r.fail(fmt.Errorf("%v; not trusted (it runs nothing)", p))
+	}
+	for _, err := range rep.Unpinned {
+		r.fail(fmt.Errorf("%v; not trusted", err))
+	}
+	if len(rep.Unpinned) > 0 {
+		return ExitError
 	}
 	return ExitOK
 }
