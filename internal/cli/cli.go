@@ -290,7 +290,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // objectInput says what is wrong with a tool call's input, if anything: a
 // tool's input is a JSON object, and where the JSON breaks is said by line
-// and column.
+// and column. (The host refuses the same inputs; here they are a usage
+// error, caught before any plugin starts.)
 func objectInput(input json.RawMessage) error {
 	var v any
 	err := json.Unmarshal(input, &v)
@@ -310,24 +311,11 @@ func objectInput(input json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("is not valid JSON: %v", err)
 	}
-	if _, ok := v.(map[string]any); !ok {
-		return fmt.Errorf("must be a JSON object, not %s", jsonKind(v))
+	// null is no input, which a tool takes as {} (as the host does).
+	if kind := protocol.KindOf(input); kind != "an object" && kind != "null" {
+		return fmt.Errorf("must be a JSON object, not %s", kind)
 	}
 	return nil
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	}
-	return "null"
 }
 
 // nearSubcommand is the subcommand word is one or two slips of the keyboard
