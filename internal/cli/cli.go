@@ -262,8 +262,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if r.interactive {
 		cfg.AskTrust = r.AskTrust
 	}
-	if r.liveProgress { // stderr is a terminal: say why the first start waits
-		cfg.SlowCompile = r.slowCompile
+	// Say why a first start waits: at once on a terminal, once it is long
+	// elsewhere (a log would fill with every first start's line).
+	cfg.SlowCompile = r.slowCompile
+	if !r.liveProgress {
+		cfg.SlowCompileAfter = stillWaitingAfter
 	}
 	h, err := host.Open(ctx, cfg)
 	hc.set(h)
@@ -538,9 +541,13 @@ func isDir(path string) error {
 	return nil
 }
 
-// slowCompile is host.Config.SlowCompile on a terminal.
+// slowCompile is host.Config.SlowCompile.
 func (r *run) slowCompile(plugin string) {
-	fmt.Fprintf(r.stderr, "compiling %s (first start)…\n", plugin)
+	if r.liveProgress {
+		r.prompter.line(r.stderr, fmt.Sprintf("compiling %s (first start)…", render.Line(plugin)))
+		return
+	}
+	r.prompter.line(r.stderr, fmt.Sprintf("bingo: still waiting for %s: compiling its module (first start)…", render.Line(plugin)))
 }
 
 // sameFile says whether a and b are one open file (a terminal, or a
