@@ -194,8 +194,9 @@ func (h *Host) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult, 
 			h.conv = append(h.conv, sdk.Message{Role: sdk.RoleTool, ToolCallID: call.ID, Content: out.Text()})
 		}
 	}
-	h.notice("warn", "the turn stopped after %d model responses (turn.maxSteps in settings)", res.Steps)
-	return res, nil
+	// Cut off, the model did not finish: a script must not take this for
+	// an answer, so it is the turn's error, not a notice.
+	return res, fmt.Errorf("the turn stopped after %d model responses, before the model finished (turn.maxSteps in settings)", res.Steps)
 }
 
 // unanswered gives each call a tool result saying why it has none: a
