@@ -39,12 +39,16 @@
 // every plugin of an untrusted project, or one whose files changed since
 // the person trusted it — is held to this: an exec plugin is not started
 // at all (it is listed with why); a wasm plugin runs in the default
-// sandbox; none of the person's grants for its name reach it (config,
-// sandbox, settings allow rules); and its slash commands lose to the
+// sandbox; it never takes the name of one of the person's plugins (it is
+// held back, so every name in the person's settings means the person's
+// plugin) and a provider the person names is never its; none of the
+// person's grants for its name reach it (config, sandbox, settings allow
+// rules); its hooks may refuse or ask but not redirect, and its observers
+// hear only its own tools (calls.go); and its slash commands lose to the
 // person's own. Of an untrusted project's settings file only its deny and
-// ask rules apply (settings.LoadLayered). Command names go, in order, to the host, a
-// --plugin-dir, a trusted project, the person's own plugins, then an
-// untrusted project, each a notice naming the loser and the keeper.
+// ask rules apply (settings.LoadLayered). Command names go, in order, to
+// the host, a --plugin-dir, a trusted project, the person's own plugins,
+// then an untrusted project, each a notice naming the loser and the keeper.
 // Every plugin shadowed by a higher layer's copy is one notice and a row
 // in Plugins.
 package host
