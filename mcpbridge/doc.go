@@ -135,10 +135,13 @@
 // The translator frames the server's stdout itself (lineTransport), as
 // the bridge frames a plugin's: a line that is not a JSON-RPC message,
 // or is over the cap, goes to the plugin's log and is skipped, and the
-// session goes on. A session that ends all the same (the server closed
-// its stdout, or its stdin broke) while the process lives on ends the
-// instance Grace later, the server killed: a death by the bridge's rules,
-// with one notice naming why, and the next use starts it again.
+// session goes on. An error whose id is null answers the server/discover
+// in flight (lineConn.discoverRefused): a server refusing it so is
+// initialized through the sdk's fallback, initialize. A session that ends
+// all the same (the server closed its stdout, or its stdin broke) while
+// the process lives on ends the instance Grace later, the server killed:
+// a death by the bridge's rules, with one notice naming why, and the next
+// use starts it again.
 //
 // Every request to the server is watched from its deadline on: past it,
 // the server must answer a ping within Grace, or it is wedged and killed,

@@ -175,7 +175,11 @@ func (c *lineConn) decode(line []byte) []jsonrpc.Message {
 func (c *lineConn) message(raw []byte) (jsonrpc.Message, error) {
 	m, err := jsonrpc.DecodeMessage(raw)
 	if err != nil {
-		return nil, err
+		r := c.discoverRefused(raw)
+		if r == nil {
+			return nil, err
+		}
+		m = r
 	}
 	switch m := m.(type) {
 	case *jsonrpc.Request:
@@ -196,6 +200,40 @@ func (c *lineConn) message(raw []byte) (jsonrpc.Message, error) {
 	}
 	return m, nil
 }
+
+// discoverRefused is an error whose id is null (or missing), as the answer
+// to the server/discover in flight, if there is one; nil otherwise.
+// JSON-RPC gives an error a null id when the server could not read the
+// request's id, and some servers that do not know server/discover, the
+// first message the sdk sends, refuse it so: taken as no answer at all,
+// the sdk's fallback to initialize never ran and the server could not be
+// used. server/discover is sent before anything else, so an error then can
+// only be its answer. At any other time such an error answers nothing
+// that can be told, and is logged and skipped like any line that is not a
+// message.
+func (c *lineConn) discoverRefused(raw []byte) *jsonrpc.Response {
+	var w struct {
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
+		Error  *jsonrpc.Error  `json:"error"`
+	}
+	if json.Unmarshal(raw, &w) != nil || w.Error == nil || w.Method != nil || (w.ID != nil && string(w.ID) != "null") {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, method := range c.sent {
+		if method == methodDiscover {
+			fmt.Fprintf(c.t.log, "mcpbridge: %s was refused with an error of id null (%d %s): taken as its answer\n", methodDiscover, w.Error.Code, w.Error.Message)
+			return &jsonrpc.Response{ID: id, Error: w.Error}
+		}
+	}
+	return nil
+}
+
+// methodDiscover is the request the sdk first sends (protocol 2026-07-28),
+// falling back to initialize when the server refuses it.
+const methodDiscover = "server/discover"
 
 // headOf is what the log shows of a skipped line.
 func headOf(line []byte) []byte {

@@ -5,8 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/bingo/bingo-plugin-rpc/host"
 	"github.com/bingo/bingo-plugin-rpc/internal/render"
@@ -16,18 +19,20 @@ import (
 // prompter serialises everything written to the person's side (notices,
 // progress, questions) and reads their answers, one question at a time.
 //
-// The person's input is read by one goroutine per prompter (read), started
-// by the first question and ending at EOF of in. A question takes the next
-// line that goroutine read; a withdrawn question leaves the reader alone,
-// so the line the person types next answers the next question instead of
-// vanishing into a reader nobody listens to any more, and no two reads of
-// in ever run at once. The goroutine is owned by the process, not by a
-// question or a run: a read of stdin cannot be interrupted (os.Stdin has
-// no deadline on a terminal or pipe), so it ends only when stdin does,
-// which for bingo is at the latest when the process exits.
+// The person's input is read only while a question waits for it: one read
+// of a line at a time, in a goroutine (pending) that ends with that line.
+// A read of in cannot be interrupted (os.Stdin has no deadline on a
+// terminal or pipe), so a withdrawn question leaves its read running, and
+// the line the person types next answers the next question instead of
+// vanishing; no two reads of in ever run at once. Between questions
+// nothing reads a terminal: a bingo put in the background (Ctrl-Z, bg)
+// is not stopped for reading it.
 type prompter struct {
 	in  io.Reader
 	out io.Writer
+	// canRead, if set, says why in cannot be read now (nil when it can):
+	// it is asked before each question is shown.
+	canRead func() error
 
 	// text is where the model's answer streams (stdout). shared says text
 	// and out reach one screen or file (a terminal, or 2>&1): then
@@ -38,9 +43,18 @@ type prompter struct {
 	shared bool
 
 	mu       sync.Mutex
-	lines    chan string // the person's lines, closed at EOF; nil until the first question
-	progress bool        // a live progress line is on screen
-	textOpen bool        // the model's text so far does not end its line
+	br       *bufio.Reader // in, buffered; nil until the first question
+	pending  chan answer   // the read in flight, nil when there is none
+	ended    bool          // in has ended: no one is left to ask
+	progress bool          // a live progress line is on screen
+	textOpen bool          // the model's text so far does not end its line
+}
+
+// answer is one line the person typed, trimmed; err is the read's error
+// (io.EOF at the end of in), with or without a last line.
+type answer struct {
+	line string
+	err  error
 }
 
 // showText writes more of the model's answer.
@@ -94,43 +108,72 @@ func (p *prompter) line(w io.Writer, s string) {
 
 // ask writes question and returns the person's next line, trimmed. ctx
 // ending withdraws the question (ctx.Err()); the person's input having
-// ended is host.ErrNoOneToAsk.
+// ended, or being unreadable now, is host.ErrNoOneToAsk.
 func (p *prompter) ask(ctx context.Context, question string) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.toOut()
-	if p.lines == nil {
-		p.lines = make(chan string)
-		go read(p.in, p.lines)
+	if p.ended {
+		return "", host.ErrNoOneToAsk
 	}
+	if p.canRead != nil {
+		if err := p.canRead(); err != nil {
+			return "", err
+		}
+	}
+	p.toOut()
 	fmt.Fprint(p.out, question)
 	select {
-	case s, ok := <-p.lines:
-		if !ok {
-			return "", host.ErrNoOneToAsk
+	case a := <-p.read():
+		p.pending = nil
+		if a.err != nil {
+			// A last line without a newline still counts; after it, or
+			// after an error, in has nothing more to say.
+			p.ended = true
+			if a.line == "" {
+				return "", host.ErrNoOneToAsk
+			}
 		}
-		return s, nil
+		return a.line, nil
 	case <-ctx.Done():
 		fmt.Fprintln(p.out)
 		return "", ctx.Err()
 	}
 }
 
-// read sends each line of in, trimmed, to lines until in ends, then closes
-// lines. A last line without a newline still counts. The channel is
-// unbuffered: at most one line is read ahead of the question it answers.
-func read(in io.Reader, lines chan<- string) {
-	defer close(lines)
-	br := bufio.NewReader(in)
-	for {
-		s, err := br.ReadString('\n')
-		s = strings.TrimSpace(s)
-		if err == nil || s != "" {
-			lines <- s
+// read returns the read in flight, starting one if there is none: a
+// goroutine that reads one line and ends.
+func (p *prompter) read() <-chan answer {
+	if p.pending == nil {
+		if p.br == nil {
+			p.br = bufio.NewReader(p.in)
 		}
-		if err != nil {
-			return
+		ch := make(chan answer, 1)
+		go func(br *bufio.Reader) {
+			s, err := br.ReadString('\n')
+			ch <- answer{strings.TrimSpace(s), err}
+		}(p.br)
+		p.pending = ch
+	}
+	return p.pending
+}
+
+// errBackground answers every question while bingo cannot read its
+// terminal.
+var errBackground = fmt.Errorf("%w: bingo is in the background of its terminal and cannot read it (run with &, or by timeout without --foreground)", host.ErrNoOneToAsk)
+
+// terminalReader is prompter.canRead for a terminal: the terminal may be
+// read only by its foreground process group. A read from any other group
+// stops the whole process (SIGTTIN) until someone brings it to the
+// foreground, which under timeout(1), whose command runs in a group of
+// its own, no one ever does: bingo hung. So bingo asks only while it is
+// in the foreground, and otherwise refuses at once.
+func terminalReader(f *os.File) func() error {
+	return func() error {
+		pgrp, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
+		if err != nil || pgrp != unix.Getpgrp() {
+			return errBackground
 		}
+		return nil
 	}
 }
 

@@ -184,11 +184,25 @@ func (st *state) tools() []sdk.Tool {
 				st.stdout.expectAnswer(`"` + answer + `"`)
 				return text(answer), nil
 			}),
-		newTool("file", "Reads the file at path, or with write set writes that text there (the sandbox's files, seen from inside).",
-			`{"type":"object","properties":{"path":{"type":"string"},"write":{"type":"string"}},"required":["path"]}`,
-			func(_ context.Context, in struct{ Path, Write *string }, _ sdk.ToolCall, _ sdk.CallUI) (sdk.ToolOutput, error) {
+		newTool("file", "Reads the file at path, or with write set writes that text there, or with list set lists the directory at path, a name a line (the sandbox's files, seen from inside).",
+			`{"type":"object","properties":{"path":{"type":"string"},"write":{"type":"string"},"list":{"type":"boolean"}},"required":["path"]}`,
+			func(_ context.Context, in struct {
+				Path, Write *string
+				List        bool
+			}, _ sdk.ToolCall, _ sdk.CallUI) (sdk.ToolOutput, error) {
 				if in.Path == nil {
 					return failed("file: no path"), nil
+				}
+				if in.List {
+					entries, err := os.ReadDir(*in.Path)
+					if err != nil {
+						return failed(err.Error()), nil
+					}
+					var names []string
+					for _, e := range entries {
+						names = append(names, e.Name())
+					}
+					return text(strings.Join(names, "\n")), nil
 				}
 				if in.Write != nil {
 					if err := os.WriteFile(*in.Path, []byte(*in.Write), 0o600); err != nil {
