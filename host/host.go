@@ -113,9 +113,10 @@ type Host struct {
 
 	closeOnce sync.Once
 
-	convMu sync.Mutex // one turn at a time
-	conv   []sdk.Message
-	turns  int
+	convMu  sync.Mutex // one turn at a time
+	conv    []sdk.Message
+	turns   int
+	compact compactState // guarded by convMu
 
 	calls atomic.Uint64 // names the session's tool calls (see CallTool)
 
