@@ -49,9 +49,11 @@ type Config struct {
 	// notice says how to trust the project.
 	AskTrust func(context.Context, TrustQuestion) (bool, error)
 	// SlowCompile, if set, is called with a wasm plugin's name when its
-	// start has waited more than wasm.DefaultSlowCompileAfter for the module's
-	// compilation (a first start). It must be safe for concurrent use.
-	SlowCompile func(plugin string)
+	// start has waited more than SlowCompileAfter (0:
+	// wasm.DefaultSlowCompileAfter) for the module's compilation (a first
+	// start). It must be safe for concurrent use.
+	SlowCompile      func(plugin string)
+	SlowCompileAfter time.Duration
 }
 
 // PluginInfo describes one discovered plugin.
@@ -290,7 +292,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		tr = wh.Transport(wasm.Config{
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
 			Dir: cwd, Writable: grant.Writable, Mounts: mounts, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
-			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow,
+			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow, SlowCompileAfter: h.cfg.SlowCompileAfter,
 		})
 	default:
 		env := h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)
@@ -313,7 +315,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	opts := bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: tr,
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env, DataDir: dataDir,
-		Deadlines: h.settings.Deadlines, Limits: h.settings.Limits,
+		Deadlines: launchedDeadlines(m, h.settings.Deadlines), Limits: h.settings.Limits,
 		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace,
 		Services:   h.reg.routeService,
 		Redeclared: func(protocol.InitializeResult) { h.reg.replace(m.Name, l.plugin.Contributions()) },

@@ -122,7 +122,7 @@ const (
 // schema's generation.
 var (
 	deadlineDocs = map[string]string{
-		"initialize":    "The handshake: starting the plugin (for a wasm plugin, its module's start function too) until its answer to initialize. It bounds every respawn the same way.",
+		"initialize":    "The handshake: starting the plugin (for a wasm plugin, its module's start function too) until its answer to initialize. It bounds every respawn the same way. A plugin whose command is a package runner that may install it first (npx, pnpx, bunx, uvx, pipx run, pnpm dlx, uv tool run) gets at least 2m.",
 		"tool":          "A tool/call, from the call to its answer: a respawn it waits for and the person's answers to the tool's questions count against it. A cancelled call is still waited for until then.",
 		"command":       "A command/run.",
 		"complete":      "A command/complete.",

@@ -262,8 +262,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if r.interactive {
 		cfg.AskTrust = r.AskTrust
 	}
-	if r.liveProgress { // stderr is a terminal: say why the first start waits
-		cfg.SlowCompile = r.slowCompile
+	// Say why a first start waits: at once on a terminal, once it is long
+	// elsewhere (a log would fill with every first start's line).
+	cfg.SlowCompile = r.slowCompile
+	if !r.liveProgress {
+		cfg.SlowCompileAfter = stillWaitingAfter
 	}
 	h, err := host.Open(ctx, cfg)
 	hc.set(h)
@@ -290,7 +293,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // objectInput says what is wrong with a tool call's input, if anything: a
 // tool's input is a JSON object, and where the JSON breaks is said by line
-// and column.
+// and column. (The host refuses the same inputs; here they are a usage
+// error, caught before any plugin starts.)
 func objectInput(input json.RawMessage) error {
 	var v any
 	err := json.Unmarshal(input, &v)
@@ -310,24 +314,11 @@ func objectInput(input json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("is not valid JSON: %v", err)
 	}
-	if _, ok := v.(map[string]any); !ok {
-		return fmt.Errorf("must be a JSON object, not %s", jsonKind(v))
+	// null is no input, which a tool takes as {} (as the host does).
+	if kind := protocol.KindOf(input); kind != "an object" && kind != "null" {
+		return fmt.Errorf("must be a JSON object, not %s", kind)
 	}
 	return nil
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	}
-	return "null"
 }
 
 // nearSubcommand is the subcommand word is one or two slips of the keyboard
@@ -550,9 +541,13 @@ func isDir(path string) error {
 	return nil
 }
 
-// slowCompile is host.Config.SlowCompile on a terminal.
+// slowCompile is host.Config.SlowCompile.
 func (r *run) slowCompile(plugin string) {
-	fmt.Fprintf(r.stderr, "compiling %s (first start)…\n", plugin)
+	if r.liveProgress {
+		r.prompter.line(r.stderr, fmt.Sprintf("compiling %s (first start)…", render.Line(plugin)))
+		return
+	}
+	r.prompter.line(r.stderr, fmt.Sprintf("bingo: still waiting for %s: compiling its module (first start)…", render.Line(plugin)))
 }
 
 // sameFile says whether a and b are one open file (a terminal, or a
