@@ -48,6 +48,11 @@ type Config struct {
 	// means no one can answer: the plugins are not started and one
 	// notice says how to trust the project.
 	AskTrust func(context.Context, TrustQuestion) (bool, error)
+	// Vouched are the PluginDirs that lie inside a project the person has
+	// not trusted (UntrustedProject) and that the person said to run this
+	// once (--trust, or yes at the terminal): their plugins are listed as
+	// trusted for this run, not as the person's own.
+	Vouched []string
 	// SlowCompile, if set, is called with a wasm plugin's name when its
 	// start has waited more than SlowCompileAfter (0:
 	// wasm.DefaultSlowCompileAfter) for the module's compilation (a first
@@ -69,7 +74,9 @@ type PluginInfo struct {
 	Status   string `json:"status"` // running, idle, dead, not started, failed, shadowed, …
 	Error    string `json:"error,omitempty"`
 	// Trust is "trusted", "untrusted" or "untrusted (sandboxed)" for a
-	// project plugin, and "" for the person's own and --plugin-dir ones.
+	// project plugin, "this run" for a --plugin-dir's inside a project the
+	// person has not trusted (Config.Vouched), and "" for the person's own
+	// and other --plugin-dir ones.
 	Trust string `json:"trust,omitempty"`
 	Log   string `json:"log"`
 	// Contributes lists what the plugin contributes, e.g. "tool
@@ -509,6 +516,13 @@ func (h *Host) info(m *manifest.Manifest) PluginInfo {
 		Transport: m.Entry.Transport(), Protocol: m.Entry.Protocol, Contributes: []string{}}
 	if info.Protocol == "" {
 		info.Protocol = manifest.ProtocolBingo
+	}
+	if m.Layer == manifest.LayerDir {
+		for _, dir := range h.cfg.Vouched {
+			if within(m.Root, filepath.Clean(dir)) {
+				info.Trust = "this run"
+			}
+		}
 	}
 	if m.Layer == manifest.LayerProject {
 		info.Trust = "untrusted"
