@@ -29,6 +29,14 @@ type UI interface {
 	Approve(ctx context.Context, call sdk.ToolCall, why string) (bool, error)
 }
 
+// CallWatcher is a UI that shows how long a tool call runs, so that a
+// tool working in silence is not taken for a hung one: CallTool calls
+// Started as the tool is called and the function it returns once the
+// call has ended.
+type CallWatcher interface {
+	Started(tool string) (ended func())
+}
+
 // ErrNoOneToAsk is what a UI answers when there is no person to ask.
 var ErrNoOneToAsk = errors.New("there is no one to ask")
 
@@ -115,7 +123,12 @@ func (h *Host) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int, 
 		}
 	}
 
+	ended := func() {}
+	if w, ok := ui.(CallWatcher); ok {
+		ended = w.Started(call.Name)
+	}
 	out, err := tool.Call(ctx, call, callUI{ui: ui, tool: call.Name})
+	ended()
 	if err != nil {
 		out = errorOutput(err)
 	}

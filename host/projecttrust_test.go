@@ -117,7 +117,7 @@ func TestCorruptTrustFile(t *testing.T) {
 		t.Fatal("trusted plugin did not start")
 	}
 	file := filepath.Join(r.home, ".bingo", "trust.json")
-	if err := os.WriteFile(file, []byte(`{"version": 1, "projects": {`), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte(`{"version": 2, "projects": {`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	started, _, notices := r.open(nil)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -49,6 +50,7 @@ type prompter struct {
 	ended    bool          // in has ended: no one is left to ask
 	progress bool          // a live progress line is on screen
 	textOpen bool          // the model's text so far does not end its line
+	spoke    bool          // the running tool call has shown progress of its own
 }
 
 // answer is one line the person typed, trimmed; err is the read's error
@@ -186,6 +188,7 @@ func (r *run) Progress(tool, tail string) {
 	p := r.prompter
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.spoke = true
 	if p.shared {
 		p.endTextLocked()
 	}
@@ -195,6 +198,62 @@ func (r *run) Progress(tool, tail string) {
 		return
 	}
 	fmt.Fprintf(r.stderr, "%s: %s\n", render.Line(tool), render.Line(tail))
+}
+
+// A tool call working in silence must not look hung: on a terminal, one
+// that has shown nothing of its own for quietAfter gets a live line of its
+// elapsed time; elsewhere, one still running after stillWaitingAfter gets
+// one line saying bingo waits for it. The same holds for a wasm plugin's
+// first compilation.
+const (
+	quietAfter        = 2 * time.Second
+	stillWaitingAfter = 5 * time.Second
+)
+
+// Started implements host.CallWatcher.
+func (r *run) Started(tool string) (ended func()) {
+	p := r.prompter
+	p.mu.Lock()
+	p.spoke = false
+	p.mu.Unlock()
+	start := time.Now()
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		if !r.liveProgress {
+			wait := time.NewTimer(stillWaitingAfter)
+			defer wait.Stop()
+			select {
+			case <-stop:
+			case <-wait.C:
+				p.line(r.stderr, fmt.Sprintf("bingo: still waiting for %s (%s so far)…", render.Line(tool), stillWaitingAfter))
+			}
+			return
+		}
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			elapsed := time.Since(start).Round(time.Second)
+			p.mu.Lock()
+			if !p.spoke && elapsed >= quietAfter {
+				if p.shared {
+					p.endTextLocked()
+				}
+				render.Progress(r.stderr, tool, fmt.Sprintf("running… %s", elapsed))
+				p.progress = true
+			}
+			p.mu.Unlock()
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+	}
 }
 
 // endProgress clears a live progress line once its call has ended.
