@@ -383,3 +383,28 @@ func (t *projectTrust) untrustedOwner(plugin string) bool {
 	trusted, project := t.plugins[plugin]
 	return project && !trusted
 }
+
+// holdBack keeps each name an untrusted project plugin would take from one
+// of the person's plugins with the person's (manifest.HoldBack): the
+// person's settings name their own plugin (provider.plugin, plugins.<name>,
+// allow rules, sandbox, mcp, env), and a repository must not step into
+// those references by choosing the name. Once the project is trusted, the
+// project wins the name, as the layers say. A plugin held back runs
+// nothing and is untrusted no more as far as its name goes: the name is
+// the person's plugin's. One notice names them all.
+func (t *projectTrust) holdBack(cfg Config, found []*manifest.Manifest) ([]*manifest.Manifest, map[string]*manifest.Manifest) {
+	kept, back := manifest.HoldBack(found, func(m *manifest.Manifest) bool { return !t.trusted(m) })
+	if len(back) == 0 {
+		return kept, nil
+	}
+	held := make(map[string]*manifest.Manifest, len(back))
+	var names []string
+	for _, m := range back {
+		delete(t.plugins, m.Name)
+		held[m.Name] = m
+		names = append(names, m.Name)
+	}
+	cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("this repository's plugins %s are held back: your own plugins of those names keep them until you trust %s; %s",
+		listSome(names), t.root, howToTrust(t.root))})
+	return kept, held
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -621,5 +622,32 @@ func TestNearSubcommand(t *testing.T) {
 		if got := nearSubcommand(word); got != want {
 			t.Errorf("nearSubcommand(%q) = %q, want %q", word, got, want)
 		}
+	}
+}
+
+// A --plugin-dir inside a project the person has not trusted runs only on
+// their yes at the terminal; outside any project nothing is asked.
+func TestVouchAsksAtTheTerminal(t *testing.T) {
+	work := t.TempDir()
+	project := filepath.Join(work, "repo")
+	dir := filepath.Join(project, "plugins")
+	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for answer, want := range map[string]bool{"y\n": true, "n\n": false, "\n": false} {
+		r, errw := interactive(answer)
+		r.home, r.cwd = filepath.Join(work, "home"), work
+		ok, untrusted := r.vouch(context.Background(), "--plugin-dir plugins", dir)
+		if ok != want || !untrusted {
+			t.Errorf("answer %q: ok=%v untrusted=%v", answer, ok, untrusted)
+		}
+		if q := "--plugin-dir plugins lies inside " + project + ", which you have not trusted: its plugins would run with your rights. Run them this once? [y/N] "; !strings.HasPrefix(errw.String(), q) {
+			t.Errorf("answer %q: asked %q", answer, errw.String())
+		}
+	}
+	r, errw := interactive("")
+	r.home, r.cwd = filepath.Join(work, "home"), work
+	if ok, untrusted := r.vouch(context.Background(), "--plugin-dir mine", work); !ok || untrusted || errw.Len() != 0 {
+		t.Errorf("outside a project: ok=%v untrusted=%v, said %q", ok, untrusted, errw.String())
 	}
 }
