@@ -321,7 +321,7 @@ func TestAQuestionSaysWhoAsksOnScreen(t *testing.T) {
 			home, dir := c.setup(t)
 			input, _ := json.Marshal(map[string]string{c.field: fake})
 			script := filepath.Join(t.TempDir(), "run.sh")
-			run := fmt.Sprintf("export HOME=%q NO_COLOR=1\ncd %q\n%q call --allow %s %s \"$(cat %q)\"\nsleep 60\n",
+			run := fmt.Sprintf("export HOME=%q NO_COLOR=1\ncd %q\n%q call --allow %s %s \"$(cat %q)\"\necho bingo exited $?\nsleep 60\n",
 				home, dir, filepath.Join(binDir, "bingo"), c.tool, c.tool, script+".json")
 			for path, data := range map[string]string{script: run, script + ".json": string(input)} {
 				if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
@@ -338,21 +338,31 @@ func TestAQuestionSaysWhoAsksOnScreen(t *testing.T) {
 			}
 			tmux("new-session", "-d", "-x", "160", "-y", "40", "sh "+script)
 			t.Cleanup(func() { exec.Command("tmux", "-S", socket, "kill-server").Run() })
-			var screen []string
-			deadline := time.Now().Add(time.Minute)
-			for {
-				screen = strings.Split(strings.TrimRight(tmux("capture-pane", "-p"), "\n"), "\n")
-				if strings.HasSuffix(screen[len(screen)-1], ">") || time.Now().After(deadline) {
-					break
+			// capture waits up to a minute for the last line on the screen
+			// to satisfy done, and returns the screen's lines.
+			capture := func(done func(last string) bool) []string {
+				deadline := time.Now().Add(time.Minute)
+				for {
+					screen := strings.Split(strings.TrimRight(tmux("capture-pane", "-p"), "\n"), "\n")
+					if done(screen[len(screen)-1]) || time.Now().After(deadline) {
+						return screen
+					}
+					time.Sleep(100 * time.Millisecond)
 				}
-				time.Sleep(100 * time.Millisecond)
 			}
+			screen := capture(func(last string) bool { return strings.HasSuffix(last, ">") })
 			all := strings.Join(screen, "\n")
 			if got, want := screen[len(screen)-1], "plugin "+c.plugin+" asks (answer goes to it) >"; got != want {
 				t.Fatalf("the prompt line is %q, want %q; the screen:\n%s", got, want, all)
 			}
 			if !strings.Contains(all, "plugin "+c.plugin+", running "+c.tool+", asks:") {
 				t.Fatalf("the screen does not say who asks above the question:\n%s", all)
+			}
+			// Answered, bingo finishes (and leaves its home alone for the
+			// test to remove).
+			tmux("send-keys", "y", "Enter")
+			if screen := capture(func(last string) bool { return strings.HasPrefix(last, "bingo exited") }); screen[len(screen)-1] != "bingo exited 0" {
+				t.Fatalf("answered, bingo did not exit 0; the screen:\n%s", strings.Join(screen, "\n"))
 			}
 		})
 	}
