@@ -412,3 +412,13 @@ func (t *projectTrust) holdBack(cfg Config, found []*manifest.Manifest) ([]*mani
 		listSome(names), t.root, howToTrust(t.root))})
 	return kept, held
 }
+
+// ofProject reports whether plugin is one of the project's plugins,
+// trusted or not.
+func (t *projectTrust) ofProject(plugin string) bool {
+	if t == nil {
+		return false
+	}
+	_, ok := t.plugins[plugin]
+	return ok
+}
