@@ -56,14 +56,15 @@ func echoOnce(b *testing.B, path string, argv []string, shepherded bool) {
 	cmd := &exec.Cmd{Path: path, Args: argv}
 	var lifeline *os.File
 	if shepherded {
-		var child *os.File
-		var err error
-		if lifeline, child, err = shepherd.Wrap(cmd); err != nil {
+		s, l, child, err := shepherd.Wrap(shepherd.Command{Path: path, Args: argv})
+		if err != nil {
 			b.Fatal(err)
 		}
-		defer lifeline.Close()
+		defer l.Close()
 		defer child.Close()
-		cmd.Path = filepath.Join(binDir, "bingo") // not this test binary
+		lifeline = l
+		// bingo, not this test binary, as the shepherd
+		cmd = &exec.Cmd{Path: filepath.Join(binDir, "bingo"), Args: s.Args, Env: s.Env, ExtraFiles: []*os.File{child}}
 	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

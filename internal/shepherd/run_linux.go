@@ -1,16 +1,17 @@
 package shepherd
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
 	"os"
-	"os/signal"
-	"strconv"
 	"syscall"
 	"time"
 	"unsafe"
 )
+
+// This file is the shepherd's side. Its imports are kept to what package
+// os needs anyway: Go initialises packages in import-path order as soon as
+// their imports are, so with nothing more this package's init runs before
+// almost every other package of the binary, and a shepherd pays for
+// little of bingo's start-up.
 
 // envKey marks a process started by Wrap: its value is the program to
 // run, and argv[1:] its argv.
@@ -19,9 +20,14 @@ const envKey = "BINGO_SHEPHERD"
 // lifelineFd is where Wrap puts the shepherd's end of the lifeline.
 const lifelineFd = 3
 
-// prSetChildSubreaper is PR_SET_CHILD_SUBREAPER (linux/prctl.h), which the
-// syscall package does not name.
-const prSetChildSubreaper = 36
+// Linux constants the syscall package does not name.
+const (
+	prSetChildSubreaper = 36        // prctl PR_SET_CHILD_SUBREAPER
+	pAll                = 0         // waitid P_ALL
+	wNowait             = 0x1000000 // waitid WNOWAIT
+	sigIgn              = 1         // SIG_IGN
+	sigDfl              = 0         // SIG_DFL
+)
 
 func init() {
 	path, ok := os.LookupEnv(envKey)
@@ -47,12 +53,8 @@ func run(path string, argv []string) int {
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
 		// Linux before 3.4: the plugin still runs, and its group still
 		// ends with it, but detached processes escape.
-		fmt.Fprintf(os.Stderr, "bingo: cannot keep the plugin's detached processes (prctl: %v)\n", errno)
+		_, _ = os.Stderr.WriteString("bingo: cannot keep the plugin's detached processes (prctl: " + errno.Error() + ")\n")
 	}
-	// Caught, not ignored: an ignored signal stays ignored across exec,
-	// and the plugin must get the default dispositions.
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},
@@ -60,12 +62,20 @@ func run(path string, argv []string) int {
 		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
-		var errno syscall.Errno
-		if !errors.As(err, &errno) {
+		errno, ok := err.(syscall.Errno)
+		if !ok {
 			errno = syscall.EINVAL
 		}
-		fmt.Fprintf(lifeline, "%d\n", int(errno))
+		_, _ = lifeline.Write(itoa(int(errno), '\n'))
 		return 127
+	}
+	// The group signals of the stop sequence, and a terminal's, are the
+	// plugin's to act on. Ignored only now: an ignored signal stays
+	// ignored across exec, and the plugin must start with the defaults.
+	// (Nothing sends them before the report below: the host counts the
+	// instance as started only once it has read it.)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		_ = sigaction(sig, sigIgn)
 	}
 	if _, err := lifeline.Write([]byte("\n")); err != nil {
 		// The host is gone already: nothing to run the plugin for.
@@ -83,26 +93,28 @@ func run(path string, argv []string) int {
 		_, _ = lifeline.Read(make([]byte, 1))
 		close(stop)
 	}()
-	return exitAs(shepherd(pid, stop, sigs))
+	reapable, next := make(chan struct{}), make(chan struct{}, 1)
+	go watch(reapable, next)
+	return exitAs(shepherd(pid, stop, reapable, next))
 }
 
 // shepherd waits until the plugin has exited or stop is closed, then
 // SIGKILLs every child until it has none, and returns the plugin's status.
-// Every wait happens here, in one goroutine: a pid is signalled only while
+// Every reap happens here, in one goroutine: a pid is signalled only while
 // it is an unreaped child, so it can never be a reused one.
-func shepherd(plugin int, stop <-chan struct{}, sigs <-chan os.Signal) syscall.WaitStatus {
+func shepherd(plugin int, stop <-chan struct{}, reapable <-chan struct{}, next chan<- struct{}) syscall.WaitStatus {
 	var status syscall.WaitStatus
-	ending, pluginDone := false, false
+	ending, pluginDone, seen := false, false, false
 	self := os.Getpid()
 	// While ending, the tree is rescanned at this pace as well as at each
-	// SIGCHLD: a process re-parented to us between a scan and a wait
-	// would otherwise wait for a SIGCHLD that never comes.
+	// reapable child: a process re-parented to us between a scan and a
+	// wait would otherwise wait for an exit that never comes.
 	var tick <-chan time.Time
 	for {
 		for {
 			var ws syscall.WaitStatus
 			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-			if errors.Is(err, syscall.EINTR) {
+			if err == syscall.EINTR {
 				continue
 			}
 			if err != nil { // ECHILD: the plugin is reaped and nothing is left
@@ -114,6 +126,10 @@ func shepherd(plugin int, stop <-chan struct{}, sigs <-chan os.Signal) syscall.W
 			if pid == plugin {
 				status, pluginDone = ws, true
 			}
+		}
+		if seen {
+			next <- struct{}{} // what watch saw is reaped: it may look again
+			seen = false
 		}
 		if ending || pluginDone {
 			// Only now, with children left, is /proc read: a plugin that
@@ -130,9 +146,33 @@ func shepherd(plugin int, stop <-chan struct{}, sigs <-chan os.Signal) syscall.W
 		select {
 		case <-stop:
 			ending, stop = true, nil
-		case <-sigs: // SIGCHLD, or a group signal that is the plugin's
+		case _, ok := <-reapable:
+			if !ok {
+				reapable = nil
+			}
+			seen = ok
 		case <-tick:
 		}
+	}
+}
+
+// watch sends on reapable each time a child can be reaped, without reaping
+// it (WNOWAIT: reaping stays with shepherd), and then waits for next
+// before it looks again. It closes reapable once there is no child.
+func watch(reapable chan<- struct{}, next <-chan struct{}) {
+	var info [128]byte // siginfo_t, unread
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pAll, 0, uintptr(unsafe.Pointer(&info)),
+			syscall.WEXITED|wNowait, 0, 0)
+		if errno == syscall.EINTR {
+			continue
+		}
+		if errno != 0 {
+			close(reapable)
+			return
+		}
+		reapable <- struct{}{}
+		<-next
 	}
 }
 
@@ -144,28 +184,49 @@ func children(pid int) []int {
 	}
 	var kids []int
 	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
+		p, ok := atoi(e.Name())
+		if !ok {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
 		if err != nil {
 			continue // gone since the listing
 		}
-		// pid (comm) state ppid ...: the name may hold anything, so the
-		// fields are counted from its last ')'.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:])
-		if len(f) > 1 {
-			if ppid, err := strconv.Atoi(string(f[1])); err == nil && ppid == pid {
-				kids = append(kids, p)
-			}
+		if ppid, ok := statPPID(b); ok && ppid == pid {
+			kids = append(kids, p)
 		}
 	}
 	return kids
+}
+
+// statPPID returns the parent's pid from the text of /proc/<pid>/stat:
+// "pid (comm) state ppid ...". The name may hold anything, so the fields
+// are counted from its last ')'.
+func statPPID(stat []byte) (int, bool) {
+	i := len(stat) - 1
+	for i >= 0 && stat[i] != ')' {
+		i--
+	}
+	if i < 0 {
+		return 0, false
+	}
+	rest := stat[i+1:] // " S 1234 ..."
+	start, field := -1, 0
+	for j := 0; j <= len(rest); j++ {
+		if j < len(rest) && rest[j] != ' ' {
+			if start < 0 {
+				start = j
+			}
+			continue
+		}
+		if start >= 0 {
+			if field++; field == 2 {
+				return atoi(string(rest[start:j]))
+			}
+			start = -1
+		}
+	}
+	return 0, false
 }
 
 // exitAs returns the plugin's exit code, or, if a signal ended it, ends
@@ -181,9 +242,7 @@ func exitAs(ws syscall.WaitStatus) int {
 	// The Go runtime handles most signals itself (and ignores a SIGSEGV
 	// sent by kill): the kernel's default action is what ends a process
 	// with that signal.
-	var act [8]uint64 // a zero sigaction: SIG_DFL, no flags, nothing masked
-	if _, _, errno := syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(sig),
-		uintptr(unsafe.Pointer(&act)), 0, sigsetSize, 0, 0); errno == 0 || sig == syscall.SIGKILL {
+	if sigaction(sig, sigDfl) == nil || sig == syscall.SIGKILL {
 		_ = syscall.Kill(os.Getpid(), sig)
 	}
 	// A signal whose default is not to end the process (no plugin dies of
@@ -191,7 +250,47 @@ func exitAs(ws syscall.WaitStatus) int {
 	return 128 + int(sig)
 }
 
+// sigaction sets sig's disposition to handler (SIG_DFL or SIG_IGN), behind
+// the Go runtime's back: no flags, nothing masked.
+func sigaction(sig syscall.Signal, handler uintptr) error {
+	var act [8]uint64 // larger than any port's struct sigaction
+	act[0] = uint64(handler)
+	if _, _, errno := syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(sig),
+		uintptr(unsafe.Pointer(&act)), 0, sigsetSize, 0, 0); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
 // sigsetSize is the kernel's sizeof(sigset_t) for rt_sigaction: 64
-// signals on every Linux port but MIPS, where the call fails and exitAs
-// falls back to an exit code.
+// signals on every Linux port but MIPS, where the call fails (the plugin's
+// signals then reach the shepherd too, and its own death by a signal is
+// passed on as an exit code).
 const sigsetSize = 8
+
+// atoi parses a non-negative decimal int, as strconv would; strconv is
+// not imported, for the reason at the top of this file.
+func atoi(s string) (int, bool) {
+	if s == "" || len(s) > 18 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}
+
+// itoa formats a non-negative n in decimal, followed by end.
+func itoa(n int, end byte) []byte {
+	b := []byte{end}
+	for {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		if n /= 10; n == 0 {
+			return b
+		}
+	}
+}

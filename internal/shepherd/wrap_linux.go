@@ -1,15 +1,14 @@
 package shepherd
 
 import (
-	"bufio"
-	"fmt"
+	"errors"
 	"os"
-	osexec "os/exec"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 )
+
+// This file is the host's side. Its imports are the shepherd's: see
+// run_linux.go.
 
 // self is the running binary, whatever has become of its file since.
 const self = "/proc/self/exe"
@@ -21,49 +20,52 @@ var Available = sync.OnceValue(func() bool {
 	return err == nil
 })
 
-// Wrap rewrites cmd, ready to start the program at cmd.Path with argv
-// cmd.Args, so that it starts a shepherd which starts that program. It
-// returns the host's end of the lifeline and the shepherd's, which the
-// caller closes once cmd has started. After cmd.Start, Started says
-// whether the program itself started; closing the lifeline then ends the
-// program and every process it left. cmd.SysProcAttr must not be shared:
-// the shepherd's own parent-death signal is cleared, as it would kill the
-// shepherd before it could end the tree.
-func Wrap(cmd *osexec.Cmd) (lifeline, child *os.File, err error) {
+// Wrap returns the command that starts c under a shepherd, which starts c.
+// The caller starts it with child as its descriptor 3 (os/exec's
+// ExtraFiles[0]), without a parent-death signal (which would end the
+// shepherd before it could end the tree), and closes child once it has
+// started. lifeline is the host's end: Started reads the shepherd's report
+// on it, and closing it ends the program and every process it left.
+func Wrap(c Command) (shepherd Command, lifeline, child *os.File, err error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("shepherd: %w", err)
+		return Command{}, nil, nil, &os.SyscallError{Syscall: "socketpair", Err: err}
 	}
-	lifeline, child = os.NewFile(uintptr(fds[0]), "lifeline"), os.NewFile(uintptr(fds[1]), "lifeline")
-	env := cmd.Env
+	env := c.Env
 	if env == nil {
 		env = os.Environ()
 	}
-	cmd.Env = append(env[:len(env):len(env)], envKey+"="+cmd.Path)
-	cmd.Args = append([]string{"bingo-shepherd"}, cmd.Args...)
-	cmd.Path = self
-	cmd.ExtraFiles = []*os.File{child} // descriptor 3: lifelineFd
-	if cmd.SysProcAttr != nil {
-		cmd.SysProcAttr.Pdeathsig = 0
+	shepherd = Command{
+		Path: self,
+		Args: append([]string{"bingo-shepherd"}, c.Args...),
+		Env:  append(env[:len(env):len(env)], envKey+"="+c.Path),
 	}
-	return lifeline, child, nil
+	return shepherd, os.NewFile(uintptr(fds[0]), "lifeline"), os.NewFile(uintptr(fds[1]), "lifeline"), nil
 }
 
 // Started reads the shepherd's report: nil once the program runs, or
 // os/exec's error for a program that could not be executed. path is the
 // program, for the error.
 func Started(lifeline *os.File, path string) error {
-	line, err := bufio.NewReaderSize(lifeline, 64).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("shepherd ended before starting %s (%w)", path, err)
+	var line []byte
+	buf := make([]byte, 16)
+	for len(line) == 0 || line[len(line)-1] != '\n' {
+		if len(line) > 32 {
+			return errors.New("shepherd: unexpected report " + string(line))
+		}
+		n, err := lifeline.Read(buf)
+		line = append(line, buf[:n]...)
+		if n == 0 && err != nil {
+			return errors.New("shepherd ended before starting " + path + " (" + err.Error() + ")")
+		}
 	}
-	line = strings.TrimSuffix(line, "\n")
-	if line == "" {
+	report := string(line[:len(line)-1])
+	if report == "" {
 		return nil
 	}
-	n, err := strconv.Atoi(line)
-	if err != nil {
-		return fmt.Errorf("shepherd: unexpected report %q", line)
+	n, ok := atoi(report)
+	if !ok {
+		return errors.New("shepherd: unexpected report " + report)
 	}
 	return &os.PathError{Op: "fork/exec", Path: path, Err: syscall.Errno(n)}
 }

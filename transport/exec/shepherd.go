@@ -3,6 +3,7 @@ package exec
 import (
 	"os"
 	osexec "os/exec"
+	"syscall"
 
 	"github.com/bingo/bingo-plugin-rpc/internal/shepherd"
 )
@@ -17,10 +18,16 @@ func (t *Transport) startCmd(cmd *osexec.Cmd) (*os.File, error) {
 		return nil, cmd.Start()
 	}
 	path := cmd.Path
-	lifeline, child, err := shepherd.Wrap(cmd)
+	s, lifeline, child, err := shepherd.Wrap(shepherd.Command{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env})
 	if err != nil {
 		return nil, err
 	}
+	cmd.Path, cmd.Args, cmd.Env = s.Path, s.Args, s.Env
+	cmd.ExtraFiles = []*os.File{child}
+	// Its own group, as every instance, but no parent-death signal: that
+	// would end the shepherd before it could end the tree. The shepherd
+	// learns of the host's death from the lifeline instead.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	_ = child.Close()
 	if err == nil {
