@@ -49,9 +49,11 @@ type Config struct {
 	// notice says how to trust the project.
 	AskTrust func(context.Context, TrustQuestion) (bool, error)
 	// SlowCompile, if set, is called with a wasm plugin's name when its
-	// start has waited more than wasm.DefaultSlowCompileAfter for the module's
-	// compilation (a first start). It must be safe for concurrent use.
-	SlowCompile func(plugin string)
+	// start has waited more than SlowCompileAfter (0:
+	// wasm.DefaultSlowCompileAfter) for the module's compilation (a first
+	// start). It must be safe for concurrent use.
+	SlowCompile      func(plugin string)
+	SlowCompileAfter time.Duration
 }
 
 // PluginInfo describes one discovered plugin.
@@ -93,6 +95,9 @@ type Host struct {
 	gate     *gate.Gate
 	wasmMu   sync.Mutex // held while Open's builds make wasm
 	wasm     *wasm.Host
+	// privateCwd says once that wasm plugins do not see the working
+	// directory (sandboxCwd).
+	privateCwd sync.Once
 
 	trust   *projectTrust
 	sums    *trust.Sums      // every file digested this run, read once
@@ -107,11 +112,14 @@ type Host struct {
 
 	closeOnce sync.Once
 
-	convMu sync.Mutex // one turn at a time
-	conv   []sdk.Message
-	turns  int
+	convMu  sync.Mutex // one turn at a time
+	conv    []sdk.Message
+	turns   int
+	compact compactState // guarded by convMu
 
 	calls atomic.Uint64 // names the session's tool calls (see CallTool)
+
+	unredirect sync.Map // "owner\x00hook\x00point" of an untrusted redirect already noticed
 }
 
 // Open loads settings and manifests and registers what each plugin
@@ -220,7 +228,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		l.err = errUntrusted
 		return l
 	}
-	log := NewLog(filepath.Join(h.cfg.Home, ".bingo", "data", "logs", "plugin-"+m.Name+".log"), DefaultLogCap, func(err error) {
+	log := NewLog(h.logPath(m), DefaultLogCap, func(err error) {
 		h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: fmt.Sprintf("its log cannot be written (%v); what it says there is lost", err)})
 	})
 	l.log = log
@@ -250,10 +258,17 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 			grant = h.settings.Sandbox[m.Name]
 		}
 		// It sees its data directory read-write and its own files
-		// read-only, beside the working directory.
-		mounts := []wasm.Mount{{Dir: m.Root}}
+		// read-only, beside the working directory; never ~/.bingo
+		// (Private), whatever it was granted.
+		cwd := h.sandboxCwd()
+		var mounts []wasm.Mount
 		if dataDir != "" {
-			mounts = append([]wasm.Mount{{Dir: dataDir, Writable: true}}, mounts...)
+			mounts = append(mounts, wasm.Mount{Dir: dataDir, Writable: true})
+		}
+		if err := Private(h.cfg.Home, m.Root); err != nil && m.Layer != manifest.LayerUser {
+			h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: "its own directory is not mounted: " + err.Error()})
+		} else {
+			mounts = append(mounts, wasm.Mount{Dir: m.Root})
 		}
 		var slow func()
 		if h.cfg.SlowCompile != nil {
@@ -272,8 +287,8 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		}
 		tr = wh.Transport(wasm.Config{
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
-			Dir: h.cfg.Cwd, Writable: grant.Writable, Mounts: mounts, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
-			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow,
+			Dir: cwd, Writable: grant.Writable, Mounts: mounts, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
+			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow, SlowCompileAfter: h.cfg.SlowCompileAfter,
 		})
 	default:
 		env := h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)
@@ -296,7 +311,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	opts := bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: tr,
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env, DataDir: dataDir,
-		Deadlines: h.settings.Deadlines, Limits: h.settings.Limits,
+		Deadlines: launchedDeadlines(m, h.settings.Deadlines), Limits: h.settings.Limits,
 		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace,
 		Services:   h.reg.routeService,
 		Redeclared: func(protocol.InitializeResult) { h.reg.replace(m.Name, l.plugin.Contributions()) },
@@ -318,6 +333,19 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	}
 	l.plugin = bridge.New(opts)
 	return l
+}
+
+// sandboxCwd is the working directory as wasm plugins see it: "" (none)
+// if it holds or lies inside ~/.bingo, said once a run.
+func (h *Host) sandboxCwd() string {
+	err := Private(h.cfg.Home, h.cfg.Cwd)
+	if err == nil {
+		return h.cfg.Cwd
+	}
+	h.privateCwd.Do(func() {
+		h.notice("warn", "wasm plugins do not see the working directory: %v; run bingo from a directory that does not hold it", err)
+	})
+	return ""
 }
 
 // dataDirFirst makes a plugin's data directory (0700) just before each

@@ -365,6 +365,14 @@ func (r *Registry) Provider(owner, id string) (sdk.Provider, bool) {
 	return nil, false
 }
 
+// toolOwner returns the plugin that keeps the tool named name ("" for the
+// host's own, or none).
+func (r *Registry) toolOwner(name string) string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.tools[name].Owner
+}
+
 // Hooks returns the hooks that declared the point at, for decisions
 // (decide true) or observations.
 func (r *Registry) Hooks(at sdk.HookPoint, decide bool) []HookEntry {

@@ -303,3 +303,24 @@ func TestCrash(t *testing.T) {
 		t.Errorf("notices %v, want one", all)
 	}
 }
+
+// A line on the server's stdout that is not a JSON-RPC message goes to the
+// log and is skipped: the call answers, the session goes on, and nothing
+// is said to the person.
+func TestStrayLines(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	if out, err := r.call(context.Background(), "junk", `{}`, nil); err != nil || texts(out) != "printed junk" {
+		t.Fatalf("junk = %q, %v", texts(out), err)
+	}
+	if out, err := r.call(context.Background(), "echo", `{"text":"still here"}`, nil); err != nil || texts(out) != "still here" {
+		t.Fatalf("echo after junk = %q, %v", texts(out), err)
+	}
+	for _, want := range []string{`"THIS IS NOT JSON"`, `"{\"not\": \"a message\"}"`} {
+		if !strings.Contains(r.log.String(), "mcpbridge: skipped a line on the server's stdout (not a JSON-RPC message: ") || !strings.Contains(r.log.String(), want) {
+			t.Errorf("the log does not say %s was skipped:\n%s", want, r.log)
+		}
+	}
+	if n := r.notices.All(); len(n) != 0 || r.starts != 1 {
+		t.Errorf("notices %v, %d starts: want none, and one start", n, r.starts)
+	}
+}

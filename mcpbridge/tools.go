@@ -10,11 +10,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
@@ -186,6 +186,7 @@ func (s *server) callTool(cs *mcp.ClientSession, p protocol.ToolCallParams) (any
 		s.mu.Unlock()
 	}()
 
+	defer s.watch(cs, proxy.KindTool, "tools/call "+mcpName)()
 	params := &mcp.CallToolParams{Name: mcpName, Arguments: argsOf(p.Input), Meta: logMeta()}
 	params.SetProgressToken(p.CallID)
 	res, err := cs.CallTool(context.WithValue(ctx, callKey{}, p.CallID), params)
@@ -324,39 +325,6 @@ func structuredView(raw json.RawMessage) *sdk.View {
 		v.Pairs = append(v.Pairs, sdk.KeyValue{Key: k, Value: val})
 	}
 	return v
-}
-
-// readTransport is the server's transport with each notification handed
-// to read as it is read, in wire order. The sdk runs its notification
-// handlers on a goroutine of their own and hands a call its answer
-// straight from the reader, so a handler may hear of a call's progress, or
-// of the tools/list_changed its call caused, after the call has answered;
-// read here, both reach the host before the call's answer, as the server
-// sent them.
-type readTransport struct {
-	mcp.Transport
-	read func(method string, params json.RawMessage)
-}
-
-func (t readTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return readConn{c, t.read}, nil
-}
-
-type readConn struct {
-	mcp.Connection
-	read func(method string, params json.RawMessage)
-}
-
-func (c readConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	m, err := c.Connection.Read(ctx)
-	if req, ok := m.(*jsonrpc.Request); ok && err == nil && !req.IsCall() {
-		c.read(req.Method, req.Params)
-	}
-	return m, err
 }
 
 // notified handles the server's notifications that must keep their place

@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
@@ -89,14 +90,18 @@ func (w *wrapped) Start(ctx context.Context) (transport.Conn, error) {
 // translator ends only once the server has, and a server that exits
 // cleanly when its stdin closes has exited cleanly, however the host
 // stopped the translator (the in-memory transport calls any end after
-// Kill a kill).
+// Kill a kill). A server the translator killed (see server.stop) ended
+// for the translator's reason, not for the kill.
 type exited struct {
 	transport.Conn
 	server transport.Conn
 }
 
 func (c exited) Wait() error {
-	_ = c.Conn.Wait()
+	var st *stopped
+	if err := c.Conn.Wait(); errors.As(err, &st) {
+		return err
+	}
 	return c.server.Wait()
 }
 

@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -22,8 +24,8 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
-// The prompter's reader goroutine ends at EOF of its input: every test
-// feeds input that ends, so none may be left behind.
+// A prompter's read ends with the line it reads, or at EOF of its input:
+// every test feeds input that ends, so none may be left behind.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestUsageErrors(t *testing.T) {
@@ -33,6 +35,7 @@ func TestUsageErrors(t *testing.T) {
 		{"call", "a", "b", "c"}, {"complete"}, {"plugins", "x"}, {"--json", "hi"}, {"trust", "--json"},
 		{"version", "x"}, {"version", "--print"}, {"help", "nosuch"}, {"help", "call", "plugins"},
 		{"--cwd", "/no/such/dir", "plugins"}, {"--plugin-dir", "/no/such/dir", "plugins"}, {"plugins", "--plugin-dir"},
+		{"plugin", "check", "foo"}, {"--version", "x"}, {"call", "t", "[1]"}, {"plugins", "--lang", "go"}, {"plugins", "new", "x", "--json"},
 	} {
 		var out, errw bytes.Buffer
 		if got := Main(args, strings.NewReader(""), &out, &errw); got != ExitUsage {
@@ -105,7 +108,7 @@ func TestFlagsAnywhere(t *testing.T) {
 func interactive(answers string) (*run, *bytes.Buffer) {
 	var errw bytes.Buffer
 	r := &run{stdin: strings.NewReader(answers), stdout: &bytes.Buffer{}, stderr: &errw, interactive: true}
-	r.prompter = &prompter{in: r.stdin, out: &errw}
+	r.prompter = &prompter{in: r.stdin, out: &errw, text: r.stdout}
 	return r, &errw
 }
 
@@ -182,6 +185,42 @@ func TestProgress(t *testing.T) {
 	}
 }
 
+// The model's text, streamed without a newline as real models do, is
+// never erased by a progress line nor glued to one or to a notice when
+// stdout and stderr share a screen; on separate files nothing is added.
+func TestTextEndsItsLineBeforeProgress(t *testing.T) {
+	for _, live := range []bool{true, false} {
+		var screen bytes.Buffer
+		r := &run{stdout: &screen, stderr: &screen, liveProgress: live}
+		r.prompter = &prompter{out: &screen, text: &screen, shared: true}
+		tu := &turnUI{run: r}
+		tu.Text("Let me count slowly.")
+		r.Progress("plugin__w__slow", "step 1/3")
+		r.Progress("plugin__w__slow", "step 2/3")
+		tu.ToolResult(sdk.ToolCallRequest{}, sdk.ToolOutput{}, nil)
+		tu.Text("Done.")
+		r.notice(bridge.Notice{Message: "a notice"})
+		got := screen.String()
+		want := "Let me count slowly.\nplugin__w__slow: step 1/3\nplugin__w__slow: step 2/3\nDone.\nbingo: a notice\n"
+		if live {
+			want = "Let me count slowly.\n\r\x1b[2Kplugin__w__slow: step 1/3\r\x1b[2Kplugin__w__slow: step 2/3\r\x1b[2KDone.\nbingo: a notice\n"
+		}
+		if got != want {
+			t.Errorf("live=%v: screen\n%q, want\n%q", live, got, want)
+		}
+	}
+
+	var out, errw bytes.Buffer
+	r := &run{stdout: &out, stderr: &errw}
+	r.prompter = &prompter{out: &errw, text: &out}
+	tu := &turnUI{run: r}
+	tu.Text("Let me count.")
+	r.Progress("t", "x")
+	if out.String() != "Let me count." {
+		t.Errorf("separate files: stdout %q, want the text alone", out.String())
+	}
+}
+
 // signalWriter is a writer safe to read while the prompter writes, and
 // tells when something containing want has been written.
 type signalWriter struct {
@@ -238,6 +277,44 @@ func TestWithdrawnQuestionLeavesTheNextLine(t *testing.T) {
 		if _, err := p.ask(context.Background(), "third? "); !errors.Is(err, host.ErrNoOneToAsk) {
 			t.Fatalf("after EOF: err = %v, want ErrNoOneToAsk", err)
 		}
+	}
+}
+
+// Between questions nothing reads the person's input: on a terminal, a
+// read from a bingo put in the background (Ctrl-Z, bg) stops it.
+func TestNoReadBetweenQuestions(t *testing.T) {
+	pr, pw := io.Pipe()
+	in := &countingReader{r: pr}
+	p := &prompter{in: in, out: io.Discard}
+	go io.WriteString(pw, "red\n")
+	if got, err := p.ask(context.Background(), "q? "); err != nil || got != "red" {
+		t.Fatalf("got %q, %v; want red", got, err)
+	}
+	time.Sleep(50 * time.Millisecond) // a read started after the answer would have begun
+	if n := in.reads.Load(); n != 1 {
+		t.Fatalf("%d reads of the input for one question", n)
+	}
+	pw.Close()
+}
+
+// countingReader counts the reads of r begun.
+type countingReader struct {
+	r     io.Reader
+	reads atomic.Int32
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	c.reads.Add(1)
+	return c.r.Read(p)
+}
+
+// A prompter that cannot read its terminal now shows no question and
+// refuses at once.
+func TestNoQuestionWhenUnreadable(t *testing.T) {
+	var out bytes.Buffer
+	p := &prompter{in: strings.NewReader("y\n"), out: &out, canRead: func() error { return errBackground }}
+	if _, err := p.ask(context.Background(), "q? "); !errors.Is(err, host.ErrNoOneToAsk) || out.Len() != 0 {
+		t.Fatalf("err %v, shown %q; want ErrNoOneToAsk and nothing shown", err, out.String())
 	}
 }
 
@@ -441,5 +518,38 @@ func TestQuitWaitsForOpening(t *testing.T) {
 	never.quit(20 * time.Millisecond) // a host that never opens
 	if time.Since(start) > time.Minute {
 		t.Fatal("quit waited past its grace")
+	}
+}
+
+// Where a tool call's input breaks is said by line and column, counted
+// from 1, and an input that is JSON but not an object is refused too.
+func TestObjectInput(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"path":"x"}`:           "",
+		`{"path":`:               "is not valid JSON: line 1, column 9: unexpected end of JSON input",
+		"{\"a\": 1,\n  \"b\": }": "is not valid JSON: line 2, column 8: invalid character '}' looking for beginning of value",
+		`{not json`:              "is not valid JSON: line 1, column 2: invalid character 'n' looking for beginning of object key string",
+		`[1,2]`:                  "must be a JSON object, not an array",
+		`"x"`:                    "must be a JSON object, not a string",
+		`null`:                   "",
+	} {
+		err := objectInput(json.RawMessage(in))
+		if got := fmt.Sprint(err); (want == "" && err != nil) || (want != "" && got != want) {
+			t.Errorf("objectInput(%q) = %v, want %q", in, err, want)
+		}
+	}
+}
+
+// A slip of the keyboard is caught; a short word that only looks like a
+// subcommand ("hi", "hello") stays a prompt.
+func TestNearSubcommand(t *testing.T) {
+	for word, want := range map[string]string{
+		"plugin": "plugins", "plugns": "plugins", "pluigns": "plugins", "trsut": "trust", "tust": "trust",
+		"compelte": "complete", "versoin": "version", "hlep": "help", "cal": "call",
+		"hi": "", "hello": "", "what": "", "Plugin": "", "how": "", "count": "", "": "", "plugins2": "",
+	} {
+		if got := nearSubcommand(word); got != want {
+			t.Errorf("nearSubcommand(%q) = %q, want %q", word, got, want)
+		}
 	}
 }

@@ -74,9 +74,6 @@ func newPlugin(o options, name string, stdout, stderr io.Writer) int {
 	case "go":
 		fmt.Fprintf(stdout, "build it: (cd %s && go build -o %s .)\n", dir, name)
 	case "wasm":
-		if kit == "" {
-			fmt.Fprintf(stdout, "its go.mod requires %s from the module proxy; to build against a bingo checkout, pass --kit DIR (or go mod edit -replace %s=DIR)\n", scaffold.Kit, scaffold.Kit)
-		}
 		fmt.Fprintf(stdout, "build it: (cd %s && GOOS=wasip1 GOARCH=wasm go build -o plugin.wasm .)\n", dir)
 	}
 	fmt.Fprintf(stdout, "check it: bingo plugins check %s\n", dir)

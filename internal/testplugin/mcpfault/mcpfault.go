@@ -8,7 +8,9 @@
 // messages), annotated (annotations that claim everything), dotted.name (a
 // name the host cannot offer as it is), hang (answers only when cancelled,
 // logging that it was), deaf (never answers its call, though it answers
-// anything else), freeze (stops the whole server), crash (the server exits mid-call), flood (n log
+// anything else), freeze (stops the whole server), junk (prints lines
+// that are no message on stdout, then answers), hangup (closes stdout and
+// goes on running), crash (the server exits mid-call), flood (n log
 // lines at error level, each size bytes), change (adds the tool added:
 // tools/list_changed), ask (elicits a name), sample (asks the client's
 // model), config (the config the client passed), configenv (the config in
@@ -40,6 +42,12 @@ type Process struct {
 	// Done is closed when the server ends (nil in cmd/mcpfault: a process
 	// just ends), for the deaf tool.
 	Done <-chan struct{}
+	// Print writes a line to the server's stdout beside the protocol, as
+	// a stray print does, for the junk tool.
+	Print func(line string)
+	// Hangup closes the server's stdout and leaves it running, for the
+	// hangup tool; nil offers no hangup tool.
+	Hangup func()
 }
 
 // New returns the server.
@@ -102,6 +110,19 @@ func New(proc Process) *mcp.Server {
 		add("freeze", "Stop reading and answering anything.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			proc.Freeze()
 			return text("thawed"), nil
+		})
+	}
+	add("junk", "Print lines that are no JSON-RPC message, then answer.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		for _, l := range []string{"THIS IS NOT JSON", `{"not": "a message"}`, `[1, 2]`} {
+			proc.Print(l)
+		}
+		return text("printed junk"), nil
+	})
+	if proc.Hangup != nil {
+		add("hangup", "Close stdout and go on running.", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			proc.Hangup()
+			<-ctx.Done()
+			return nil, ctx.Err()
 		})
 	}
 	add("crash", "Exit mid-call.", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
