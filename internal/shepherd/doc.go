@@ -30,8 +30,8 @@
 // is handled by this package's init, not by a main: a program or test
 // binary that re-executes itself can never start a second run of its own
 // main by accident. Init also runs before the heavy package initialisation
-// of the rest of bingo (json schema compilation), which is most of what a
-// shepherd costs: see docs/design-notes/shepherd.md for the measurements.
+// of the rest of bingo (json schema compilation): see run_linux.go, and
+// docs/performance.md for what a shepherd costs.
 //
 // What is outside its reach: a plugin runs as the person, so it can kill
 // its own shepherd on purpose (its orphans then go to init), and a process
