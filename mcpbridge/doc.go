@@ -44,7 +44,11 @@
 //	                               run a call, and never believed: the bridge
 //	                               gives the tool the untrusted default traits
 //	                               and names it plugin__<name>__<tool> (≤ 64
-//	                               characters, or refused with a notice)
+//	                               characters, or refused with a notice). A
+//	                               tool whose execution.taskSupport is
+//	                               "required" is not declared: it runs only as
+//	                               a task, which neither the sdk nor bingo
+//	                               does (one notice a process says so)
 //	tool/call                      tools/call, with the call id as progressToken;
 //	                               its result:
 //	  text content                   a text part, as it is

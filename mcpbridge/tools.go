@@ -56,11 +56,17 @@ func (s *server) declaration(cs *mcp.ClientSession) (protocol.InitializeResult, 
 			return decl, err
 		}
 		s.leftOut("tools/list", cut)
+		var withheld []string
 		for _, t := range tools {
+			if s.tasksOnly(t.Name) {
+				withheld = append(withheld, t.Name)
+				continue
+			}
 			name := hostName(t.Name)
 			n.tools[name] = t.Name
 			decl.Tools = append(decl.Tools, sdk.ToolSpec{Name: name, Description: t.Description, InputSchema: rawJSON(t.InputSchema), Claims: claims(t.Annotations)})
 		}
+		s.withhold(withheld)
 	}
 	if caps.Prompts != nil {
 		prompts, cut, err := listAll("prompts/list", maxListed, func(cursor string) ([]*mcp.Prompt, string, error) {
@@ -87,6 +93,67 @@ func (s *server) declaration(cs *mcp.ClientSession) (protocol.InitializeResult, 
 	s.names = n
 	s.mu.Unlock()
 	return decl, nil
+}
+
+// A tool whose execution.taskSupport is "required" may only be run as a
+// task (protocol 2025-11-25), which neither the sdk's client (v1.8.0 has no
+// tasks) nor bingo does: a plain tools/call of it always fails (-32601).
+// It is not offered to the model, and the person is told once a process.
+// The sdk's Tool drops the field, so it is read off the wire (toolsListed).
+
+// toolsListed notes, from the raw result of a tools/list page, which tools
+// require tasks. It runs on the reader, before the sdk hands the page to
+// ListTools.
+func (s *server) toolsListed(result json.RawMessage) {
+	var page struct {
+		Tools []struct {
+			Name      string `json:"name"`
+			Execution *struct {
+				TaskSupport string `json:"taskSupport"`
+			} `json:"execution"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(result, &page) != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range page.Tools {
+		if t.Execution != nil && t.Execution.TaskSupport == "required" {
+			s.taskTools[t.Name] = true
+		} else {
+			delete(s.taskTools, t.Name)
+		}
+	}
+}
+
+// tasksOnly reports whether the server said tool requires tasks.
+func (s *server) tasksOnly(tool string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.taskTools[tool]
+}
+
+// withhold says which tools the declaration leaves out for requiring
+// tasks: in the log each time, and once a process in a notice, before
+// the declaration is sent (so that bingo plugins check, which reports
+// the notices of a start, reports it).
+func (s *server) withhold(tools []string) {
+	if len(tools) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("not offering the MCP server's %s %s: %s run only as tasks (execution.taskSupport \"required\"), which bingo does not run",
+		map[bool]string{true: "tool", false: "tools"}[len(tools) == 1], strings.Join(tools, ", "), map[bool]string{true: "it can be", false: "they can be"}[len(tools) == 1])
+	fmt.Fprintf(s.cfg.Log, "mcpbridge: %s\n", msg)
+	var fresh bool
+	for _, t := range tools {
+		if _, told := s.told.LoadOrStore(t, true); !told {
+			fresh = true
+		}
+	}
+	if fresh {
+		s.say("warn", msg)
+	}
 }
 
 // Bounds on one list a declaration reads: a server's pages are read

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
@@ -64,6 +65,7 @@ func Wrap(inner transport.Transport, cfg Config) transport.Transport {
 type wrapped struct {
 	inner transport.Transport
 	cfg   Config
+	told  sync.Map // the tools withheld for requiring tasks that a notice has named
 }
 
 func (w *wrapped) Kind() string { return w.inner.Kind() }
@@ -77,7 +79,7 @@ func (w *wrapped) Start(ctx context.Context) (transport.Conn, error) {
 		return nil, err
 	}
 	translator, err := mem.New(func(ctx context.Context, stdin io.Reader, stdout, _ io.Writer) error {
-		return serve(ctx, conn, stdin, stdout, w.cfg)
+		return serve(ctx, conn, stdin, stdout, w.cfg, &w.told)
 	}, nil).Start(ctx)
 	if err != nil {
 		_ = conn.Kill()
