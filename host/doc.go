@@ -29,6 +29,14 @@
 // step cap. Observations (tool/after, turn/end) are sent in order on
 // goroutines the host owns; nothing waits on them.
 //
+// What plugins put in the model's context is held apart from what the
+// person said (compact.go, turn.go): a compactor's answer is vetted (the
+// current turn as it was; the person's messages only verbatim and in
+// order; its own words only as marked assistant summaries) and one that
+// breaks the rule is refused and not asked again; every contributed piece
+// reaches the model in a <context from="plugin NAME"> block its text
+// cannot close.
+//
 // What only the person may grant stays out of a repository's hands: wasm
 // sandbox grants and the env rule are honoured from the user's own
 // settings only, and an API key is sent only to the endpoint the user's
@@ -40,9 +48,11 @@
 // the person trusted it — is held to this: an exec plugin is not started
 // at all (it is listed with why); a wasm plugin runs in the default
 // sandbox; none of the person's grants for its name reach it (config,
-// sandbox, settings allow rules); and its slash commands lose to the
-// person's own. Of an untrusted project's settings file only its deny and
-// ask rules apply (settings.LoadLayered). Command names go, in order, to the host, a
+// sandbox, settings allow rules); its slash commands lose to the
+// person's own; its compactor is never asked; and what its contributors
+// add is marked as an untrusted project's and shares one budget. Of an
+// untrusted project's settings file only its deny and ask rules apply
+// (settings.LoadLayered). Command names go, in order, to the host, a
 // --plugin-dir, a trusted project, the person's own plugins, then an
 // untrusted project, each a notice naming the loser and the keeper.
 // Every plugin shadowed by a higher layer's copy is one notice and a row

@@ -93,6 +93,9 @@ type Host struct {
 	gate     *gate.Gate
 	wasmMu   sync.Mutex // held while Open's builds make wasm
 	wasm     *wasm.Host
+	// privateCwd says once that wasm plugins do not see the working
+	// directory (sandboxCwd).
+	privateCwd sync.Once
 
 	trust   *projectTrust
 	sums    *trust.Sums      // every file digested this run, read once
@@ -107,9 +110,10 @@ type Host struct {
 
 	closeOnce sync.Once
 
-	convMu sync.Mutex // one turn at a time
-	conv   []sdk.Message
-	turns  int
+	convMu  sync.Mutex // one turn at a time
+	conv    []sdk.Message
+	turns   int
+	compact compactState // guarded by convMu
 
 	calls atomic.Uint64 // names the session's tool calls (see CallTool)
 
@@ -252,10 +256,17 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 			grant = h.settings.Sandbox[m.Name]
 		}
 		// It sees its data directory read-write and its own files
-		// read-only, beside the working directory.
-		mounts := []wasm.Mount{{Dir: m.Root}}
+		// read-only, beside the working directory; never ~/.bingo
+		// (Private), whatever it was granted.
+		cwd := h.sandboxCwd()
+		var mounts []wasm.Mount
 		if dataDir != "" {
-			mounts = append([]wasm.Mount{{Dir: dataDir, Writable: true}}, mounts...)
+			mounts = append(mounts, wasm.Mount{Dir: dataDir, Writable: true})
+		}
+		if err := Private(h.cfg.Home, m.Root); err != nil && m.Layer != manifest.LayerUser {
+			h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: "its own directory is not mounted: " + err.Error()})
+		} else {
+			mounts = append(mounts, wasm.Mount{Dir: m.Root})
 		}
 		var slow func()
 		if h.cfg.SlowCompile != nil {
@@ -274,7 +285,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		}
 		tr = wh.Transport(wasm.Config{
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
-			Dir: h.cfg.Cwd, Writable: grant.Writable, Mounts: mounts, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
+			Dir: cwd, Writable: grant.Writable, Mounts: mounts, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
 			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow,
 		})
 	default:
@@ -298,7 +309,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	opts := bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: tr,
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env, DataDir: dataDir,
-		Deadlines: h.settings.Deadlines, Limits: h.settings.Limits,
+		Deadlines: launchedDeadlines(m, h.settings.Deadlines), Limits: h.settings.Limits,
 		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace,
 		Services:   h.reg.routeService,
 		Redeclared: func(protocol.InitializeResult) { h.reg.replace(m.Name, l.plugin.Contributions()) },
@@ -320,6 +331,19 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	}
 	l.plugin = bridge.New(opts)
 	return l
+}
+
+// sandboxCwd is the working directory as wasm plugins see it: "" (none)
+// if it holds or lies inside ~/.bingo, said once a run.
+func (h *Host) sandboxCwd() string {
+	err := Private(h.cfg.Home, h.cfg.Cwd)
+	if err == nil {
+		return h.cfg.Cwd
+	}
+	h.privateCwd.Do(func() {
+		h.notice("warn", "wasm plugins do not see the working directory: %v; run bingo from a directory that does not hold it", err)
+	})
+	return ""
 }
 
 // dataDirFirst makes a plugin's data directory (0700) just before each

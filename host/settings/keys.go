@@ -122,7 +122,7 @@ const (
 // schema's generation.
 var (
 	deadlineDocs = map[string]string{
-		"initialize":    "The handshake: starting the plugin (for a wasm plugin, its module's start function too) until its answer to initialize. It bounds every respawn the same way.",
+		"initialize":    "The handshake: starting the plugin (for a wasm plugin, its module's start function too) until its answer to initialize. It bounds every respawn the same way. A plugin whose command is a package runner that may install it first (npx, pnpx, bunx, uvx, pipx run, pnpm dlx, uv tool run) gets at least 2m.",
 		"tool":          "A tool/call, from the call to its answer: a respawn it waits for and the person's answers to the tool's questions count against it. A cancelled call is still waited for until then.",
 		"command":       "A command/run.",
 		"complete":      "A command/complete.",
@@ -278,7 +278,7 @@ func buildTable() []Key {
 		{Path: "turn", Kind: KindSection, Layer: LayerTrusted,
 			Doc: "Bounds on one turn; a later file wins key by key."},
 		{Path: "turn.maxSteps", Kind: KindCount, Unit: "model responses", Default: strconv.Itoa(def.Turn.MaxSteps),
-			Doc: "How many model responses one turn may take. Past it the turn stops, with a notice."},
+			Doc: "How many model responses one turn may take. Past it the turn stops and fails (bingo exits 1): the model did not finish."},
 		{Path: "turn.compactAt", Kind: KindCount, Unit: "bytes", Default: strconv.Itoa(def.Turn.CompactAt),
 			Doc: "The conversation's size at which it is compacted before the next model request: the bytes of every message's content and of its tool calls' names and inputs (the system prompt is not counted). The built-in compaction keeps the newest messages that fit in half of it."},
 

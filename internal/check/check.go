@@ -234,8 +234,14 @@ func (c *checker) run(ctx context.Context) {
 			return
 		}
 		c.add(OK, "compile", "the module is compiled (%s; cached after a first start)", time.Since(compileStart).Round(time.Millisecond))
+		// As the host mounts it: never a directory that holds ~/.bingo.
+		dir := c.opts.Cwd
+		if err := host.Private(c.opts.Home, dir); err != nil {
+			c.add(Warn, "sandbox", "the working directory is not mounted: %v", err)
+			dir = ""
+		}
 		tr = wh.Transport(wasm.Config{Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
-			Dir: c.opts.Cwd, Stderr: c.stderr, InstantiateTimeout: c.dl.Initialize})
+			Dir: dir, Stderr: c.stderr, InstantiateTimeout: c.dl.Initialize})
 	} else {
 		tr = exec.New(exec.Config{Command: m.Entry.Command, Args: m.Entry.Args, Env: m.Environ(c.opts.Environ),
 			Dir: c.opts.Cwd, Stderr: c.stderr})

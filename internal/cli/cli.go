@@ -83,6 +83,11 @@ func (s subcommand) synopsis() string {
 // is taken by every subcommand that takes flags.
 var ownFlags = map[string]string{"json": "plugins", "revoke": "trust", "inputs": "plugins", "lang": "plugins", "dir": "plugins", "kit": "plugins"}
 
+// pluginsForms says which forms of bingo plugins take each of its own
+// flags ("" is the list): --lang given to check, or --json to new, is a
+// usage error, not a flag quietly ignored.
+var pluginsForms = map[string][]string{"json": {"", "check"}, "inputs": {"check"}, "lang": {"new"}, "dir": {"new"}, "kit": {"new"}}
+
 // options are the flags.
 type options struct {
 	print      bool
@@ -92,6 +97,7 @@ type options struct {
 	allow      multi
 	json       bool
 	revoke     bool
+	version    bool
 	pluginsOptions
 }
 
@@ -115,6 +121,7 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.Var(&o.allow, "allow", "allow `TOOL` for this run (repeatable; prefix* patterns too)")
 	fs.BoolVar(&o.json, "json", false, "print the list of plugins, or check's report, as JSON")
 	fs.BoolVar(&o.revoke, "revoke", false, "withdraw your trust in the project")
+	fs.BoolVar(&o.version, "version", false, "print bingo's version, as bingo version does")
 	o.pluginsFlags(fs)
 	return fs
 }
@@ -151,6 +158,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if named > 0 && rest[0] != "" {
 		if s, ok := lookup(rest[0]); ok {
 			sub, rest = s, rest[1:]
+		} else if near := nearSubcommand(rest[0]); near != "" {
+			// A slip of the keyboard must not become a model request,
+			// perhaps a paid one.
+			return usageError(stderr, fs, "", "%q is not a subcommand: did you mean bingo %s? (a prompt starting with %q goes after --)", rest[0], near, rest[0])
 		}
 	}
 	if errors.Is(err, flag.ErrHelp) { // -h or --help: the usage of what it follows
@@ -158,15 +169,33 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	if err != nil {
-		return usageError(stderr, fs, sub.name, "%s", flagError(err))
+		return usageError(stderr, fs, sub.name, "%s", flagError(err, fs))
+	}
+	if o.version {
+		if sub.name != "" || len(rest) > 0 || fs.NFlag() > 1 {
+			return usageError(stderr, fs, sub.name, "--version takes nothing else")
+		}
+		fmt.Fprintln(stdout, version())
+		return ExitOK
+	}
+	form := ""
+	if sub.name == "plugins" && len(rest) > 0 {
+		form = rest[0]
 	}
 	var misplaced string
 	fs.Visit(func(f *flag.Flag) {
 		owner, own := ownFlags[f.Name]
+		forms, byForm := pluginsForms[f.Name]
 		switch {
 		case misplaced != "":
 		case own && owner != sub.name:
 			misplaced = fmt.Sprintf("--%s is a flag of bingo %s only", f.Name, owner)
+		case byForm && !slices.Contains(forms, form):
+			var names []string
+			for _, f := range forms {
+				names = append(names, strings.TrimSpace("bingo plugins "+f))
+			}
+			misplaced = fmt.Sprintf("--%s is a flag of %s only", f.Name, strings.Join(names, " and "))
 		case !own && !sub.flags:
 			misplaced = fmt.Sprintf("%s takes no flags", sub.name)
 		}
@@ -194,7 +223,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			showUsage(stdout, fs, s.name)
 			return ExitOK
 		}
-		return usageError(stderr, fs, sub.name, "help takes one SUBCOMMAND: call, complete, plugins, trust, help or version")
+		if len(rest) > 1 {
+			return usageError(stderr, fs, sub.name, "help takes one SUBCOMMAND")
+		}
+		hint := ""
+		if near := nearSubcommand(rest[0]); near != "" {
+			hint = fmt.Sprintf(" (did you mean %s?)", near)
+		}
+		return usageError(stderr, fs, sub.name, "there is no subcommand %q%s; there are call, complete, plugins, trust, help and version", rest[0], hint)
 	case sub.name == "version":
 		fmt.Fprintln(stdout, version())
 		return ExitOK
@@ -202,8 +238,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var input json.RawMessage
 	if sub.name == "call" && len(rest) == 2 {
 		input = json.RawMessage(rest[1])
-		if !json.Valid(input) {
-			return usageError(stderr, fs, sub.name, "call: the input is not valid JSON: %s", rest[1])
+		if err := objectInput(input); err != nil {
+			return usageError(stderr, fs, sub.name, "call: the input %v", err)
 		}
 	}
 
@@ -252,12 +288,109 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return r.turn(ctx, h, prompt)
 }
 
+// objectInput says what is wrong with a tool call's input, if anything: a
+// tool's input is a JSON object, and where the JSON breaks is said by line
+// and column.
+func objectInput(input json.RawMessage) error {
+	var v any
+	err := json.Unmarshal(input, &v)
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
+		// Offset counts the bytes read, the offending one included; at the
+		// end of the input, the place is just past its last byte.
+		at := int(syntax.Offset) - 1
+		if syntax.Offset >= int64(len(input)) && strings.HasSuffix(err.Error(), "end of JSON input") {
+			at = len(input)
+		}
+		before := string(input[:max(at, 0)])
+		line := 1 + strings.Count(before, "\n")
+		col := len(before) - strings.LastIndex(before, "\n")
+		return fmt.Errorf("is not valid JSON: line %d, column %d: %v", line, col, err)
+	}
+	if err != nil {
+		return fmt.Errorf("is not valid JSON: %v", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return fmt.Errorf("must be a JSON object, not %s", jsonKind(v))
+	}
+	return nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return "null"
+}
+
+// nearSubcommand is the subcommand word is one or two slips of the keyboard
+// from (one for a word of five letters or fewer, so that "hello" and "hi"
+// stay prompts), or "".
+func nearSubcommand(word string) string {
+	if word == "" || strings.ToLower(word) != word || strings.ContainsFunc(word, func(r rune) bool { return r < 'a' || r > 'z' }) {
+		return ""
+	}
+	slips := 1
+	if len(word) > 5 {
+		slips = 2
+	}
+	for _, s := range subcommands {
+		if s.name != "" && editDistance(word, s.name) <= slips {
+			return s.name
+		}
+	}
+	return ""
+}
+
+// editDistance counts the insertions, deletions, substitutions and swaps of
+// two neighbours that turn a into b (optimal string alignment).
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
 // flagError says in bingo's words what the flag package found wrong: its
 // messages spell a flag -name, whatever was typed, where bingo's usage and
-// docs spell it --name, and an unknown one is most often a prompt's word.
-func flagError(err error) string {
+// docs spell it --name, and an unknown one is most often a prompt's word,
+// unless it is a slip from one of fs's flags.
+func flagError(err error, fs *flag.FlagSet) string {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		var near string
+		fs.VisitAll(func(f *flag.Flag) {
+			if near == "" && len(name) > 2 && editDistance(name, f.Name) <= 1+len(name)/6 {
+				near = f.Name
+			}
+		})
+		if near != "" {
+			return fmt.Sprintf("unknown flag --%s: did you mean --%s?", name, near)
+		}
 		return fmt.Sprintf("unknown flag --%s (a PROMPT word starting with - goes after --)", name)
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
@@ -310,11 +443,14 @@ func flagLines(w io.Writer, fs *flag.FlagSet, owner, heading string) {
 	})
 }
 
-// usageError says what is wrong with the command line, then shows the
-// usage of the subcommand name (all of bingo's for ""), on stderr.
+// usageError says on stderr, in one line, what is wrong with the command
+// line, and in one more the synopsis of the subcommand name and where its
+// whole usage is: a screen of usage would bury the one line that matters.
 func usageError(stderr io.Writer, fs *flag.FlagSet, name, format string, args ...any) int {
 	fmt.Fprintf(stderr, "bingo: "+format+"\n", args...)
-	showUsage(stderr, fs, name)
+	s, _ := lookup(name)
+	help := strings.TrimSpace("bingo help " + name)
+	fmt.Fprintf(stderr, "usage: %s (%s for more)\n", s.synopsis(), help)
 	return ExitUsage
 }
 

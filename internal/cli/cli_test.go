@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"runtime"
@@ -34,6 +35,7 @@ func TestUsageErrors(t *testing.T) {
 		{"call", "a", "b", "c"}, {"complete"}, {"plugins", "x"}, {"--json", "hi"}, {"trust", "--json"},
 		{"version", "x"}, {"version", "--print"}, {"help", "nosuch"}, {"help", "call", "plugins"},
 		{"--cwd", "/no/such/dir", "plugins"}, {"--plugin-dir", "/no/such/dir", "plugins"}, {"plugins", "--plugin-dir"},
+		{"plugin", "check", "foo"}, {"--version", "x"}, {"call", "t", "[1]"}, {"plugins", "--lang", "go"}, {"plugins", "new", "x", "--json"},
 	} {
 		var out, errw bytes.Buffer
 		if got := Main(args, strings.NewReader(""), &out, &errw); got != ExitUsage {
@@ -516,5 +518,38 @@ func TestQuitWaitsForOpening(t *testing.T) {
 	never.quit(20 * time.Millisecond) // a host that never opens
 	if time.Since(start) > time.Minute {
 		t.Fatal("quit waited past its grace")
+	}
+}
+
+// Where a tool call's input breaks is said by line and column, counted
+// from 1, and an input that is JSON but not an object is refused too.
+func TestObjectInput(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"path":"x"}`:           "",
+		`{"path":`:               "is not valid JSON: line 1, column 9: unexpected end of JSON input",
+		"{\"a\": 1,\n  \"b\": }": "is not valid JSON: line 2, column 8: invalid character '}' looking for beginning of value",
+		`{not json`:              "is not valid JSON: line 1, column 2: invalid character 'n' looking for beginning of object key string",
+		`[1,2]`:                  "must be a JSON object, not an array",
+		`"x"`:                    "must be a JSON object, not a string",
+		`null`:                   "must be a JSON object, not null",
+	} {
+		err := objectInput(json.RawMessage(in))
+		if got := fmt.Sprint(err); (want == "" && err != nil) || (want != "" && got != want) {
+			t.Errorf("objectInput(%q) = %v, want %q", in, err, want)
+		}
+	}
+}
+
+// A slip of the keyboard is caught; a short word that only looks like a
+// subcommand ("hi", "hello") stays a prompt.
+func TestNearSubcommand(t *testing.T) {
+	for word, want := range map[string]string{
+		"plugin": "plugins", "plugns": "plugins", "pluigns": "plugins", "trsut": "trust", "tust": "trust",
+		"compelte": "complete", "versoin": "version", "hlep": "help", "cal": "call",
+		"hi": "", "hello": "", "what": "", "Plugin": "", "how": "", "count": "", "": "", "plugins2": "",
+	} {
+		if got := nearSubcommand(word); got != want {
+			t.Errorf("nearSubcommand(%q) = %q, want %q", word, got, want)
+		}
 	}
 }
