@@ -29,6 +29,14 @@ type UI interface {
 	Approve(ctx context.Context, call sdk.ToolCall, why string) (bool, error)
 }
 
+// CallWatcher is a UI that shows how long a tool call runs, so that a
+// tool working in silence is not taken for a hung one: CallTool calls
+// Started as the tool is called and the function it returns once the
+// call has ended.
+type CallWatcher interface {
+	Started(tool string) (ended func())
+}
+
 // ErrNoOneToAsk is what a UI answers when there is no person to ask.
 var ErrNoOneToAsk = errors.New("there is no one to ask")
 
@@ -115,7 +123,12 @@ func (h *Host) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int, 
 		}
 	}
 
+	ended := func() {}
+	if w, ok := ui.(CallWatcher); ok {
+		ended = w.Started(call.Name)
+	}
 	out, err := tool.Call(ctx, call, callUI{ui: ui, tool: call.Name})
+	ended()
 	if err != nil {
 		out = errorOutput(err)
 	}
@@ -363,4 +376,22 @@ func (h *Host) Complete(ctx context.Context, line string) ([]sdk.Completion, err
 		return nil, fmt.Errorf("unknown command /%s", name)
 	}
 	return cmd.Complete(ctx, sdk.CompleteRequest{Name: name, Partial: strings.TrimLeft(partial, " "), Cwd: h.cfg.Cwd})
+}
+
+// routeService is the bridge's ServiceRouter: one plugin's call to a
+// service another offers. A plugin of a project the person has not
+// trusted reaches only its own project's services: the person's plugins
+// serve with the person's authority (their files, their keys, their
+// network), which a repository's sandboxed plugin must not borrow.
+func (h *Host) routeService(ctx context.Context, from, key, method string, params json.RawMessage) (json.RawMessage, error) {
+	var may func(owner string) error
+	if h.trust.untrustedOwner(from) {
+		may = func(owner string) error {
+			if h.trust.ofProject(owner) {
+				return nil
+			}
+			return fmt.Errorf("service %q is not this repository's: a plugin of a project you have not trusted may call only its own project's services", key)
+		}
+	}
+	return h.reg.callService(ctx, key, method, params, may)
 }

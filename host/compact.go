@@ -166,6 +166,14 @@ func vet(before, after []sdk.Message, by string) ([]sdk.Message, error) {
 	return append(kept, current...), nil
 }
 
+// VetCompaction reports why the host would refuse a compactor's answer
+// after to the conversation before (see vet), or nil if it would keep it:
+// what `bingo plugins check` tells a compactor's author.
+func VetCompaction(before, after []sdk.Message) error {
+	_, err := vet(before, after, "")
+	return err
+}
+
 // latestPrompt is the index of the latest user message, or len(conv).
 func latestPrompt(conv []sdk.Message) int {
 	for i := len(conv) - 1; i >= 0; i-- {

@@ -48,10 +48,17 @@ type Config struct {
 	// means no one can answer: the plugins are not started and one
 	// notice says how to trust the project.
 	AskTrust func(context.Context, TrustQuestion) (bool, error)
+	// Vouched are the PluginDirs that lie inside a project the person has
+	// not trusted (UntrustedProject) and that the person said to run this
+	// once (--trust, or yes at the terminal): their plugins are listed as
+	// trusted for this run, not as the person's own.
+	Vouched []string
 	// SlowCompile, if set, is called with a wasm plugin's name when its
-	// start has waited more than wasm.DefaultSlowCompileAfter for the module's
-	// compilation (a first start). It must be safe for concurrent use.
-	SlowCompile func(plugin string)
+	// start has waited more than SlowCompileAfter (0:
+	// wasm.DefaultSlowCompileAfter) for the module's compilation (a first
+	// start). It must be safe for concurrent use.
+	SlowCompile      func(plugin string)
+	SlowCompileAfter time.Duration
 }
 
 // PluginInfo describes one discovered plugin.
@@ -67,10 +74,14 @@ type PluginInfo struct {
 	Status   string `json:"status"` // running, idle, dead, not started, failed, shadowed, …
 	Error    string `json:"error,omitempty"`
 	// Trust is "trusted", "untrusted" or "untrusted (sandboxed)" for a
-	// project plugin, and "" for the person's own and --plugin-dir ones.
+	// project plugin, "this run" for a --plugin-dir's inside a project the
+	// person has not trusted (Config.Vouched), and "" for the person's own
+	// and other --plugin-dir ones.
 	Trust string `json:"trust,omitempty"`
 	Log   string `json:"log"`
-	// Contributes lists what the plugin contributes, e.g. "tool plugin__wordcount__count".
+	// Contributes lists what the plugin contributes, e.g. "tool
+	// plugin__wordcount__count": its providers, hooks, contributors and
+	// compactors first, what reaches furthest into the person's session.
 	Contributes []string `json:"contributes"`
 }
 
@@ -102,6 +113,7 @@ type Host struct {
 	decls   *declcache.Cache // what each plugin declared last time
 	keyEnv  []string         // the variables the person's provider key is read from: kept from plugins by default
 	plugins []*loaded
+	held    map[string]*manifest.Manifest // untrusted project plugins held back, by the name the person's copy keeps
 	reg     *Registry
 
 	observers sync.WaitGroup // hook observations in flight
@@ -144,20 +156,21 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	for _, p := range problems {
 		notify(bridge.Notice{Level: "error", Message: p.Error() + "; skipped"})
 	}
+	sums := trust.NewSums()
+	trust := assessTrust(ctx, cfg, project, found, sums)
+	found, held := trust.holdBack(cfg, found)
 	for _, m := range found {
 		for _, sh := range m.Shadows {
 			notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: fmt.Sprintf("the %s layer's copy (%s) shadows the %s layer's (%s)",
 				m.Layer, m.Root, sh.Layer, sh.Root)})
 		}
 	}
-	sums := trust.NewSums()
-	trust := assessTrust(ctx, cfg, project, found, sums)
 	s, keyEnv := loadSettings(cfg, project, trust, found)
 	g, err := gate.New(s.Permissions, cfg.Allow, trust.untrustedNames()...)
 	if err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, keyEnv: keyEnv, sums: sums,
+	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, keyEnv: keyEnv, sums: sums, held: held,
 		decls: declcache.New(filepath.Join(cfg.Home, ".bingo", "data", "cache", "declarations"), sums)}
 	h.reg = newRegistry(notify)
 	ranks := map[string]int{}
@@ -286,7 +299,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		tr = wh.Transport(wasm.Config{
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
 			Dir: cwd, Writable: grant.Writable, Mounts: mounts, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
-			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow,
+			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow, SlowCompileAfter: h.cfg.SlowCompileAfter,
 		})
 	default:
 		env := h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)
@@ -311,7 +324,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env, DataDir: dataDir,
 		Deadlines: launchedDeadlines(m, h.settings.Deadlines), Limits: h.settings.Limits,
 		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace,
-		Services:   h.reg.routeService,
+		Services:   h.routeService,
 		Redeclared: func(protocol.InitializeResult) { h.reg.replace(m.Name, l.plugin.Contributions()) },
 		Handshook:  func(decl protocol.InitializeResult) { h.cache(l, decl) },
 	}
@@ -486,6 +499,12 @@ func (h *Host) Plugins() []PluginInfo {
 			hidden.Error = "by the " + l.m.Layer + " layer's " + l.m.Name + " (" + l.m.Root + ")"
 			out = append(out, hidden)
 		}
+		if m := h.held[l.m.Name]; m != nil {
+			back := h.info(m)
+			back.Status = "held back"
+			back.Error = fmt.Sprintf("your own %s (%s) keeps the name until you trust this project; %s", l.m.Name, l.m.Root, howToTrust(h.trust.root))
+			out = append(out, back)
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -497,6 +516,13 @@ func (h *Host) info(m *manifest.Manifest) PluginInfo {
 		Transport: m.Entry.Transport(), Protocol: m.Entry.Protocol, Contributes: []string{}}
 	if info.Protocol == "" {
 		info.Protocol = manifest.ProtocolBingo
+	}
+	if m.Layer == manifest.LayerDir {
+		for _, dir := range h.cfg.Vouched {
+			if within(m.Root, filepath.Clean(dir)) {
+				info.Trust = "this run"
+			}
+		}
 	}
 	if m.Layer == manifest.LayerProject {
 		info.Trust = "untrusted"

@@ -125,20 +125,24 @@ func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest
 		}
 	}
 	if declined := ok && rec.Declined && sameAsRecord(rec, now, project); t.hasUntrustedExec(project) {
+		notAsked := "" // why the person, though at a terminal, was not asked
 		if !declined && cfg.AskTrust != nil {
 			if !ok {
 				read()
 			}
 			yes, err := cfg.AskTrust(ctx, t.question(project))
-			if err == nil {
+			switch {
+			case err == nil:
 				t.decide(cfg, project, now, yes)
 				if yes {
 					return t
 				}
+			case errors.Is(err, ErrNoOneToAsk):
+				notAsked = " (you were not asked: " + err.Error() + ")"
 			}
 		}
-		cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("this repository's plugins %s were not started: %s is not trusted; %s",
-			listSome(t.untrustedExec(project)), root, howToTrust(root))})
+		cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("this repository's plugins %s were not started: %s is not trusted%s; %s",
+			listSome(t.untrustedExec(project)), root, notAsked, howToTrust(root))})
 	}
 	return t
 }
@@ -397,4 +401,39 @@ func (t *projectTrust) untrustedOwner(plugin string) bool {
 	}
 	trusted, project := t.plugins[plugin]
 	return project && !trusted
+}
+
+// holdBack keeps each name an untrusted project plugin would take from one
+// of the person's plugins with the person's (manifest.HoldBack): the
+// person's settings name their own plugin (provider.plugin, plugins.<name>,
+// allow rules, sandbox, mcp, env), and a repository must not step into
+// those references by choosing the name. Once the project is trusted, the
+// project wins the name, as the layers say. A plugin held back runs
+// nothing and is untrusted no more as far as its name goes: the name is
+// the person's plugin's. One notice names them all.
+func (t *projectTrust) holdBack(cfg Config, found []*manifest.Manifest) ([]*manifest.Manifest, map[string]*manifest.Manifest) {
+	kept, back := manifest.HoldBack(found, func(m *manifest.Manifest) bool { return !t.trusted(m) })
+	if len(back) == 0 {
+		return kept, nil
+	}
+	held := make(map[string]*manifest.Manifest, len(back))
+	var names []string
+	for _, m := range back {
+		delete(t.plugins, m.Name)
+		held[m.Name] = m
+		names = append(names, m.Name)
+	}
+	cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("this repository's plugins %s are held back: your own plugins of those names keep them until you trust %s; %s",
+		listSome(names), t.root, howToTrust(t.root))})
+	return kept, held
+}
+
+// ofProject reports whether plugin is one of the project's plugins,
+// trusted or not.
+func (t *projectTrust) ofProject(plugin string) bool {
+	if t == nil {
+		return false
+	}
+	_, ok := t.plugins[plugin]
+	return ok
 }

@@ -352,8 +352,14 @@ func (c *checker) exercise(ctx context.Context) {
 	}
 	for _, p := range contrib.Compactors {
 		start := time.Now()
-		comp, err := p.Compact(ctx, sdk.CompactRequest{Reason: "command", Context: sampleConversation()})
+		conv := sampleConversation()
+		comp, err := p.Compact(ctx, sdk.CompactRequest{Reason: "command", Context: conv})
 		c.timed("compactor "+p.ID(), time.Since(start), c.dl.Compactor, err, fmt.Sprintf(" (%d messages kept)", len(comp.Messages)))
+		if err == nil {
+			if err := host.VetCompaction(conv, comp.Messages); err != nil {
+				c.add(Fail, "compactor "+p.ID(), "the host would refuse its answer, and not ask it again that run: %v (see Compaction in docs/plugins.md)", err)
+			}
+		}
 	}
 	for _, p := range contrib.Providers {
 		c.provider(ctx, p)

@@ -97,6 +97,7 @@ type options struct {
 	allow      multi
 	json       bool
 	revoke     bool
+	trustDirs  bool // --trust
 	version    bool
 	pluginsOptions
 }
@@ -121,6 +122,7 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.Var(&o.allow, "allow", "allow `TOOL` for this run (repeatable; prefix* patterns too)")
 	fs.BoolVar(&o.json, "json", false, "print the list of plugins, or check's report, as JSON")
 	fs.BoolVar(&o.revoke, "revoke", false, "withdraw your trust in the project")
+	fs.BoolVar(&o.trustDirs, "trust", false, "run the plugins of a --plugin-dir, or plugins check's DIR, that lies inside a project you have not trusted, this once, without asking")
 	fs.BoolVar(&o.version, "version", false, "print bingo's version, as bingo version does")
 	o.pluginsFlags(fs)
 	return fs
@@ -211,7 +213,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case sub.name == "complete" && len(rest) != 1:
 		return usageError(stderr, fs, sub.name, "complete takes one LINE")
 	case sub.name == "plugins" && len(rest) > 0:
-		return pluginsSubcommand(o, rest, stdout, stderr, fs)
+		return pluginsSubcommand(o, rest, stdin, stdout, stderr, fs)
 	case (sub.name == "plugins" || sub.name == "trust" || sub.name == "version") && len(rest) != 0:
 		return usageError(stderr, fs, sub.name, "%s takes no arguments", sub.name)
 	case sub.name == "help":
@@ -257,13 +259,20 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	hc := newHostCloser()
 	ctx, stop := r.interrupts(func() { hc.quit(quitGrace) })
 	defer stop()
+	vouched, ok := r.vouchDirs(ctx)
+	if !ok {
+		return ExitError
+	}
 	cfg := host.Config{Home: r.home, Cwd: r.cwd, PluginDirs: o.pluginDirs, Allow: o.allow, Notify: r.notice,
-		Trace: o.trace || os.Getenv("BINGO_TRACE") == "1"}
+		Trace: o.trace || os.Getenv("BINGO_TRACE") == "1", Vouched: vouched}
 	if r.interactive {
 		cfg.AskTrust = r.AskTrust
 	}
-	if r.liveProgress { // stderr is a terminal: say why the first start waits
-		cfg.SlowCompile = r.slowCompile
+	// Say why a first start waits: at once on a terminal, once it is long
+	// elsewhere (a log would fill with every first start's line).
+	cfg.SlowCompile = r.slowCompile
+	if !r.liveProgress {
+		cfg.SlowCompileAfter = stillWaitingAfter
 	}
 	h, err := host.Open(ctx, cfg)
 	hc.set(h)
@@ -290,7 +299,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // objectInput says what is wrong with a tool call's input, if anything: a
 // tool's input is a JSON object, and where the JSON breaks is said by line
-// and column.
+// and column. (The host refuses the same inputs; here they are a usage
+// error, caught before any plugin starts.)
 func objectInput(input json.RawMessage) error {
 	var v any
 	err := json.Unmarshal(input, &v)
@@ -310,24 +320,11 @@ func objectInput(input json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("is not valid JSON: %v", err)
 	}
-	if _, ok := v.(map[string]any); !ok {
-		return fmt.Errorf("must be a JSON object, not %s", jsonKind(v))
+	// null is no input, which a tool takes as {} (as the host does).
+	if kind := protocol.KindOf(input); kind != "an object" && kind != "null" {
+		return fmt.Errorf("must be a JSON object, not %s", kind)
 	}
 	return nil
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	}
-	return "null"
 }
 
 // nearSubcommand is the subcommand word is one or two slips of the keyboard
@@ -514,11 +511,7 @@ func newRun(o options, stdin io.Reader, stdout, stderr io.Writer) (*run, error) 
 	// A --plugin-dir that is not there would load nothing, silently: a
 	// misspelt path must not pass for a directory without plugins.
 	for _, d := range o.pluginDirs {
-		path := d
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(cwd, path) // as manifest.Layers takes it
-		}
-		if err := isDir(path); err != nil {
+		if err := isDir(pluginDir(cwd, d)); err != nil {
 			return nil, fmt.Errorf("--plugin-dir %s: %v", d, err)
 		}
 	}
@@ -536,6 +529,59 @@ func newRun(o options, stdin io.Reader, stdout, stderr io.Writer) (*run, error) 
 	return r, nil
 }
 
+// pluginDir is the directory a --plugin-dir names, as manifest.Layers
+// takes it: relative to the session's directory.
+func pluginDir(cwd, d string) string {
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(cwd, d)
+	}
+	return filepath.Clean(d)
+}
+
+// vouchDirs asks about each --plugin-dir that lies inside a project the
+// person has not trusted (vouch), and returns those the person said to run
+// this once; ok is false if one may not run, which vouch has said.
+func (r *run) vouchDirs(ctx context.Context) (vouched []string, ok bool) {
+	for _, d := range r.o.pluginDirs {
+		dir := pluginDir(r.cwd, d)
+		ok, untrusted := r.vouch(ctx, "--plugin-dir "+d, dir)
+		if !ok {
+			return nil, false
+		}
+		if untrusted {
+			vouched = append(vouched, dir)
+		}
+	}
+	return vouched, true
+}
+
+// vouch reports whether the plugins in dir, which what names (a
+// --plugin-dir, plugins check's DIR), may run with the person's rights.
+// Inside a project the person has not trusted (host.UntrustedProject)
+// that is their explicit act: --trust, or yes at the terminal; with no one
+// to ask and no --trust, vouch says why not and how to run them. untrusted
+// reports whether dir lies in such a project.
+func (r *run) vouch(ctx context.Context, what, dir string) (ok, untrusted bool) {
+	project := host.UntrustedProject(r.home, r.cwd, dir, os.Environ())
+	switch {
+	case project == "":
+		return true, false
+	case r.o.trustDirs:
+		return true, true
+	case r.interactive:
+		yes, err := r.yesNo(ctx, fmt.Sprintf("%s lies inside %s, which you have not trusted: its plugins would run with your rights. Run them this once? [y/N] ",
+			render.Line(what), render.Line(project)))
+		if err == nil && yes {
+			return true, true
+		}
+		r.fail(fmt.Errorf("%s: not run", what))
+		return false, true
+	}
+	r.fail(fmt.Errorf("%s lies inside %s, which you have not trusted, and its plugins would run with your rights: pass --trust to run them this once, or run \"bingo trust --cwd %s\" to trust the project",
+		what, project, project))
+	return false, true
+}
+
 // isDir says why path is not a directory, or returns nil.
 func isDir(path string) error {
 	st, err := os.Stat(path)
@@ -550,9 +596,13 @@ func isDir(path string) error {
 	return nil
 }
 
-// slowCompile is host.Config.SlowCompile on a terminal.
+// slowCompile is host.Config.SlowCompile.
 func (r *run) slowCompile(plugin string) {
-	fmt.Fprintf(r.stderr, "compiling %s (first start)…\n", plugin)
+	if r.liveProgress {
+		r.prompter.line(r.stderr, fmt.Sprintf("compiling %s (first start)…", render.Line(plugin)))
+		return
+	}
+	r.prompter.line(r.stderr, fmt.Sprintf("bingo: still waiting for %s: compiling its module (first start)…", render.Line(plugin)))
 }
 
 // sameFile says whether a and b are one open file (a terminal, or a
@@ -845,6 +895,12 @@ func (r *run) complete(ctx context.Context, h *host.Host, line string) int {
 		return ExitError
 	}
 	for _, c := range cs {
+		// A hint follows its value after a tab, as shells' completion
+		// protocols take it; neither may hold a tab of its own.
+		if c.Hint != "" {
+			fmt.Fprintf(r.stdout, "%s\t%s\n", render.Line(c.Value), render.Line(c.Hint))
+			continue
+		}
 		fmt.Fprintln(r.stdout, render.Line(c.Value))
 	}
 	return ExitOK

@@ -8,11 +8,13 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/bingo/bingo-plugin-rpc/host"
 	"github.com/bingo/bingo-plugin-rpc/internal/render"
+	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
@@ -48,6 +50,7 @@ type prompter struct {
 	ended    bool          // in has ended: no one is left to ask
 	progress bool          // a live progress line is on screen
 	textOpen bool          // the model's text so far does not end its line
+	spoke    bool          // the running tool call has shown progress of its own
 }
 
 // answer is one line the person typed, trimmed; err is the read's error
@@ -185,6 +188,7 @@ func (r *run) Progress(tool, tail string) {
 	p := r.prompter
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.spoke = true
 	if p.shared {
 		p.endTextLocked()
 	}
@@ -194,6 +198,62 @@ func (r *run) Progress(tool, tail string) {
 		return
 	}
 	fmt.Fprintf(r.stderr, "%s: %s\n", render.Line(tool), render.Line(tail))
+}
+
+// A tool call working in silence must not look hung: on a terminal, one
+// that has shown nothing of its own for quietAfter gets a live line of its
+// elapsed time; elsewhere, one still running after stillWaitingAfter gets
+// one line saying bingo waits for it. The same holds for a wasm plugin's
+// first compilation.
+const (
+	quietAfter        = 2 * time.Second
+	stillWaitingAfter = 5 * time.Second
+)
+
+// Started implements host.CallWatcher.
+func (r *run) Started(tool string) (ended func()) {
+	p := r.prompter
+	p.mu.Lock()
+	p.spoke = false
+	p.mu.Unlock()
+	start := time.Now()
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		if !r.liveProgress {
+			wait := time.NewTimer(stillWaitingAfter)
+			defer wait.Stop()
+			select {
+			case <-stop:
+			case <-wait.C:
+				p.line(r.stderr, fmt.Sprintf("bingo: still waiting for %s (%s so far)…", render.Line(tool), stillWaitingAfter))
+			}
+			return
+		}
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			elapsed := time.Since(start).Round(time.Second)
+			p.mu.Lock()
+			if !p.spoke && elapsed >= quietAfter {
+				if p.shared {
+					p.endTextLocked()
+				}
+				render.Progress(r.stderr, tool, fmt.Sprintf("running… %s", elapsed))
+				p.progress = true
+			}
+			p.mu.Unlock()
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+	}
 }
 
 // endProgress clears a live progress line once its call has ended.
@@ -207,14 +267,43 @@ func (r *run) endProgress() {
 	}
 }
 
-// Ask implements host.UI.
+// What a plugin, a model or a hook may show beside one of bingo's own
+// prompts (docs/plugins.md states these numbers): enough for any honest
+// question, too little to push the prompt's own words off a screen.
+const (
+	questionLines = 10   // a tool's question (an MCP server's elicitation too)
+	questionChars = 1000 // in all its lines
+	inputChars    = 1000 // a call's input, in the permission prompt
+	reasonChars   = 300  // why bingo asks (a rule, a hook's reason, a tool's claims)
+	trustPlugins  = 10   // plugins listed in the trust prompt; the rest are counted
+	trustChars    = 200  // each of their lines, and the project's path
+)
+
+// Ask implements host.UI. The question is the plugin's: its lines are
+// indented under bingo's own line saying who asks, capped and squeezed
+// (render.Block), and the prompt line itself names the asker again, so
+// whatever the question says above it, the line the person answers on
+// says where the answer goes.
 func (r *run) Ask(ctx context.Context, tool, question string) (string, error) {
 	if !r.interactive {
 		return "", host.ErrNoOneToAsk
 	}
-	// Both come from the plugin: on one line each, so that the question
-	// cannot erase "X asks:" or draw a prompt of its own.
-	return r.prompter.ask(ctx, fmt.Sprintf("%s asks: %s\n> ", render.Line(tool), render.Line(question)))
+	asker := askerOf(tool)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, running %s, asks:\n", asker, render.Line(tool))
+	for _, l := range render.Block(question, questionLines, questionChars) {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	fmt.Fprintf(&b, "%s asks (answer goes to it) > ", asker)
+	return r.prompter.ask(ctx, b.String())
+}
+
+// askerOf names who asks through tool: the plugin that offers it.
+func askerOf(tool string) string {
+	if plugin, _, ok := proxy.SplitToolName(tool); ok {
+		return "plugin " + render.Line(plugin)
+	}
+	return "tool " + render.Line(tool)
 }
 
 // Approve implements host.UI.
@@ -223,18 +312,22 @@ func (r *run) Approve(ctx context.Context, call sdk.ToolCall, why string) (bool,
 		return false, host.ErrNoOneToAsk
 	}
 	// The name and input are the model's, why may be a hook's: none of them
-	// may redraw the prompt the person answers.
+	// may redraw the prompt the person answers, nor fill the screen.
 	return r.yesNo(ctx, fmt.Sprintf("Run %s %s? (%s) [y/N] ",
-		render.Line(call.Name), render.Line(string(call.Input)), render.Line(why)))
+		render.Line(call.Name), render.Brief(string(call.Input), inputChars), render.Brief(why, reasonChars)))
 }
 
 // AskTrust is host.Config.AskTrust on a terminal: the first run in an
 // untrusted project with exec plugins asks once whether to trust it.
 func (r *run) AskTrust(ctx context.Context, q host.TrustQuestion) (bool, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "This repository (%s) wants to run, with your rights:\n", render.Line(q.Project))
-	for _, p := range q.Plugins { // a manifest's words: one line each
-		fmt.Fprintf(&b, "  %s\n", render.Line(p))
+	fmt.Fprintf(&b, "This repository (%s) wants to run, with your rights:\n", render.Brief(q.Project, trustChars))
+	for i, p := range q.Plugins { // a manifest's words: one line each
+		if i == trustPlugins {
+			fmt.Fprintf(&b, "  … and %d more\n", len(q.Plugins)-i)
+			break
+		}
+		fmt.Fprintf(&b, "  %s\n", render.Brief(p, trustChars))
 	}
 	b.WriteString("Trust it? [y/N] ")
 	return r.yesNo(ctx, b.String())
