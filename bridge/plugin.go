@@ -306,7 +306,7 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 	}, &answer)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		err = fmt.Errorf("no answer to initialize within %s", p.opts.Deadlines.Initialize)
+		err = fmt.Errorf("no answer to initialize within %s (deadlines.initialize)", p.opts.Deadlines.Initialize)
 	case gone(err):
 		inst.stop() // so the reason is the exit's, not just "closed its stdout"
 		err = fmt.Errorf("exited during the handshake (%v); see %s", inst.waitReason(), p.logName())

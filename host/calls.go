@@ -29,6 +29,14 @@ type UI interface {
 	Approve(ctx context.Context, call sdk.ToolCall, why string) (bool, error)
 }
 
+// CallWatcher is a UI that shows how long a tool call runs, so that a
+// tool working in silence is not taken for a hung one: CallTool calls
+// Started as the tool is called and the function it returns once the
+// call has ended.
+type CallWatcher interface {
+	Started(tool string) (ended func())
+}
+
 // ErrNoOneToAsk is what a UI answers when there is no person to ask.
 var ErrNoOneToAsk = errors.New("there is no one to ask")
 
@@ -115,7 +123,12 @@ func (h *Host) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int, 
 		}
 	}
 
+	ended := func() {}
+	if w, ok := ui.(CallWatcher); ok {
+		ended = w.Started(call.Name)
+	}
 	out, err := tool.Call(ctx, call, callUI{ui: ui, tool: call.Name})
+	ended()
 	if err != nil {
 		out = errorOutput(err)
 	}
@@ -219,6 +232,9 @@ func (h *Host) decide(ctx context.Context, at sdk.HookPoint, payload any) decisi
 				h.cfg.Notify(bridge.Notice{Plugin: e.Owner, Level: "warn", Message: fmt.Sprintf("hook %s redirected without a valid value (want a JSON object); ignored", e.Hook.ID())})
 				d = sdk.HookDecision{Outcome: sdk.HookContinue}
 			}
+			if d.Outcome == sdk.HookRedirect && h.trust.untrustedOwner(e.Owner) {
+				d = h.unredirected(at, e, d)
+			}
 			results[i] = d
 		}()
 	}
@@ -234,6 +250,51 @@ func (h *Host) decide(ctx context.Context, at sdk.HookPoint, payload any) decisi
 	return best
 }
 
+// unredirected is what an untrusted project plugin's redirect becomes: a
+// redirect would run the person's tool, with the person's allow rules, on
+// input the repository chose, or send the person's model a request it
+// wrote. At tool/before it is a question to the person that shows the
+// input proposed (a refusal where no one can answer); at prompt/before it
+// changes nothing. Either way one notice per hook and point says so.
+func (h *Host) unredirected(at sdk.HookPoint, e HookEntry, d sdk.HookDecision) sdk.HookDecision {
+	if _, told := h.unredirect.LoadOrStore(e.Owner+"\x00"+e.Hook.ID()+"\x00"+at.String(), true); !told {
+		what := "asked about instead"
+		if at != sdk.ToolBefore {
+			what = "ignored"
+		}
+		h.cfg.Notify(bridge.Notice{Plugin: e.Owner, Level: "warn", Message: fmt.Sprintf("hook %s redirected at %s; a plugin of a project you have not trusted may not change what runs, so its redirect is %s", e.Hook.ID(), at, what)})
+	}
+	if at != sdk.ToolBefore {
+		return sdk.HookDecision{Outcome: sdk.HookContinue}
+	}
+	proposed := string(d.Value)
+	if r := []rune(proposed); len(r) > maxShown {
+		proposed = string(r[:maxShown]) + "…"
+	}
+	return sdk.HookDecision{Outcome: sdk.HookAsk, Reason: fmt.Sprintf("it would run the call with the input %s instead (not applied: its project is not trusted)", proposed)}
+}
+
+// observedBy is what an observer of owner is told at at: everything, but
+// for a plugin of a project the person has not trusted, which hears only
+// its own tools' outputs and the end of a turn without the model's words.
+// It needs no more to watch what it contributes, and what the person's
+// tools answered is the person's business, not a repository's.
+// full is payload as everyone else is told it.
+func (h *Host) observedBy(owner string, payload any, full json.RawMessage) (json.RawMessage, bool) {
+	if !h.trust.untrustedOwner(owner) {
+		return full, true
+	}
+	switch p := payload.(type) {
+	case sdk.ToolAfterPayload:
+		return full, h.reg.toolOwner(p.Call.Name) == owner
+	case sdk.TurnEndPayload:
+		p.Text = ""
+		raw, _ := json.Marshal(p)
+		return raw, true
+	}
+	return full, true
+}
+
 // observe tells every hook that declared at what happened.
 // Nothing waits on it: the observation is sent on its own goroutine, owned
 // by the host (Close waits for them after stopping the plugins), so a hook
@@ -245,8 +306,13 @@ func (h *Host) observe(at sdk.HookPoint, payload any) {
 	if len(hooks) == 0 {
 		return
 	}
-	raw, _ := json.Marshal(payload)
-	ev := sdk.HookEvent{Site: at.Site, Point: at.Point, Payload: raw}
+	full, _ := json.Marshal(payload)
+	events := make([]*sdk.HookEvent, len(hooks))
+	for i, e := range hooks {
+		if raw, ok := h.observedBy(e.Owner, payload, full); ok {
+			events[i] = &sdk.HookEvent{Site: at.Site, Point: at.Point, Payload: raw}
+		}
+	}
 	h.obsMu.Lock()
 	prev, done := h.obsTail, make(chan struct{})
 	h.obsTail = done
@@ -258,8 +324,10 @@ func (h *Host) observe(at sdk.HookPoint, payload any) {
 		if prev != nil {
 			<-prev
 		}
-		for _, e := range hooks {
-			e.Hook.Observe(context.Background(), ev)
+		for i, e := range hooks {
+			if events[i] != nil {
+				e.Hook.Observe(context.Background(), *events[i])
+			}
 		}
 	}()
 }

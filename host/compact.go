@@ -2,19 +2,40 @@ package host
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
-// Compact shortens the conversation now (the /compact command).
-func (h *Host) Compact(ctx context.Context) (before, after int) {
+// compactState is what one run remembers about compacting.
+type compactState struct {
+	// untrustedSaid is set once the person was told that an untrusted
+	// project's compactor is not asked.
+	untrustedSaid bool
+	// refused holds the compactors (owner/id) that broke the compaction
+	// rule: one that put words in the person's mouth once is not trusted
+	// with the conversation again this run.
+	refused map[string]bool
+	// stuck is the turn whose compaction did not make the conversation
+	// smaller: nothing before its prompt is left to drop, so compacting
+	// again before each of its steps would only repeat itself.
+	stuck int
+}
+
+// Compact shortens the conversation now (the /compact command) and
+// returns the line that says who compacted it and how many messages
+// became how many, or "" if there was nothing to compact.
+func (h *Host) Compact(ctx context.Context) string {
 	h.convMu.Lock()
 	defer h.convMu.Unlock()
-	before = len(h.conv)
-	h.compactLocked(ctx, "command")
-	return before, len(h.conv)
+	if len(h.conv) == 0 {
+		return ""
+	}
+	return h.compactLocked(ctx, "command")
 }
 
 // Conversation returns a copy of the conversation so far.
@@ -31,80 +52,229 @@ func (h *Host) SetConversation(conv []sdk.Message) {
 	h.conv = append([]sdk.Message(nil), conv...)
 }
 
-// compactLocked asks the first registered compactor; if it fails (an
-// error, its deadline, a dead plugin) or answers something unusable, the
-// built-in compaction runs instead. h.convMu is held.
-func (h *Host) compactLocked(ctx context.Context, reason string) {
-	if len(h.conv) == 0 {
-		return
+// compactLocked shortens the conversation and returns the one line that
+// tells the person: who compacted, and how many messages became how many.
+// h.convMu is held.
+func (h *Host) compactLocked(ctx context.Context, reason string) string {
+	before := h.conv
+	after, who := h.compactWith(ctx, reason)
+	h.conv = after
+	line := fmt.Sprintf("%s compacted the conversation: %d %s to %d", who, len(before), plural(len(before), "message"), len(after))
+	if reason == "budget" && size(after) >= size(before) {
+		h.compact.stuck = h.turns
+		line += "; it is no smaller, so it is not compacted again this turn"
 	}
-	if cs := h.reg.Compactors(); len(cs) > 0 {
-		c := cs[0]
-		got, err := c.Value.Compact(ctx, sdk.CompactRequest{Context: h.conv, Reason: reason})
-		switch {
-		case err != nil:
-			h.cfg.Notify(bridge.Notice{Plugin: c.Owner, Level: "warn", Message: fmt.Sprintf("compactor %s failed (%v); using the built-in compaction", c.Value.ID(), err)})
-		case !keepsLatestPrompt(h.conv, got.Messages):
-			h.cfg.Notify(bridge.Notice{Plugin: c.Owner, Level: "warn", Message: fmt.Sprintf("compactor %s dropped the latest prompt; using the built-in compaction", c.Value.ID())})
-		default:
-			h.conv = got.Messages
-			return
-		}
-	}
-	h.conv = BuiltinCompact(h.conv, h.settings.Turn.CompactAt/2)
+	return line
 }
 
-// keepsLatestPrompt reports whether a compaction still holds the latest
-// person's prompt, without which the model would answer nothing asked.
-func keepsLatestPrompt(before, after []sdk.Message) bool {
-	for i := len(before) - 1; i >= 0; i-- {
-		if before[i].Role == sdk.RoleUser {
-			for _, m := range after {
-				if m.Role == sdk.RoleUser && m.Content == before[i].Content {
-					return true
-				}
+// plural is noun for n of it: "1 message", "2 messages".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}
+
+// compactWith asks the compactor that may be asked (see compactor). If
+// it fails (an error, its deadline, a dead plugin) or breaks the rule
+// (vet), the built-in compaction runs instead; who names which ran.
+func (h *Host) compactWith(ctx context.Context, reason string) (conv []sdk.Message, who string) {
+	if c, ok := h.compactor(); ok {
+		name := fmt.Sprintf("compactor %s of plugin %s", c.Value.ID(), c.Owner)
+		got, err := c.Value.Compact(ctx, sdk.CompactRequest{Context: h.conv, Reason: reason})
+		if err != nil {
+			h.cfg.Notify(bridge.Notice{Plugin: c.Owner, Level: "warn", Message: fmt.Sprintf("compactor %s failed (%v); using the built-in compaction", c.Value.ID(), err)})
+		} else if kept, err := vet(h.conv, got.Messages, name); err != nil {
+			if h.compact.refused == nil {
+				h.compact.refused = map[string]bool{}
 			}
+			h.compact.refused[c.Owner+"/"+c.Value.ID()] = true
+			h.cfg.Notify(bridge.Notice{Plugin: c.Owner, Level: "warn", Message: fmt.Sprintf("compactor %s was refused: %v; the built-in compaction runs instead, and %s is not asked again this run", c.Value.ID(), err, c.Value.ID())})
+		} else {
+			return kept, name
+		}
+	}
+	return BuiltinCompact(h.conv, h.settings.Turn.CompactAt/2), "the built-in compaction"
+}
+
+// compactor returns the compactor to ask: the first registered one that
+// is the person's (an untrusted project's never is: it would rewrite
+// what the model reads of the person), unless it broke the rule before
+// this run. The first time only an untrusted project's was there, a
+// notice says the built-in compaction runs in its place.
+func (h *Host) compactor() (Owned[sdk.Compactor], bool) {
+	var skipped *Owned[sdk.Compactor]
+	for _, c := range h.reg.Compactors() {
+		if h.trust.untrustedOwner(c.Owner) {
+			if skipped == nil {
+				skipped = &c
+			}
+			continue
+		}
+		return c, !h.compact.refused[c.Owner+"/"+c.Value.ID()]
+	}
+	if skipped != nil && !h.compact.untrustedSaid {
+		h.compact.untrustedSaid = true
+		h.cfg.Notify(bridge.Notice{Plugin: skipped.Owner, Level: "warn", Message: fmt.Sprintf(
+			"compactor %s is not asked: its project is untrusted, so the built-in compaction runs instead; %s",
+			skipped.Value.ID(), howToTrust(h.trust.root))})
+	}
+	return Owned[sdk.Compactor]{}, false
+}
+
+// vet holds a compactor's answer to the compaction rule and returns the
+// conversation to keep. The current turn (the latest prompt and all since)
+// must end it as it was: its tool results are what the model works on.
+// Before it, every message must be one of the conversation's, in its
+// order — the person's words only ever verbatim — except summaries, which
+// are the assistant's messages without tool calls, each marked as by's.
+// No tool call may lose its result, nor a result its call, and the
+// answer may not be larger than the conversation. What is kept is the
+// host's own copy of each message, never the compactor's echo of it.
+func vet(before, after []sdk.Message, by string) ([]sdk.Message, error) {
+	turn := latestPrompt(before)
+	current := before[turn:]
+	head := len(after) - len(current)
+	if head < 0 || !sameAll(after[head:], current) {
+		return nil, errors.New("it did not keep the current turn (the latest prompt and everything since) as it was")
+	}
+	var kept []sdk.Message
+	next := 0 // the first message of before that a kept one may match
+	for i, m := range after[:head] {
+		k := next
+		for k < turn && !same(before[k], m) {
+			k++
+		}
+		switch {
+		case k < turn:
+			kept = append(kept, before[k])
+			next = k + 1
+		case m.Role == sdk.RoleAssistant && len(m.ToolCalls) == 0:
+			kept = append(kept, sdk.Message{Role: sdk.RoleAssistant, Content: fmt.Sprintf("[a summary by %s]\n%s", by, m.Content)})
+		case m.Role == sdk.RoleUser:
+			return nil, fmt.Errorf("its message %d is in the person's role but is not one the person wrote there", i+1)
+		default:
+			return nil, fmt.Errorf("its message %d (%s) is not one of the conversation's, and only the assistant's messages without tool calls may summarise", i+1, m.Role)
+		}
+	}
+	if !paired(kept) {
+		return nil, errors.New("it separated a tool call from its result")
+	}
+	if size(after) > size(before) {
+		return nil, errors.New("it made the conversation larger")
+	}
+	return append(kept, current...), nil
+}
+
+// VetCompaction reports why the host would refuse a compactor's answer
+// after to the conversation before (see vet), or nil if it would keep it:
+// what `bingo plugins check` tells a compactor's author.
+func VetCompaction(before, after []sdk.Message) error {
+	_, err := vet(before, after, "")
+	return err
+}
+
+// latestPrompt is the index of the latest user message, or len(conv).
+func latestPrompt(conv []sdk.Message) int {
+	for i := len(conv) - 1; i >= 0; i-- {
+		if conv[i].Role == sdk.RoleUser {
+			return i
+		}
+	}
+	return len(conv)
+}
+
+// same reports whether b is a as it crossed to a plugin and back: tool
+// inputs are compared as JSON values, since a plugin may re-encode them.
+func same(a, b sdk.Message) bool {
+	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID || len(a.ToolCalls) != len(b.ToolCalls) {
+		return false
+	}
+	for i, c := range a.ToolCalls {
+		d := b.ToolCalls[i]
+		if c.ID != d.ID || c.Name != d.Name || !sameJSON(c.Input, d.Input) {
 			return false
 		}
 	}
-	return len(after) > 0
+	return true
+}
+
+func sameAll(a, b []sdk.Message) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !same(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return string(a) == string(b)
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// paired reports whether every tool call in conv is followed by its
+// results and every result follows its call: a model's API refuses a
+// conversation that breaks either.
+func paired(conv []sdk.Message) bool {
+	open := map[string]bool{}
+	for _, m := range conv {
+		if m.Role == sdk.RoleTool {
+			if !open[m.ToolCallID] {
+				return false
+			}
+			delete(open, m.ToolCallID)
+			continue
+		}
+		if len(open) > 0 {
+			return false
+		}
+		for _, c := range m.ToolCalls {
+			open[c.ID] = true
+		}
+	}
+	return len(open) == 0
 }
 
 // BuiltinCompact keeps the newest messages that fit in budget bytes (as
 // size counts them), replacing the older ones with one note saying how many
 // were dropped. It never splits a model's tool calls from their results
-// and always keeps the latest prompt, so the only messages lost are old
-// ones it meant to drop.
+// and always keeps the latest prompt and all since, so the only messages
+// lost are old ones it meant to drop. The note is the assistant's, not
+// the person's: nothing the person did not write is put in their mouth.
 func BuiltinCompact(conv []sdk.Message, budget int) []sdk.Message {
-	latestPrompt := -1
-	for i := len(conv) - 1; i >= 0; i-- {
-		if conv[i].Role == sdk.RoleUser {
-			latestPrompt = i
-			break
-		}
+	latest := -1
+	if i := latestPrompt(conv); i < len(conv) {
+		latest = i
 	}
 	// Walk back from the end; a cut may only fall before a user message or
 	// an assistant message (never before a tool result).
 	cut, used := len(conv), 0
 	for i := len(conv) - 1; i >= 0; i-- {
 		used += size(conv[i : i+1])
-		if used > budget && i > latestPrompt && latestPrompt >= 0 {
+		if used > budget && i > latest && latest >= 0 {
 			break
 		}
-		if used > budget && (latestPrompt < 0 || i <= latestPrompt) && cut <= latestPrompt {
+		if used > budget && (latest < 0 || i <= latest) && cut <= latest {
 			break
 		}
 		if conv[i].Role != sdk.RoleTool {
 			cut = i
 		}
 	}
-	if latestPrompt >= 0 && cut > latestPrompt {
-		cut = latestPrompt
+	if latest >= 0 && cut > latest {
+		cut = latest
 	}
 	if cut == 0 {
 		return conv
 	}
-	note := sdk.Message{Role: sdk.RoleUser, Content: fmt.Sprintf("[%d earlier messages were compacted away]", cut)}
+	note := sdk.Message{Role: sdk.RoleAssistant, Content: fmt.Sprintf("[%d earlier messages were compacted away]", cut)}
 	return append([]sdk.Message{note}, conv[cut:]...)
 }
 
@@ -117,11 +287,11 @@ func (c compactCommand) Spec() sdk.CommandSpec {
 }
 
 func (c compactCommand) Run(ctx context.Context, _ sdk.CommandRun) (sdk.CommandOutcome, error) {
-	before, after := c.h.Compact(ctx)
-	if before == 0 {
-		return sdk.CommandOutcome{Kind: sdk.OutcomeText, Text: "nothing to compact"}, nil
+	line := c.h.Compact(ctx)
+	if line == "" {
+		line = "nothing to compact"
 	}
-	return sdk.CommandOutcome{Kind: sdk.OutcomeText, Text: fmt.Sprintf("compacted %d messages to %d", before, after)}, nil
+	return sdk.CommandOutcome{Kind: sdk.OutcomeText, Text: line}, nil
 }
 
 func (compactCommand) Complete(context.Context, sdk.CompleteRequest) ([]sdk.Completion, error) {

@@ -29,6 +29,14 @@
 // step cap. Observations (tool/after, turn/end) are sent in order on
 // goroutines the host owns; nothing waits on them.
 //
+// What plugins put in the model's context is held apart from what the
+// person said (compact.go, turn.go): a compactor's answer is vetted (the
+// current turn as it was; the person's messages only verbatim and in
+// order; its own words only as marked assistant summaries) and one that
+// breaks the rule is refused and not asked again; every contributed piece
+// reaches the model in a <context from="plugin NAME"> block its text
+// cannot close.
+//
 // What only the person may grant stays out of a repository's hands: wasm
 // sandbox grants and the env rule are honoured from the user's own
 // settings only, and an API key is sent only to the endpoint the user's
@@ -39,9 +47,15 @@
 // every plugin of an untrusted project, or one whose files changed since
 // the person trusted it — is held to this: an exec plugin is not started
 // at all (it is listed with why); a wasm plugin runs in the default
-// sandbox; none of the person's grants for its name reach it (config,
-// sandbox, settings allow rules); and its slash commands lose to the
-// person's own. An untrusted project's settings file only tightens
+// sandbox; it never takes the name of one of the person's plugins (it is
+// held back, so every name in the person's settings means the person's
+// plugin) and a provider the person names is never its; none of the
+// person's grants for its name reach it (config, sandbox, settings allow
+// rules); its hooks may refuse or ask but not redirect, and its observers
+// hear only its own tools (calls.go); its slash commands lose to the
+// person's own; its compactor is never asked; and what its contributors
+// add is marked as an untrusted project's and shares one budget. Of an
+// untrusted project's settings file only its deny and ask rules apply
 // (settings.LoadLayered). Command names go, in order, to the host, a
 // --plugin-dir, a trusted project, the person's own plugins, then an
 // untrusted project, each a notice naming the loser and the keeper.

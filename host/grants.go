@@ -40,7 +40,7 @@ func loadSettings(cfg Config, project string, t *projectTrust, found []*manifest
 		notify(bridge.Notice{Level: "error", Message: err.Error()})
 	}
 	if len(l.Ignored) > 0 {
-		notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("%s only tightens until you trust this project, so these keys are ignored: %s; %s",
+		notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("%s applies only its deny and ask rules until you trust this project, so these keys are ignored: %s; %s",
 			p.File, strings.Join(l.Ignored, ", "), howToTrust(project))})
 	}
 	if len(l.UserOnly) > 0 {

@@ -38,13 +38,21 @@ func (n noticeLog) text() string {
 type memPlugin struct {
 	name string
 	main mem.Main
+	// untrusted makes it a plugin of a project the person has not trusted.
+	untrusted bool
 }
 
 func kit(p *pluginkit.Plugin) memPlugin {
-	return memPlugin{p.Name, func(ctx context.Context, in io.Reader, out, _ io.Writer) error { return p.Serve(ctx, in, out) }}
+	return memPlugin{name: p.Name, main: func(ctx context.Context, in io.Reader, out, _ io.Writer) error { return p.Serve(ctx, in, out) }}
 }
 
-var testPlugin = memPlugin{"testplugin", testplugin.Serve}
+// untrusted is mp as a plugin of a project the person has not trusted.
+func untrusted(mp memPlugin) memPlugin {
+	mp.untrusted = true
+	return mp
+}
+
+var testPlugin = memPlugin{name: "testplugin", main: testplugin.Serve}
 
 // newTestHost builds a host over in-memory plugins: the same bridge, proxies
 // and registry as Open, without manifests on disk.
@@ -55,11 +63,16 @@ func newTestHost(t *testing.T, s settings.Settings, plugins ...memPlugin) (*Host
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &Host{cfg: Config{Cwd: t.TempDir(), Session: "s1", Notify: n.Add}, settings: s, gate: g}
+	h := &Host{cfg: Config{Cwd: t.TempDir(), Session: "s1", Notify: n.Add}, settings: s, gate: g,
+		trust: &projectTrust{plugins: map[string]bool{}}}
 	h.reg = newRegistry(n.Add)
 	h.reg.AddCommand("", compactCommand{h})
 	for _, mp := range plugins {
-		m := &manifest.Manifest{Name: mp.name, Layer: "user"}
+		m := &manifest.Manifest{Name: mp.name, Layer: manifest.LayerUser}
+		if mp.untrusted {
+			m.Layer = manifest.LayerProject
+			h.trust.plugins[mp.name] = false
+		}
 		p := bridge.New(bridge.Options{Name: mp.name, Transport: mem.New(mp.main, nil),
 			Deadlines: s.Deadlines, Limits: s.Limits, Notify: n.Add, Services: h.reg.routeService})
 		h.plugins = append(h.plugins, &loaded{m: m, plugin: p})

@@ -48,10 +48,17 @@ type Config struct {
 	// means no one can answer: the plugins are not started and one
 	// notice says how to trust the project.
 	AskTrust func(context.Context, TrustQuestion) (bool, error)
+	// Vouched are the PluginDirs that lie inside a project the person has
+	// not trusted (UntrustedProject) and that the person said to run this
+	// once (--trust, or yes at the terminal): their plugins are listed as
+	// trusted for this run, not as the person's own.
+	Vouched []string
 	// SlowCompile, if set, is called with a wasm plugin's name when its
-	// start has waited more than wasm.DefaultSlowCompileAfter for the module's
-	// compilation (a first start). It must be safe for concurrent use.
-	SlowCompile func(plugin string)
+	// start has waited more than SlowCompileAfter (0:
+	// wasm.DefaultSlowCompileAfter) for the module's compilation (a first
+	// start). It must be safe for concurrent use.
+	SlowCompile      func(plugin string)
+	SlowCompileAfter time.Duration
 }
 
 // PluginInfo describes one discovered plugin.
@@ -67,10 +74,14 @@ type PluginInfo struct {
 	Status   string `json:"status"` // running, idle, dead, not started, failed, shadowed, …
 	Error    string `json:"error,omitempty"`
 	// Trust is "trusted", "untrusted" or "untrusted (sandboxed)" for a
-	// project plugin, and "" for the person's own and --plugin-dir ones.
+	// project plugin, "this run" for a --plugin-dir's inside a project the
+	// person has not trusted (Config.Vouched), and "" for the person's own
+	// and other --plugin-dir ones.
 	Trust string `json:"trust,omitempty"`
 	Log   string `json:"log"`
-	// Contributes lists what the plugin contributes, e.g. "tool plugin__wordcount__count".
+	// Contributes lists what the plugin contributes, e.g. "tool
+	// plugin__wordcount__count": its providers, hooks, contributors and
+	// compactors first, what reaches furthest into the person's session.
 	Contributes []string `json:"contributes"`
 }
 
@@ -93,12 +104,16 @@ type Host struct {
 	gate     *gate.Gate
 	wasmMu   sync.Mutex // held while Open's builds make wasm
 	wasm     *wasm.Host
+	// privateCwd says once that wasm plugins do not see the working
+	// directory (sandboxCwd).
+	privateCwd sync.Once
 
 	trust   *projectTrust
 	sums    *trust.Sums      // every file digested this run, read once
 	decls   *declcache.Cache // what each plugin declared last time
 	keyEnv  []string         // the variables the person's provider key is read from: kept from plugins by default
 	plugins []*loaded
+	held    map[string]*manifest.Manifest // untrusted project plugins held back, by the name the person's copy keeps
 	reg     *Registry
 
 	observers sync.WaitGroup // hook observations in flight
@@ -107,11 +122,14 @@ type Host struct {
 
 	closeOnce sync.Once
 
-	convMu sync.Mutex // one turn at a time
-	conv   []sdk.Message
-	turns  int
+	convMu  sync.Mutex // one turn at a time
+	conv    []sdk.Message
+	turns   int
+	compact compactState // guarded by convMu
 
 	calls atomic.Uint64 // names the session's tool calls (see CallTool)
+
+	unredirect sync.Map // "owner\x00hook\x00point" of an untrusted redirect already noticed
 }
 
 // Open loads settings and manifests and registers what each plugin
@@ -138,20 +156,21 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	for _, p := range problems {
 		notify(bridge.Notice{Level: "error", Message: p.Error() + "; skipped"})
 	}
+	sums := trust.NewSums()
+	trust := assessTrust(ctx, cfg, project, found, sums)
+	found, held := trust.holdBack(cfg, found)
 	for _, m := range found {
 		for _, sh := range m.Shadows {
 			notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: fmt.Sprintf("the %s layer's copy (%s) shadows the %s layer's (%s)",
 				m.Layer, m.Root, sh.Layer, sh.Root)})
 		}
 	}
-	sums := trust.NewSums()
-	trust := assessTrust(ctx, cfg, project, found, sums)
 	s, keyEnv := loadSettings(cfg, project, trust, found)
 	g, err := gate.New(s.Permissions, cfg.Allow, trust.untrustedNames()...)
 	if err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, keyEnv: keyEnv, sums: sums,
+	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, keyEnv: keyEnv, sums: sums, held: held,
 		decls: declcache.New(filepath.Join(cfg.Home, ".bingo", "data", "cache", "declarations"), sums)}
 	h.reg = newRegistry(notify)
 	ranks := map[string]int{}
@@ -220,7 +239,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		l.err = errUntrusted
 		return l
 	}
-	log := NewLog(filepath.Join(h.cfg.Home, ".bingo", "data", "logs", "plugin-"+m.Name+".log"), DefaultLogCap, func(err error) {
+	log := NewLog(h.logPath(m), DefaultLogCap, func(err error) {
 		h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: fmt.Sprintf("its log cannot be written (%v); what it says there is lost", err)})
 	})
 	l.log = log
@@ -253,10 +272,17 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 			bounds = h.settings.WasmCompile.Bounds()
 		}
 		// It sees its data directory read-write and its own files
-		// read-only, beside the working directory.
-		mounts := []wasm.Mount{{Dir: m.Root}}
+		// read-only, beside the working directory; never ~/.bingo
+		// (Private), whatever it was granted.
+		cwd := h.sandboxCwd()
+		var mounts []wasm.Mount
 		if dataDir != "" {
-			mounts = append([]wasm.Mount{{Dir: dataDir, Writable: true}}, mounts...)
+			mounts = append(mounts, wasm.Mount{Dir: dataDir, Writable: true})
+		}
+		if err := Private(h.cfg.Home, m.Root); err != nil && m.Layer != manifest.LayerUser {
+			h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: "its own directory is not mounted: " + err.Error()})
+		} else {
+			mounts = append(mounts, wasm.Mount{Dir: m.Root})
 		}
 		var slow func()
 		if h.cfg.SlowCompile != nil {
@@ -275,8 +301,9 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		}
 		tr = wh.Transport(wasm.Config{
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
-			Dir: h.cfg.Cwd, Writable: grant.Writable, Mounts: mounts, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
-			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow, Bounds: bounds,
+			Dir: cwd, Writable: grant.Writable, Mounts: mounts, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
+			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow, SlowCompileAfter: h.cfg.SlowCompileAfter,
+			Bounds: bounds,
 		})
 	default:
 		env := h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)
@@ -299,7 +326,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	opts := bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: tr,
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env, DataDir: dataDir,
-		Deadlines: h.settings.Deadlines, Limits: h.settings.Limits,
+		Deadlines: launchedDeadlines(m, h.settings.Deadlines), Limits: h.settings.Limits,
 		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace,
 		Services:   h.reg.routeService,
 		Redeclared: func(protocol.InitializeResult) { h.reg.replace(m.Name, l.plugin.Contributions()) },
@@ -321,6 +348,19 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	}
 	l.plugin = bridge.New(opts)
 	return l
+}
+
+// sandboxCwd is the working directory as wasm plugins see it: "" (none)
+// if it holds or lies inside ~/.bingo, said once a run.
+func (h *Host) sandboxCwd() string {
+	err := Private(h.cfg.Home, h.cfg.Cwd)
+	if err == nil {
+		return h.cfg.Cwd
+	}
+	h.privateCwd.Do(func() {
+		h.notice("warn", "wasm plugins do not see the working directory: %v; run bingo from a directory that does not hold it", err)
+	})
+	return ""
 }
 
 // dataDirFirst makes a plugin's data directory (0700) just before each
@@ -463,6 +503,12 @@ func (h *Host) Plugins() []PluginInfo {
 			hidden.Error = "by the " + l.m.Layer + " layer's " + l.m.Name + " (" + l.m.Root + ")"
 			out = append(out, hidden)
 		}
+		if m := h.held[l.m.Name]; m != nil {
+			back := h.info(m)
+			back.Status = "held back"
+			back.Error = fmt.Sprintf("your own %s (%s) keeps the name until you trust this project; %s", l.m.Name, l.m.Root, howToTrust(h.trust.root))
+			out = append(out, back)
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -474,6 +520,13 @@ func (h *Host) info(m *manifest.Manifest) PluginInfo {
 		Transport: m.Entry.Transport(), Protocol: m.Entry.Protocol, Contributes: []string{}}
 	if info.Protocol == "" {
 		info.Protocol = manifest.ProtocolBingo
+	}
+	if m.Layer == manifest.LayerDir {
+		for _, dir := range h.cfg.Vouched {
+			if within(m.Root, filepath.Clean(dir)) {
+				info.Trust = "this run"
+			}
+		}
 	}
 	if m.Layer == manifest.LayerProject {
 		info.Trust = "untrusted"

@@ -17,12 +17,12 @@ import (
 )
 
 // startCounter is a Python plugin that appends a line to $MARKER each time
-// it starts, and declares the tools listed in tools.txt beside it (a file
-// its manifest does not name, so the declaration cache cannot see it
-// change). Each tool answers its own name.
+// it starts, and declares the tools listed in the file $TOOLS (outside its
+// directory and named by nothing in its manifest, so the declaration cache
+// cannot see it change). Each tool answers its own name.
 const startCounter = `import json, os, sys
 open(os.environ["MARKER"], "a").write("start\n")
-names = open(os.path.join(os.path.dirname(__file__), "tools.txt")).read().split()
+names = open(os.environ["TOOLS"]).read().split()
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("method") == "initialize":
@@ -35,6 +35,7 @@ for line in sys.stdin:
 type lazyRig struct {
 	t                 *testing.T
 	home, dir, marker string
+	tools             string // the file listing the tools it declares
 }
 
 func newLazyRig(t *testing.T) *lazyRig {
@@ -42,11 +43,11 @@ func newLazyRig(t *testing.T) *lazyRig {
 	if err != nil {
 		t.Skip("no python3")
 	}
-	r := &lazyRig{t: t, home: t.TempDir(), marker: filepath.Join(t.TempDir(), "starts")}
+	r := &lazyRig{t: t, home: t.TempDir(), marker: filepath.Join(t.TempDir(), "starts"), tools: filepath.Join(t.TempDir(), "tools.txt")}
 	r.dir = filepath.Join(r.home, ".bingo", "plugins", "counter")
 	r.write("plugin.json", `{"name": "counter", "version": "1", "entry": {"command": "`+strings.TrimSpace(string(out))+`", "args": ["${PLUGIN_ROOT}/main.py"]}}`)
 	r.write("main.py", startCounter)
-	r.write("tools.txt", "one")
+	r.setTools("one")
 	return r
 }
 
@@ -60,11 +61,18 @@ func (r *lazyRig) write(name, data string) {
 	}
 }
 
+func (r *lazyRig) setTools(names string) {
+	r.t.Helper()
+	if err := os.WriteFile(r.tools, []byte(names), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
 func (r *lazyRig) open() (*Host, noticeLog) {
 	r.t.Helper()
 	n := newNoticeLog()
 	h, err := Open(context.Background(), Config{Home: r.home, Cwd: r.home, Notify: n.Add,
-		Environ: []string{"MARKER=" + r.marker, "PATH=" + os.Getenv("PATH")}})
+		Environ: []string{"MARKER=" + r.marker, "TOOLS=" + r.tools, "PATH=" + os.Getenv("PATH")}})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -117,10 +125,10 @@ func TestAChangedDeclarationReplacesTheCachedContributions(t *testing.T) {
 	r := newLazyRig(t)
 	h, _ := r.open()
 	h.Close()
-	r.write("tools.txt", "two")
+	r.setTools("two")
 	h, n := r.open()
 	if _, ok := h.Registry().Tool("plugin__counter__one"); !ok || r.starts() != 1 {
-		t.Fatalf("the cached declaration (the key cannot see tools.txt) was not offered")
+		t.Fatalf("the cached declaration (the key cannot see $TOOLS) was not offered")
 	}
 	// The stale tool's proxy starts the plugin, which no longer has it.
 	h.CallTool(context.Background(), sdk.ToolCallRequest{Name: "plugin__counter__one"}, 0, &fakeUI{approve: true})
@@ -349,7 +357,7 @@ func TestAnUnwritableLogIsANoticeNotAFailure(t *testing.T) {
 	}
 	n := newNoticeLog()
 	h, err := Open(context.Background(), Config{Home: r.home, Cwd: r.home, Notify: n.Add, Trace: true,
-		Environ: []string{"MARKER=" + r.marker, "PATH=" + os.Getenv("PATH")}})
+		Environ: []string{"MARKER=" + r.marker, "TOOLS=" + r.tools, "PATH=" + os.Getenv("PATH")}})
 	if err != nil {
 		t.Fatal(err)
 	}

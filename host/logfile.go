@@ -1,10 +1,14 @@
 package host
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/bingo/bingo-plugin-rpc/manifest"
 )
 
 // DefaultLogCap is the size at which a plugin's log is rotated: the log
@@ -13,7 +17,7 @@ import (
 const DefaultLogCap = 8 << 20
 
 // LogFile is a plugin's log: its stderr and what the bridge says about its
-// wire, appended to ~/.bingo/data/logs/plugin-<name>.log. Writes are
+// wire, appended to the file logPath names. Writes are
 // serialised, so the stderr copier and the bridge can share it.
 //
 // The file is opened, and its directory made, by the first write: a run
@@ -30,6 +34,21 @@ type LogFile struct {
 	opened bool  // the first write has tried to open it, or Close ran: never again
 	err    error // the first error opening or writing, reported once by Close
 	untold error // err, until Write has told failed of it
+}
+
+// logPath is where m's log goes: ~/.bingo/data/logs/plugin-<name>.log for
+// the person's own plugins and a --plugin-dir's, and
+// plugin-<name>.<project>.log for a project's, <project> being the first
+// 12 hex digits of the sha256 of the project's real path. A repository
+// chooses its plugins' names: its plugin of the person's plugin's name
+// must neither write into that plugin's log nor rotate it away.
+func (h *Host) logPath(m *manifest.Manifest) string {
+	name := "plugin-" + m.Name
+	if m.Layer == manifest.LayerProject {
+		sum := sha256.Sum256([]byte(realPath(h.trust.root)))
+		name += "." + hex.EncodeToString(sum[:6])
+	}
+	return filepath.Join(h.cfg.Home, ".bingo", "data", "logs", name+".log")
 }
 
 // NewLog returns the log at path, appended to from its first write on.

@@ -78,7 +78,7 @@ func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest
 		cfg.Notify(bridge.Notice{Level: "error", Message: fmt.Sprintf("cannot read your trust record: %v; %s is treated as untrusted", err, root)})
 		ok = false
 	}
-	now, problems := snapshot(root, project, sums)
+	now, problems := snapshot(scopeOf(root, cfg.Cwd, cfg.Environ), project, sums)
 	each := &perPlugin{notify: cfg.Notify}
 	defer each.done()
 	for _, name := range slices.Sorted(maps.Keys(problems)) {
@@ -108,7 +108,7 @@ func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest
 		sr, err := trust.SettingsRecord(settingsFile)
 		t.settings = err == nil && rec.SettingsTrusted(sr)
 		if !t.settings {
-			cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("%s changed since you trusted %s, so it only tightens until you trust it again: %s",
+			cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("%s changed since you trusted %s, so only its deny and ask rules apply until you trust it again: %s",
 				settingsFile, root, howToTrust(root))})
 		}
 	}
@@ -136,14 +136,21 @@ func describeLapse(l trust.Lapse, root string) string {
 	return fmt.Sprintf("%s changed since you trusted %s; %s", strings.Join(l.Changed, ", "), root, howToTrust(root))
 }
 
+// scopeOf is what the project at root's plugins are pinned against: the
+// repository around it, and the directory and environment their processes
+// start with.
+func scopeOf(root, cwd string, environ []string) trust.Scope {
+	return trust.Scope{Project: root, Repository: trust.RepositoryRoot(root), Dir: cwd, Env: environ}
+}
+
 // snapshot digests what each project plugin would run. A plugin that
-// cannot be digested (a file too large to read) is left out: it stays
-// untrusted. Each file is read once through sums.
-func snapshot(root string, project []*manifest.Manifest, sums *trust.Sums) (map[string]trust.Plugin, map[string]error) {
+// cannot be digested (past a cap, a file it cannot read) is left out: it
+// stays untrusted. Each file is read once through sums.
+func snapshot(sc trust.Scope, project []*manifest.Manifest, sums *trust.Sums) (map[string]trust.Plugin, map[string]error) {
 	now := make(map[string]trust.Plugin, len(project))
 	var problems map[string]error
 	for _, m := range project {
-		p, err := sums.Snapshot(root, m)
+		p, err := sums.Snapshot(sc, m)
 		if err != nil {
 			if problems == nil {
 				problems = map[string]error{}
@@ -296,11 +303,14 @@ func put(s *trust.Store, rec trust.Project) error {
 // TrustReport is what Trust recorded.
 type TrustReport struct {
 	Project    string
+	Repository string             // the repository whose files are pinned (trust.RepositoryRoot)
 	Record     string             // the trust file written
 	Plugins    []trust.Plugin     // what each project plugin runs, by name
 	Settings   string             // the settings file's record ("missing" if none)
-	MovedAside string             // a corrupt trust file preserved here, if any
+	MovedAside string             // a trust file that could not be used, preserved here, if any
+	MovedWhy   error              // why it could not be used
 	Skipped    []manifest.Problem // broken manifests, which run nothing and are not trusted
+	Unpinned   []error            // plugins that cannot be pinned (past a cap), so are not trusted, each naming its plugin
 }
 
 // ErrNoProject is Trust's and Revoke's error outside a project.
@@ -317,15 +327,14 @@ func Trust(home, cwd string) (TrustReport, error) {
 	// A broken manifest runs nothing, so it is not trusted: once fixed, it
 	// is a new plugin, and trusted only when the person says so again.
 	found, problems := manifest.Discover([]manifest.Layer{{Name: manifest.LayerProject, Dir: filepath.Join(root, ".bingo", "plugins")}})
-	now, errs := snapshot(root, found, trust.NewSums())
-	for name, err := range errs {
-		return TrustReport{}, fmt.Errorf("plugin %s: %w", name, err)
-	}
+	sc := scopeOf(root, cwd, nil)
+	now, errs := snapshot(sc, found, trust.NewSums())
 	rec, err := record(root, now, false)
 	if err != nil {
 		return TrustReport{}, err
 	}
 	store := trust.NewStore(home)
+	_, _, before := store.Get(root)
 	aside, err := store.Update(func(projects map[string]trust.Project) error {
 		projects[rec.Root] = rec
 		return nil
@@ -333,9 +342,17 @@ func Trust(home, cwd string) (TrustReport, error) {
 	if err != nil {
 		return TrustReport{}, err
 	}
-	r := TrustReport{Project: root, Record: store.Path(), Settings: rec.Settings, MovedAside: aside, Skipped: problems}
+	r := TrustReport{Project: root, Repository: sc.Repository, Record: store.Path(), Settings: rec.Settings, MovedAside: aside, Skipped: problems}
+	if aside != "" {
+		r.MovedWhy = before
+	}
 	for _, m := range found {
-		r.Plugins = append(r.Plugins, now[m.Name])
+		if p, ok := now[m.Name]; ok {
+			r.Plugins = append(r.Plugins, p)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(errs)) {
+		r.Unpinned = append(r.Unpinned, errs[name])
 	}
 	return r, nil
 }
@@ -354,4 +371,40 @@ func Revoke(home, cwd string) (project string, was bool, err error) {
 		return nil
 	})
 	return root, was, err
+}
+
+// untrustedOwner reports whether plugin, a contribution's owner, is a
+// project plugin the person has not trusted: what it contributes may ask
+// for less, never act with the person's authority.
+func (t *projectTrust) untrustedOwner(plugin string) bool {
+	if t == nil {
+		return false
+	}
+	trusted, project := t.plugins[plugin]
+	return project && !trusted
+}
+
+// holdBack keeps each name an untrusted project plugin would take from one
+// of the person's plugins with the person's (manifest.HoldBack): the
+// person's settings name their own plugin (provider.plugin, plugins.<name>,
+// allow rules, sandbox, mcp, env), and a repository must not step into
+// those references by choosing the name. Once the project is trusted, the
+// project wins the name, as the layers say. A plugin held back runs
+// nothing and is untrusted no more as far as its name goes: the name is
+// the person's plugin's. One notice names them all.
+func (t *projectTrust) holdBack(cfg Config, found []*manifest.Manifest) ([]*manifest.Manifest, map[string]*manifest.Manifest) {
+	kept, back := manifest.HoldBack(found, func(m *manifest.Manifest) bool { return !t.trusted(m) })
+	if len(back) == 0 {
+		return kept, nil
+	}
+	held := make(map[string]*manifest.Manifest, len(back))
+	var names []string
+	for _, m := range back {
+		delete(t.plugins, m.Name)
+		held[m.Name] = m
+		names = append(names, m.Name)
+	}
+	cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("this repository's plugins %s are held back: your own plugins of those names keep them until you trust %s; %s",
+		listSome(names), t.root, howToTrust(t.root))})
+	return kept, held
 }

@@ -117,7 +117,7 @@ func TestCorruptTrustFile(t *testing.T) {
 		t.Fatal("trusted plugin did not start")
 	}
 	file := filepath.Join(r.home, ".bingo", "trust.json")
-	if err := os.WriteFile(file, []byte(`{"version": 1, "projects": {`), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte(`{"version": 2, "projects": {`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	started, _, notices := r.open(nil)
@@ -137,7 +137,7 @@ func TestCorruptTrustFile(t *testing.T) {
 }
 
 // A project's settings file that changed since the person trusted the
-// project only tightens again, with one notice saying so, until trusted
+// project applies only its deny and ask rules again, with one notice saying so, until trusted
 // anew; its plugins keep their own trust.
 func TestChangedSettingsLapseAlone(t *testing.T) {
 	r := newTrustRig(t)
@@ -200,7 +200,7 @@ func TestTrustMessagesAreBounded(t *testing.T) {
 }
 
 // LoadSettings is what Open holds plugins to, without opening: the
-// person's file, and the project's only tightening until trusted, then in
+// person's file, and of the project's only deny and ask until trusted, then in
 // full; each with Open's notices.
 func TestLoadSettingsIsOpens(t *testing.T) {
 	r := newTrustRig(t)
@@ -228,10 +228,10 @@ func TestLoadSettingsIsOpens(t *testing.T) {
 		return loaded, h.Settings().Deadlines, notices
 	}
 	loaded, opened, notices := both()
-	if loaded != opened || loaded.Tool != time.Second || loaded.Hook != 2*time.Second {
-		t.Errorf("untrusted: LoadSettings %+v, Open %+v; want tool 1s (it tightens), hook 2s (it would widen)", loaded, opened)
+	if loaded != opened || loaded.Tool != 5*time.Second || loaded.Hook != 2*time.Second {
+		t.Errorf("untrusted: LoadSettings %+v, Open %+v; want tool 5s and hook 2s (the project's are ignored)", loaded, opened)
 	}
-	if !strings.Contains(notices, "these keys are ignored: deadlines.hook") {
+	if !strings.Contains(notices, "these keys are ignored: deadlines.tool, deadlines.hook") {
 		t.Errorf("notices = %s", notices)
 	}
 	if _, err := Trust(r.home, r.project); err != nil {

@@ -365,6 +365,14 @@ func (r *Registry) Provider(owner, id string) (sdk.Provider, bool) {
 	return nil, false
 }
 
+// toolOwner returns the plugin that keeps the tool named name ("" for the
+// host's own, or none).
+func (r *Registry) toolOwner(name string) string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.tools[name].Owner
+}
+
 // Hooks returns the hooks that declared the point at, for decisions
 // (decide true) or observations.
 func (r *Registry) Hooks(at sdk.HookPoint, decide bool) []HookEntry {
@@ -404,7 +412,15 @@ func (r *Registry) routeService(ctx context.Context, from, key, method string, p
 	return r.CallService(ctx, key, method, params)
 }
 
-// contributionsOf lists what one plugin contributes, for `bingo plugins`.
+// reach orders the kinds of contribution by how much of the person's
+// session they touch, most first: a provider hears everything and its
+// calls are judged by the person's rules, a hook sees and decides on every
+// call, a contributor writes into every request, a compactor rewrites the
+// conversation. What a repository's plugin can touch is read first.
+var reach = map[string]int{"provider": 0, "hook": 1, "contributor": 2, "compactor": 3, "service": 4, "command": 5, "tool": 6}
+
+// contributionsOf lists what one plugin contributes, for `bingo plugins`:
+// "kind name", by reach and then name.
 func (r *Registry) contributionsOf(owner string) []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -444,6 +460,13 @@ func (r *Registry) contributionsOf(owner string) []string {
 			out = append(out, "service "+k)
 		}
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool {
+		ki, _, _ := strings.Cut(out[i], " ")
+		kj, _, _ := strings.Cut(out[j], " ")
+		if reach[ki] != reach[kj] {
+			return reach[ki] < reach[kj]
+		}
+		return out[i] < out[j]
+	})
 	return out
 }

@@ -51,6 +51,15 @@
 // against the plugin directory. Whether the file exists is the transport's
 // question, asked when the plugin starts.
 //
+// An exec plugin's process starts in the session's directory, not the
+// plugin's, so a relative argument would name a file there. An argument
+// of an exec entry that names an existing file (not a directory) relative
+// to the plugin directory, and does not start with "-", is therefore
+// made absolute at load ("main.py", "tools/lint.py" become
+// <plugin>/main.py, <plugin>/tools/lint.py): the process runs the very
+// file trust pinned, wherever bingo starts. Any other argument is passed
+// as written. A wasm entry's arguments are the guest's and never change.
+//
 // # Layers and discovery
 //
 // Plugins live one directory per plugin inside a layer directory. In

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -266,6 +267,11 @@ func parseEntry(entry map[string]json.RawMessage, root string) (Entry, error) {
 			}
 			e.Args = append(e.Args, expand(s))
 		}
+		if e.Command != "" {
+			for i, a := range e.Args {
+				e.Args[i] = besideManifest(a, root)
+			}
+		}
 	}
 
 	e.Protocol = ProtocolBingo
@@ -309,6 +315,22 @@ func parseEntry(entry map[string]json.RawMessage, root string) (Entry, error) {
 		}
 	}
 	return e, nil
+}
+
+// besideManifest returns arg as an absolute path if it names an existing
+// file, relative to root, that is not a directory, and does not start with
+// "-" (a flag); otherwise arg unchanged. The process starts in the
+// session's directory, where the relative name would find another file,
+// or none (see the package doc).
+func besideManifest(arg, root string) string {
+	if arg == "" || filepath.IsAbs(arg) || strings.HasPrefix(arg, "-") {
+		return arg
+	}
+	path := filepath.Join(root, arg)
+	if fi, err := os.Stat(path); err != nil || fi.IsDir() {
+		return arg
+	}
+	return path
 }
 
 // validVarName accepts what an environment can carry: a non-empty name

@@ -469,3 +469,37 @@ func TestLoadProtocol(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadArgsNamingAFileBesideTheManifest: an exec plugin starts in the
+// session's directory, so an argument naming a file of the plugin becomes
+// its absolute path; flags, directories, names of nothing there, and a
+// wasm guest's arguments stay as written.
+func TestLoadArgsNamingAFileBesideTheManifest(t *testing.T) {
+	parent := t.TempDir()
+	dir := writePlugin(t, parent, "wc", mk(`{"command": "python3",
+		"args": ["b.py", "tools/lint.py", "-v", "tools", "absent.py", "--conf=b.py", "../wc/b.py", "-x"]}`))
+	for _, f := range []string{"b.py", "tools/lint.py", "-x"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := manifest.Load(dir, manifest.LayerProject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "b.py"), filepath.Join(dir, "tools", "lint.py"), "-v", "tools", "absent.py", "--conf=b.py", filepath.Join(dir, "b.py"), "-x"}
+	if !reflect.DeepEqual(m.Entry.Args, want) {
+		t.Errorf("args = %q\nwant %q", m.Entry.Args, want)
+	}
+
+	writePlugin(t, parent, "wc", mk(`{"wasm": "plugin.wasm", "args": ["b.py"]}`))
+	if m, err = manifest.Load(dir, manifest.LayerProject); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(m.Entry.Args, []string{"b.py"}) {
+		t.Errorf("wasm args = %q, want as written", m.Entry.Args)
+	}
+}

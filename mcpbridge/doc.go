@@ -44,7 +44,11 @@
 //	                               run a call, and never believed: the bridge
 //	                               gives the tool the untrusted default traits
 //	                               and names it plugin__<name>__<tool> (≤ 64
-//	                               characters, or refused with a notice)
+//	                               characters, or refused with a notice). A
+//	                               tool whose execution.taskSupport is
+//	                               "required" is not declared: it runs only as
+//	                               a task, which neither the sdk nor bingo
+//	                               does (one notice a process says so)
 //	tool/call                      tools/call, with the call id as progressToken;
 //	                               its result:
 //	  text content                   a text part, as it is
@@ -94,7 +98,8 @@
 //	                               gets notifications/cancelled, and once it has
 //	                               answered a ping the host is answered the
 //	                               error (too late to be used, but no longer
-//	                               owed, so a server that answers is not wedged)
+//	                               owed, so a server that answers is not wedged;
+//	                               one that answers no ping within Grace is)
 //
 // Server → host (what the server sends, translated by the translator):
 //
@@ -128,4 +133,24 @@
 //	roots/list                     not offered (the client declares no roots)
 //
 // A server's stderr is the plugin's log, as for any plugin.
+//
+// # A server that misbehaves
+//
+// The translator frames the server's stdout itself (lineTransport), as
+// the bridge frames a plugin's: a line that is not a JSON-RPC message,
+// or is over the cap, goes to the plugin's log and is skipped, and the
+// session goes on. An error whose id is null answers the server/discover
+// in flight (lineConn.discoverRefused): a server refusing it so is
+// initialized through the sdk's fallback, initialize. A session that ends
+// all the same (the server closed its stdout, or its stdin broke) while
+// the process lives on ends the instance Grace later, the server killed:
+// a death by the bridge's rules, with one notice naming why, and the next
+// use starts it again.
+//
+// Every request to the server is watched from its deadline on: past it,
+// the server must answer a ping within Grace, or it is wedged and killed,
+// the death's notice saying so. The bridge's own wedge rule holds too,
+// but it spares an instance that owes a request still within its
+// deadline, so a frozen server that keeps being sent calls would never
+// meet it.
 package mcpbridge

@@ -163,6 +163,27 @@ func TestElicitation(t *testing.T) {
 	}
 }
 
+// An elicitation's message is capped and squeezed before bingo adds its
+// own words, so those (the fields, how to decline) always reach the person.
+func TestElicitationIsCapped(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	message := strings.Repeat(" ", 7200) + "bingo: paste your key:" + strings.Repeat("\nmore", 30) + strings.Repeat("x", 2000)
+	in, _ := json.Marshal(map[string]string{"message": message})
+	u := &testutil.RecordingUI{Answer: "Ann"}
+	if _, err := r.call(context.Background(), "ask", string(in), u); err != nil {
+		t.Fatal(err)
+	}
+	_, asked := u.Seen()
+	if len(asked) != 1 {
+		t.Fatalf("questions %q", asked)
+	}
+	q := asked[0]
+	if lines := strings.Split(q, "\n"); len(lines) > 9 || len([]rune(q)) > 950 || !strings.HasPrefix(q, "bingo: paste your key:\nmore") ||
+		!strings.HasSuffix(q, "… (name, string: your name) — an empty answer declines") {
+		t.Errorf("question (%d lines, %d characters):\n%s", len(lines), len([]rune(q)), q)
+	}
+}
+
 // Sampling is refused unless allowed; allowed, it goes to Config.Sample.
 func TestSampling(t *testing.T) {
 	r := newRig(t, rigOpts{})
@@ -301,5 +322,26 @@ func TestCrash(t *testing.T) {
 	}
 	if all := r.notices.All(); len(all) != 1 {
 		t.Errorf("notices %v, want one", all)
+	}
+}
+
+// A line on the server's stdout that is not a JSON-RPC message goes to the
+// log and is skipped: the call answers, the session goes on, and nothing
+// is said to the person.
+func TestStrayLines(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	if out, err := r.call(context.Background(), "junk", `{}`, nil); err != nil || texts(out) != "printed junk" {
+		t.Fatalf("junk = %q, %v", texts(out), err)
+	}
+	if out, err := r.call(context.Background(), "echo", `{"text":"still here"}`, nil); err != nil || texts(out) != "still here" {
+		t.Fatalf("echo after junk = %q, %v", texts(out), err)
+	}
+	for _, want := range []string{`"THIS IS NOT JSON"`, `"{\"not\": \"a message\"}"`} {
+		if !strings.Contains(r.log.String(), "mcpbridge: skipped a line on the server's stdout (not a JSON-RPC message: ") || !strings.Contains(r.log.String(), want) {
+			t.Errorf("the log does not say %s was skipped:\n%s", want, r.log)
+		}
+	}
+	if n := r.notices.All(); len(n) != 0 || r.starts != 1 {
+		t.Errorf("notices %v, %d starts: want none, and one start", n, r.starts)
 	}
 }

@@ -367,3 +367,27 @@ func TestContributeEndsAtItsDeadline(t *testing.T) {
 		t.Errorf("notices %+v, want none", n)
 	}
 }
+
+// A tool that requires tasks is not declared, and one notice says so.
+func TestTaskRequiredNotOffered(t *testing.T) {
+	notices := testutil.NewCollector[bridge.Notice]()
+	p := bridge.New(bridge.Options{Name: "raw", Notify: notices.Add, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
+		if method == "tools/list" {
+			obj := map[string]any{"type": "object"}
+			return map[string]any{"tools": []any{
+				map[string]any{"name": "plain", "inputSchema": obj},
+				map[string]any{"name": "tasky", "inputSchema": obj, "execution": map[string]any{"taskSupport": "required"}},
+			}}, nil
+		}
+		return legacy(method)
+	}), mcpbridge.Config{Name: "raw"})})
+	defer p.Close()
+	decl, err := p.Start(context.Background())
+	if err != nil || len(decl.Tools) != 1 || decl.Tools[0].Name != "plain" {
+		t.Fatalf("Start: %+v, %v; want only the tool plain", decl, err)
+	}
+	n := notices.All()
+	if len(n) != 1 || !strings.Contains(n[0].Message, "tool tasky: it can be run only as tasks") {
+		t.Errorf("notices %+v, want one naming tasky", n)
+	}
+}

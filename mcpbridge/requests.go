@@ -15,12 +15,23 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
 // The server's own requests: elicitation (a question to the person),
 // sampling (a model request) and the resources contributor.
+
+// What of an elicitation's text reaches the person (docs/plugins.md): its
+// message, in lines and characters, and its fields' names and
+// descriptions, on one line. With bingo's own words they stay within
+// what the terminal shows of any question (internal/cli).
+const (
+	elicitLines      = 9
+	elicitChars      = 500
+	elicitFieldChars = 400
+)
 
 // elicit puts the server's question to the person, on the tool call it is
 // answering: the call whose ctx the sdk passes on, else the oldest call
@@ -42,17 +53,20 @@ func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 		return nil, errors.New("bingo does not open URLs for an MCP server")
 	}
 	fields := schemaFields(p.RequestedSchema)
-	question := p.Message
+	// The server's words are capped here, under what bingo shows of any
+	// question, so that what bingo adds (the fields, how to decline) is
+	// never what gets cut.
+	question := strings.Join(render.Block(p.Message, elicitLines, elicitChars), "\n")
 	switch len(fields) {
 	case 0:
 	case 1:
-		question += fmt.Sprintf(" (%s)", fields[0].describe())
+		question += " (" + render.Brief(fields[0].describe(), elicitFieldChars) + ")"
 	default:
 		var ds []string
 		for _, f := range fields {
 			ds = append(ds, f.describe())
 		}
-		question += " (answer a JSON object: " + strings.Join(ds, "; ") + ")"
+		question += " (answer a JSON object: " + render.Brief(strings.Join(ds, "; "), elicitFieldChars) + ")"
 	}
 	question += " — an empty answer declines"
 	raw, _ := json.Marshal(protocol.AskParams{Call: id, Question: question})

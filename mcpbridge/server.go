@@ -11,6 +11,7 @@ import (
 	"log"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sourcegraph/jsonrpc2"
@@ -33,14 +34,17 @@ type server struct {
 	ending      bool           // the instance is ending: nothing more starts
 	work        sync.WaitGroup // every goroutine the translator started
 	cs          *mcp.ClientSession
-	ready       chan struct{} // closed once initialize has answered
-	initialized bool          // initialize has arrived
-	names       names         // what the current declaration maps to
-	calls       []*call       // the tool calls running, oldest first
-	errTold     bool          // an error-level log line has raised its notice
-	redeclMu    sync.Mutex    // one redeclaration at a time
-	declDone    chan struct{} // closed once the latest redeclaration is sent; nil before the first
-	declWaiting bool          // a redeclaration is waiting for redeclMu: it has not listed yet
+	ready       chan struct{}   // closed once initialize has answered
+	initialized bool            // initialize has arrived
+	names       names           // what the current declaration maps to
+	calls       []*call         // the tool calls running, oldest first
+	errTold     bool            // an error-level log line has raised its notice
+	stopped     *stopped        // why the translator killed the server, if it did
+	taskTools   map[string]bool // tools the server says require tasks (toolsListed)
+	told        *sync.Map       // tools withheld that a notice has named, across the plugin's instances
+	redeclMu    sync.Mutex      // one redeclaration at a time
+	declDone    chan struct{}   // closed once the latest redeclaration is sent; nil before the first
+	declWaiting bool            // a redeclaration is waiting for redeclMu: it has not listed yet
 }
 
 // call is one tool call running on the server.
@@ -52,7 +56,7 @@ type call struct {
 
 // serve translates for one instance until either side ends, and returns
 // once the server has ended, with its exit.
-func serve(ctx context.Context, inner transport.Conn, stdin io.Reader, stdout io.Writer, cfg Config) error {
+func serve(ctx context.Context, inner transport.Conn, stdin io.Reader, stdout io.Writer, cfg Config, told *sync.Map) error {
 	innerDone := make(chan struct{})
 	var innerErr error
 	go func() {
@@ -61,7 +65,8 @@ func serve(ctx context.Context, inner transport.Conn, stdin io.Reader, stdout io
 	}()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &server{cfg: cfg, inner: inner, ctx: ctx, ready: make(chan struct{}), set: make(chan struct{})}
+	s := &server{cfg: cfg, inner: inner, ctx: ctx, ready: make(chan struct{}), set: make(chan struct{}),
+		taskTools: map[string]bool{}, told: told}
 	stream := protocol.NewLineStream(pipe{stdin, stdout}, protocol.LineStreamOptions{Notification: s.notification})
 	s.rpc = jsonrpc2.NewConn(ctx, stream, s, jsonrpc2.SetLogger(log.New(cfg.Log, "mcpbridge: ", 0)))
 	close(s.set)
@@ -98,14 +103,55 @@ func serve(ctx context.Context, inner transport.Conn, stdin io.Reader, stdout io
 		_ = cs.Close() // the server is gone: this only ends the session's goroutines
 	}
 	s.work.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped != nil {
+		return s.stopped
+	}
 	return innerErr
 }
 
-// nopCloser is the server's stdin as the MCP session sees it: serve, not
-// the session, decides when it closes.
-type nopCloser struct{ io.Writer }
+// stopped is why the translator killed the server: the instance's exit,
+// and so the reason its death's one notice gives.
+type stopped struct{ why string }
 
-func (nopCloser) Close() error { return nil }
+func (e *stopped) Error() string { return e.why + "; killed" }
+
+// stop kills the server, for why, unless the instance is ending already.
+// The instance ends with it, and the bridge's death rules apply: one
+// notice, and the next use starts it again.
+func (s *server) stop(why string) {
+	s.mu.Lock()
+	if s.ending || s.stopped != nil {
+		s.mu.Unlock()
+		return
+	}
+	s.stopped = &stopped{why}
+	s.mu.Unlock()
+	fmt.Fprintf(s.cfg.Log, "mcpbridge: %s; killing the server\n", why)
+	_ = s.inner.Kill()
+}
+
+// sessionEnded ends the instance once its MCP session has ended, err
+// saying why. A session ends when the server's stdout or stdin does: a
+// server that exits ends it, and is given Grace to be seen to exit, so
+// that its exit is the death's reason; one that lives on without a
+// session (it closed its stdout) would otherwise be sent every later
+// call, each waiting for its deadline. The instance ending on its own
+// ends the session too, which is no reason.
+func (s *server) sessionEnded(err error) {
+	t := time.NewTimer(s.cfg.Deadlines.Grace)
+	defer t.Stop()
+	select {
+	case <-s.ctx.Done():
+		return
+	case <-t.C:
+	}
+	if err == nil {
+		err = io.EOF
+	}
+	s.stop(fmt.Sprintf("its MCP session ended (%v)", err))
+}
 
 // pipe is the translator's end of the bingo wire.
 type pipe struct {
@@ -194,19 +240,19 @@ func (s *server) dispatch(method string, params json.RawMessage) (any, error) {
 		if err := decode(params, &p); err != nil {
 			return nil, err
 		}
-		return s.bounded(cs, proxy.KindCommand, func(ctx context.Context) (any, error) { return s.runPrompt(ctx, cs, p) })
+		return s.bounded(cs, proxy.KindCommand, method, func(ctx context.Context) (any, error) { return s.runPrompt(ctx, cs, p) })
 	case protocol.MethodCommandComplete:
 		var p protocol.CommandCompleteParams
 		if err := decode(params, &p); err != nil {
 			return nil, err
 		}
-		return s.bounded(cs, proxy.KindComplete, func(ctx context.Context) (any, error) { return s.completePrompt(ctx, cs, p) })
+		return s.bounded(cs, proxy.KindComplete, method, func(ctx context.Context) (any, error) { return s.completePrompt(ctx, cs, p) })
 	case protocol.MethodContextContribute:
 		var p protocol.ContextContributeParams
 		if err := decode(params, &p); err != nil {
 			return nil, err
 		}
-		return s.bounded(cs, proxy.KindContributor, func(ctx context.Context) (any, error) { return s.contribute(ctx, cs, p) })
+		return s.bounded(cs, proxy.KindContributor, method, func(ctx context.Context) (any, error) { return s.contribute(ctx, cs, p) })
 	}
 	return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "an MCP server translated by bingo does not answer " + method}
 }
@@ -217,19 +263,40 @@ func (s *server) dispatch(method string, params json.RawMessage) (any, error) {
 // bridge has stopped waiting (a contributor is dropped from its round),
 // so the work is for no one: the sdk tells the server to stop
 // (notifications/cancelled) and f answers. Before it does, the server
-// proves it answers at all (a ping), as after tool/cancel: one that has
-// stopped answering leaves the request owed, and the bridge's wedge rule
-// kills it. Unbounded, one hung resources/read held its goroutine and the
-// server's work until the instance died, and a server that answers
-// everything else was killed as wedged for it.
-func (s *server) bounded(cs *mcp.ClientSession, k proxy.Kind, f func(context.Context) (any, error)) (any, error) {
+// proves it answers at all (alive): one that has stopped answering is
+// wedged, and killed. Unbounded, one hung resources/read held its
+// goroutine and the server's work until the instance died, and a server
+// that answers everything else was killed as wedged for it.
+func (s *server) bounded(cs *mcp.ClientSession, k proxy.Kind, method string, f func(context.Context) (any, error)) (any, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.Deadlines.For(k))
 	defer cancel()
 	res, err := f(ctx)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) && s.ctx.Err() == nil {
-		_ = cs.Ping(s.ctx, nil)
+		s.alive(cs, method)
 	}
 	return res, err
+}
+
+// watch watches a request from its deadline (the bridge's, for kind k) on:
+// past it, the server must prove it answers at all (alive). The bridge's
+// own wedge rule cannot see a frozen server while calls keep coming, since
+// each new call is within its deadline and protects the instance: four
+// calls in a turn each waited the whole deadline, and the server lived on.
+// The returned func ends the watch, once the host has its answer.
+func (s *server) watch(cs *mcp.ClientSession, k proxy.Kind, what string) (stop func()) {
+	t := time.AfterFunc(s.cfg.Deadlines.For(k), func() { s.spawn(func() { s.alive(cs, what) }) })
+	return func() { t.Stop() }
+}
+
+// alive pings the server, what having passed its deadline. A server that
+// does not answer within Grace is wedged: it is killed (stop), and the
+// death is its one notice.
+func (s *server) alive(cs *mcp.ClientSession, what string) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.Deadlines.Grace)
+	defer cancel()
+	if cs.Ping(ctx, nil) != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		s.stop(fmt.Sprintf("wedged: %s passed its deadline and the server answered no ping within %s", what, s.cfg.Deadlines.Grace))
+	}
 }
 
 // errGone ends a request whose server went away under it: the translator
@@ -239,9 +306,10 @@ func (s *server) bounded(cs *mcp.ClientSession, k proxy.Kind, f func(context.Con
 var errGone = errors.New("the MCP server has gone")
 
 // gone is errGone, once the instance has ended, when err says the
-// connection to the server broke; nil for any other error.
+// connection to the server broke (or the server is being killed); nil for
+// any other error.
 func (s *server) gone(err error) error {
-	if !errors.Is(err, mcp.ErrConnectionClosed) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+	if !errors.Is(err, mcp.ErrConnectionClosed) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, transport.ErrKilled) {
 		return nil
 	}
 	<-s.ctx.Done()
@@ -310,7 +378,11 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "bingo", Version: strconv.Itoa(protocol.Version)}, opts)
 	// The session never closes the server's stdin: serve does, when the
 	// host stops the instance.
-	t := readTransport{&mcp.IOTransport{Reader: io.NopCloser(s.inner), Writer: nopCloser{s.inner}}, s.notified}
+	t := lineTransport{rw: s.inner, log: s.cfg.Log, notify: s.notified, result: func(method string, result json.RawMessage) {
+		if method == "tools/list" {
+			s.toolsListed(result)
+		}
+	}}
 	cs, err := client.Connect(s.ctx, t, nil)
 	if err != nil {
 		err = fmt.Errorf("the MCP server failed to initialize: %v", err)
@@ -320,6 +392,7 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	s.mu.Lock()
 	s.cs = cs
 	s.mu.Unlock()
+	s.spawn(func() { s.sessionEnded(cs.Wait()) })
 
 	init := cs.InitializeResult()
 	if si := init.ServerInfo; si != nil {
@@ -402,15 +475,20 @@ func (s *server) declared() {
 	}
 }
 
-// notice says one line to the person under the plugin's name.
+// notice says one line to the person under the plugin's name, on a
+// goroutine of its own.
 func (s *server) notice(level, message string) {
-	s.spawn(func() {
-		raw, _ := json.Marshal(protocol.NoticeParams{Level: level, Message: message})
-		var res protocol.ServiceCallResult
-		err := s.rpc.Call(s.ctx, protocol.MethodServiceCall, protocol.ServiceCallParams{
-			Key: protocol.HostServiceKey, Method: protocol.HostNotice, Params: raw}, &res)
-		if err != nil {
-			fmt.Fprintf(s.cfg.Log, "mcpbridge: notice: %v\n", err)
-		}
-	})
+	s.spawn(func() { s.say(level, message) })
+}
+
+// say says one line to the person under the plugin's name, and returns
+// once the host has it.
+func (s *server) say(level, message string) {
+	raw, _ := json.Marshal(protocol.NoticeParams{Level: level, Message: message})
+	var res protocol.ServiceCallResult
+	err := s.rpc.Call(s.ctx, protocol.MethodServiceCall, protocol.ServiceCallParams{
+		Key: protocol.HostServiceKey, Method: protocol.HostNotice, Params: raw}, &res)
+	if err != nil {
+		fmt.Fprintf(s.cfg.Log, "mcpbridge: notice: %v\n", err)
+	}
 }

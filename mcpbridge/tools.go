@@ -10,11 +10,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
@@ -56,11 +56,17 @@ func (s *server) declaration(cs *mcp.ClientSession) (protocol.InitializeResult, 
 			return decl, err
 		}
 		s.leftOut("tools/list", cut)
+		var withheld []string
 		for _, t := range tools {
+			if s.tasksOnly(t.Name) {
+				withheld = append(withheld, t.Name)
+				continue
+			}
 			name := hostName(t.Name)
 			n.tools[name] = t.Name
 			decl.Tools = append(decl.Tools, sdk.ToolSpec{Name: name, Description: t.Description, InputSchema: rawJSON(t.InputSchema), Claims: claims(t.Annotations)})
 		}
+		s.withhold(withheld)
 	}
 	if caps.Prompts != nil {
 		prompts, cut, err := listAll("prompts/list", maxListed, func(cursor string) ([]*mcp.Prompt, string, error) {
@@ -87,6 +93,67 @@ func (s *server) declaration(cs *mcp.ClientSession) (protocol.InitializeResult, 
 	s.names = n
 	s.mu.Unlock()
 	return decl, nil
+}
+
+// A tool whose execution.taskSupport is "required" may only be run as a
+// task (protocol 2025-11-25), which neither the sdk's client (v1.8.0 has no
+// tasks) nor bingo does: a plain tools/call of it always fails (-32601).
+// It is not offered to the model, and the person is told once a process.
+// The sdk's Tool drops the field, so it is read off the wire (toolsListed).
+
+// toolsListed notes, from the raw result of a tools/list page, which tools
+// require tasks. It runs on the reader, before the sdk hands the page to
+// ListTools.
+func (s *server) toolsListed(result json.RawMessage) {
+	var page struct {
+		Tools []struct {
+			Name      string `json:"name"`
+			Execution *struct {
+				TaskSupport string `json:"taskSupport"`
+			} `json:"execution"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(result, &page) != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range page.Tools {
+		if t.Execution != nil && t.Execution.TaskSupport == "required" {
+			s.taskTools[t.Name] = true
+		} else {
+			delete(s.taskTools, t.Name)
+		}
+	}
+}
+
+// tasksOnly reports whether the server said tool requires tasks.
+func (s *server) tasksOnly(tool string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.taskTools[tool]
+}
+
+// withhold says which tools the declaration leaves out for requiring
+// tasks: in the log each time, and once a process in a notice, before
+// the declaration is sent (so that bingo plugins check, which reports
+// the notices of a start, reports it).
+func (s *server) withhold(tools []string) {
+	if len(tools) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("not offering the MCP server's %s %s: %s run only as tasks (execution.taskSupport \"required\"), which bingo does not run",
+		map[bool]string{true: "tool", false: "tools"}[len(tools) == 1], strings.Join(tools, ", "), map[bool]string{true: "it can be", false: "they can be"}[len(tools) == 1])
+	fmt.Fprintf(s.cfg.Log, "mcpbridge: %s\n", msg)
+	var fresh bool
+	for _, t := range tools {
+		if _, told := s.told.LoadOrStore(t, true); !told {
+			fresh = true
+		}
+	}
+	if fresh {
+		s.say("warn", msg)
+	}
 }
 
 // Bounds on one list a declaration reads: a server's pages are read
@@ -186,6 +253,7 @@ func (s *server) callTool(cs *mcp.ClientSession, p protocol.ToolCallParams) (any
 		s.mu.Unlock()
 	}()
 
+	defer s.watch(cs, proxy.KindTool, "tools/call "+mcpName)()
 	params := &mcp.CallToolParams{Name: mcpName, Arguments: argsOf(p.Input), Meta: logMeta()}
 	params.SetProgressToken(p.CallID)
 	res, err := cs.CallTool(context.WithValue(ctx, callKey{}, p.CallID), params)
@@ -324,39 +392,6 @@ func structuredView(raw json.RawMessage) *sdk.View {
 		v.Pairs = append(v.Pairs, sdk.KeyValue{Key: k, Value: val})
 	}
 	return v
-}
-
-// readTransport is the server's transport with each notification handed
-// to read as it is read, in wire order. The sdk runs its notification
-// handlers on a goroutine of their own and hands a call its answer
-// straight from the reader, so a handler may hear of a call's progress, or
-// of the tools/list_changed its call caused, after the call has answered;
-// read here, both reach the host before the call's answer, as the server
-// sent them.
-type readTransport struct {
-	mcp.Transport
-	read func(method string, params json.RawMessage)
-}
-
-func (t readTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.Transport.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return readConn{c, t.read}, nil
-}
-
-type readConn struct {
-	mcp.Connection
-	read func(method string, params json.RawMessage)
-}
-
-func (c readConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	m, err := c.Connection.Read(ctx)
-	if req, ok := m.(*jsonrpc.Request); ok && err == nil && !req.IsCall() {
-		c.read(req.Method, req.Params)
-	}
-	return m, err
 }
 
 // notified handles the server's notifications that must keep their place

@@ -3,7 +3,9 @@ package mcpbridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"sync"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
@@ -63,6 +65,7 @@ func Wrap(inner transport.Transport, cfg Config) transport.Transport {
 type wrapped struct {
 	inner transport.Transport
 	cfg   Config
+	told  sync.Map // the tools withheld for requiring tasks that a notice has named
 }
 
 func (w *wrapped) Kind() string { return w.inner.Kind() }
@@ -76,7 +79,7 @@ func (w *wrapped) Start(ctx context.Context) (transport.Conn, error) {
 		return nil, err
 	}
 	translator, err := mem.New(func(ctx context.Context, stdin io.Reader, stdout, _ io.Writer) error {
-		return serve(ctx, conn, stdin, stdout, w.cfg)
+		return serve(ctx, conn, stdin, stdout, w.cfg, &w.told)
 	}, nil).Start(ctx)
 	if err != nil {
 		_ = conn.Kill()
@@ -89,14 +92,18 @@ func (w *wrapped) Start(ctx context.Context) (transport.Conn, error) {
 // translator ends only once the server has, and a server that exits
 // cleanly when its stdin closes has exited cleanly, however the host
 // stopped the translator (the in-memory transport calls any end after
-// Kill a kill).
+// Kill a kill). A server the translator killed (see server.stop) ended
+// for the translator's reason, not for the kill.
 type exited struct {
 	transport.Conn
 	server transport.Conn
 }
 
 func (c exited) Wait() error {
-	_ = c.Conn.Wait()
+	var st *stopped
+	if err := c.Conn.Wait(); errors.As(err, &st) {
+		return err
+	}
 	return c.server.Wait()
 }
 

@@ -53,8 +53,8 @@ const (
 type InitializeParams struct {
 	Protocol   int    `json:"protocol"`
 	PluginRoot string `json:"pluginRoot"`
-	// Config is the person's settings slice plugins.<name>, or null.
-	Config json.RawMessage `json:"config" jsonschema:"type=object"`
+	// Config is the person's settings value plugins.<name>, any JSON exactly as written, or null.
+	Config json.RawMessage `json:"config"`
 	// Env is the manifest's entry.env, expanded.
 	Env map[string]string `json:"env"`
 	// DataDir is the plugin's own writable directory, which the host

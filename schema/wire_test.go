@@ -287,7 +287,6 @@ func TestInvalidMessagesFail(t *testing.T) {
 		"jsonrpc 1.0":                         `{"jsonrpc":"1.0","id":1,"method":"command/complete","params":{"name":"n","partial":"","cwd":"/"}}`,
 		"no jsonrpc member":                   `{"id":1,"method":"command/complete","params":{"name":"n","partial":"","cwd":"/"}}`,
 		"initialize without env":              `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":5,"pluginRoot":"/p","config":null}}`,
-		"initialize with config an array":     `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol":5,"pluginRoot":"/p","config":[],"env":{}}}`,
 		"tool/call with an unknown member":    `{"jsonrpc":"2.0","id":1,"method":"tool/call","params":{"callId":"c","name":"count","input":{},"cwd":"/","session":"s","turn":1,"extra":1}}`,
 		"handshake tool with an empty name":   `{"jsonrpc":"2.0","id":1,"result":{"protocol":5,"name":"x","version":"1","tools":[{"name":"","description":"d"}]}}`,
 		"hook decision allow":                 `{"jsonrpc":"2.0","id":1,"result":{"outcome":"allow"}}`,

@@ -191,7 +191,7 @@ func (c *Cache) Lookup(m *manifest.Manifest, s Start) (k Key, hit *Entry, proble
 		known = append(known, e.Files...)
 	}
 	sums := c.sums.Assuming(known)
-	snap, err := sums.Snapshot("/", m)
+	snap, err := sums.Snapshot(trust.Scope{Project: "/", Dir: s.Dir, Env: s.Env}, m)
 	if err != nil {
 		return Key{}, nil, fmt.Errorf("declaration cache: %w; not cached", err)
 	}

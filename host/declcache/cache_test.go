@@ -209,8 +209,13 @@ func TestOnlySettledSumsAreKept(t *testing.T) {
 	must(t, c.Store(k, decl("p"), nil))
 	entries, err := read(filepath.Join(cache, "p.json"))
 	must(t, err)
-	if len(entries) != 1 || len(entries[0].Files) != 0 {
-		t.Fatalf("sums of files written just now were kept: %+v", entries)
+	if len(entries) != 1 {
+		t.Fatalf("entries: %+v", entries)
+	}
+	for _, f := range entries[0].Files {
+		if strings.HasPrefix(f.Path, m.Root) {
+			t.Fatalf("sums of files written just now were kept: %+v", entries)
+		}
 	}
 }
 

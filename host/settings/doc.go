@@ -83,16 +83,15 @@
 //     plugin are the person's to give. A project file that sets them has
 //     those keys listed in Loaded.UserOnly.
 //   - A trusted project's file applies otherwise as Load's second file.
-//   - An untrusted project's file can only tighten. Its permissions.deny
-//     and .ask are unioned in; its permissions.allow is ignored. Its
-//     deadlines.<kind>, limits.<key>, turn.maxSteps and turn.compactAt
-//     apply only where smaller than what is in force (the user's value or
-//     the default): a repository may cut a deadline or a limit short,
-//     never extend one. Its
-//     provider is ignored whole. Its plugins.<name> applies only to the
-//     project's own plugins (Project.Own): any other name is a plugin of
-//     the person's, which a repository must not feed config to. What is
-//     ignored is listed in Loaded.Ignored.
+//   - An untrusted project's file applies its permissions.deny and .ask,
+//     unioned in, and nothing of the person's: its permissions.allow,
+//     deadlines, limits, turn bounds and provider are ignored, shorter or
+//     longer (a deadline cut to a nanosecond makes the person's own guard
+//     hook miss it, and a hook that misses decides nothing). Its
+//     plugins.<name> applies only to the project's own plugins
+//     (Project.Own), which ship with it anyway: any other name is a plugin
+//     of the person's, which a repository must not feed config to. What
+//     is ignored is listed in Loaded.Ignored.
 //   - An untrusted project plugin (Project.Untrusted: in an untrusted
 //     project, or one whose files changed since the person trusted it)
 //     does not get what the user's file

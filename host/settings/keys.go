@@ -73,9 +73,6 @@ const (
 	// LayerEvery: every settings file, an untrusted project's too: the
 	// key can only add a refusal or a question.
 	LayerEvery Layer = "every"
-	// LayerTighten: the user's file and a trusted project's; an untrusted
-	// project's only where its value is smaller than what is in force.
-	LayerTighten Layer = "tighten"
 	// LayerTrusted: the user's file and a trusted project's, never an
 	// untrusted project's.
 	LayerTrusted Layer = "trusted"
@@ -92,8 +89,6 @@ func (l Layer) Describe() string {
 	switch l {
 	case LayerEvery:
 		return "any settings file, an untrusted project's too"
-	case LayerTighten:
-		return "your file and a trusted project's; an untrusted project's only where smaller than what is in force"
 	case LayerTrusted:
 		return "your file and a trusted project's, never an untrusted project's"
 	case LayerOwn:
@@ -127,7 +122,7 @@ const (
 // schema's generation.
 var (
 	deadlineDocs = map[string]string{
-		"initialize":    "The handshake: starting the plugin (for a wasm plugin, its module's start function too) until its answer to initialize. It bounds every respawn the same way.",
+		"initialize":    "The handshake: starting the plugin (for a wasm plugin, its module's start function too) until its answer to initialize. It bounds every respawn the same way. A plugin whose command is a package runner that may install it first (npx, pnpx, bunx, uvx, pipx run, pnpm dlx, uv tool run) gets at least 2m.",
 		"tool":          "A tool/call, from the call to its answer: a respawn it waits for and the person's answers to the tool's questions count against it. A cancelled call is still waited for until then.",
 		"command":       "A command/run.",
 		"complete":      "A command/complete.",
@@ -153,9 +148,7 @@ var (
 )
 
 // Never is what a duration key whose Zero is set holds when a file sets it
-// to "0": longer than any run, so the timer it sets never fires; and, as
-// the longest duration, never tighter than what is in force, so an
-// untrusted project (which can only tighten) cannot set it.
+// to "0": longer than any run, so the timer it sets never fires.
 const Never = time.Duration(math.MaxInt64)
 
 // deadlineKeys and limitKeys are the JSON keys of Deadlines' and Limits'
@@ -235,14 +228,14 @@ func buildTable() []Key {
 		{Path: "plugins.<name>", Kind: KindJSON,
 			Doc: "Sent to the plugin named <name> as initialize.config, exactly as written (the manifest's config field documents its shape). A later file replaces it whole. An untrusted project plugin does not get your plugins.<name>."},
 
-		{Path: "deadlines", Kind: KindSection, Layer: LayerTighten,
+		{Path: "deadlines", Kind: KindSection, Layer: LayerTrusted,
 			Doc: "How long each crossing to a plugin may take, as a duration (\"60s\", \"150ms\", \"1m30s\"). Past its deadline the call fails; a later file wins key by key."},
 	}
 	for _, key := range deadlineKeys {
 		t = append(t, Key{Path: "deadlines." + key, Kind: KindDuration,
 			Default: formatDuration(*DeadlineField(&def.Deadlines, key)), Zero: deadlineZero[key], Doc: deadlineDocs[key]})
 	}
-	t = append(t, Key{Path: "limits", Kind: KindSection, Layer: LayerTighten,
+	t = append(t, Key{Path: "limits", Kind: KindSection, Layer: LayerTrusted,
 		Doc: "How much one crossing to a plugin may make the host hold; a later file wins key by key."})
 	for _, key := range limitKeys {
 		t = append(t, Key{Path: "limits." + key, Kind: KindCount, Unit: limitUnits[key],
@@ -282,10 +275,10 @@ func buildTable() []Key {
 		{Path: "provider.openai.apiKeyEnv", Kind: KindEnvName,
 			Doc: "The environment variable the API key is read from at each request, never the key itself; leave it out for a server that needs no key. The key is sent only to the baseURL your own file pairs with this variable, and exec plugins do not see the variable unless env.plugins.<name>.pass names it."},
 
-		{Path: "turn", Kind: KindSection, Layer: LayerTighten,
+		{Path: "turn", Kind: KindSection, Layer: LayerTrusted,
 			Doc: "Bounds on one turn; a later file wins key by key."},
 		{Path: "turn.maxSteps", Kind: KindCount, Unit: "model responses", Default: strconv.Itoa(def.Turn.MaxSteps),
-			Doc: "How many model responses one turn may take. Past it the turn stops, with a notice."},
+			Doc: "How many model responses one turn may take. Past it the turn stops and fails (bingo exits 1): the model did not finish."},
 		{Path: "turn.compactAt", Kind: KindCount, Unit: "bytes", Default: strconv.Itoa(def.Turn.CompactAt),
 			Doc: "The conversation's size at which it is compacted before the next model request: the bytes of every message's content and of its tool calls' names and inputs (the system prompt is not counted). The built-in compaction keeps the newest messages that fit in half of it."},
 

@@ -133,8 +133,6 @@ func (ld *Loaded) restrict(l *layer, trusted bool, own map[string]bool) {
 		switch layer {
 		case LayerEvery:
 			keep = true
-		case LayerTighten:
-			keep = l.tightens(top, sub, ld.User)
 		case LayerOwn:
 			// A project configures its own plugins, never the person's.
 			keep = own[sub]
@@ -147,24 +145,6 @@ func (ld *Loaded) restrict(l *layer, trusted bool, own map[string]bool) {
 			l.drop(top, sub)
 		}
 	}
-}
-
-// tightens reports whether l's value of top.sub, a key of layer
-// LayerTighten, is smaller than what is in force.
-func (l *layer) tightens(top, sub string, now Settings) bool {
-	switch top {
-	case "deadlines":
-		return l.deadlines[sub] < *DeadlineField(&now.Deadlines, sub)
-	case "limits":
-		return l.limits[sub] < *limitField(&now.Limits, sub)
-	case "turn":
-		in := now.Turn.MaxSteps
-		if sub == "compactAt" {
-			in = now.Turn.CompactAt
-		}
-		return **l.turn(sub) < in
-	}
-	return false
 }
 
 // withhold keeps from each untrusted project plugin what the

@@ -66,40 +66,15 @@ func TestLoadLayered(t *testing.T) {
 				s.Permissions.Deny = []string{"u_deny", "p_deny"}
 				s.Permissions.Ask = []string{"p_ask"}
 			}},
-		{name: "untrusted deadline applied only if shorter than the user's or the default",
-			// tool: user 30s; hook and command: defaults 2s and 30s.
-			project: `{"deadlines": {"tool": "5s", "hook": "3s", "command": "30s", "grace": "1s"}}`,
-			want: func(s *Settings) {
-				s.Deadlines.Tool = 5 * time.Second
-				s.Deadlines.Grace = time.Second
-			},
-			ignored: []string{"deadlines.hook", "deadlines.command"}},
-		{name: "untrusted providerTotal applied only if shorter",
-			project: `{"deadlines": {"providerTotal": "1h"}}`,
-			ignored: []string{"deadlines.providerTotal"}},
-		{name: "untrusted idleStop never ignored: it is the longest",
-			project: `{"deadlines": {"idleStop": "0"}}`,
-			ignored: []string{"deadlines.idleStop"}},
-		{name: "untrusted providerTotal shorter applied",
-			project: `{"deadlines": {"providerTotal": "1m"}}`,
-			want:    func(s *Settings) { s.Deadlines.ProviderTotal = time.Minute }},
-		{name: "untrusted limit applied only if smaller than the user's or the default",
+		{name: "untrusted deadlines ignored, shorter or longer: a repository must not make the person's hook miss its deadline",
+			project: `{"deadlines": {"tool": "5s", "hook": "1ns", "command": "30s", "grace": "1s", "initialize": "1ns", "providerTotal": "1h", "idleStop": "0"}}`,
+			ignored: []string{"deadlines.tool", "deadlines.hook", "deadlines.command", "deadlines.grace", "deadlines.initialize", "deadlines.providerTotal", "deadlines.idleStop"}},
+		{name: "untrusted limits ignored, smaller or larger",
 			project: `{"limits": {"providerResponseMiB": 8}}`,
-			want:    func(s *Settings) { s.Limits.ProviderResponseMiB = 8 }},
-		{name: "untrusted limit larger ignored",
-			project: `{"limits": {"providerResponseMiB": 1024}}`,
 			ignored: []string{"limits.providerResponseMiB"}},
-		{name: "untrusted limit equal ignored",
-			project: `{"limits": {"providerResponseMiB": 32}}`,
-			ignored: []string{"limits.providerResponseMiB"}},
-		{name: "untrusted maxSteps smaller applied, compactAt larger ignored",
-			project: `{"turn": {"maxSteps": 5, "compactAt": 300000}}`,
-			want:    func(s *Settings) { s.Turn.MaxSteps = 5 },
-			ignored: []string{"turn.compactAt"}},
-		{name: "untrusted compactAt smaller applied, maxSteps equal ignored",
-			project: `{"turn": {"compactAt": 1000, "maxSteps": 10}}`,
-			want:    func(s *Settings) { s.Turn.CompactAt = 1000 },
-			ignored: []string{"turn.maxSteps"}},
+		{name: "untrusted turn bounds ignored, smaller or larger",
+			project: `{"turn": {"maxSteps": 5, "compactAt": 1}}`,
+			ignored: []string{"turn.maxSteps", "turn.compactAt"}},
 		{name: "untrusted provider plugin ignored",
 			project: `{"provider": {"plugin": "evil/p"}}`,
 			ignored: []string{"provider"}},
@@ -320,8 +295,8 @@ func TestLoadLayeredBadPattern(t *testing.T) {
 		if !reflect.DeepEqual(ld.Settings.Permissions, perms) {
 			t.Errorf("trusted %v: Permissions = %+v, want %+v", trusted, ld.Settings.Permissions, perms)
 		}
-		if ld.Settings.Deadlines.Tool != time.Second {
-			t.Errorf("trusted %v: the rest of the file did not apply: %+v", trusted, ld.Settings.Deadlines)
+		if got := ld.Settings.Deadlines.Tool == time.Second; got != trusted {
+			t.Errorf("trusted %v: deadlines.tool applied %v: %+v", trusted, got, ld.Settings.Deadlines)
 		}
 	}
 }

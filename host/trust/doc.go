@@ -25,52 +25,64 @@
 // and treats as "untrusted"; it never crashes and never guesses.
 // [Store.Update] keeps the damaged file as trust.json.corrupt and starts
 // afresh. A file written by a newer bingo (a [VersionError]) is also
-// untrusted, but Update refuses to overwrite it.
+// untrusted, but Update refuses to overwrite it; one written by an older
+// bingo, whose pins covered less (an [OldVersionError]), trusts nothing
+// and is kept as trust.json.v1.
 //
 // # The digest rule
 //
-// For one plugin m (a *manifest.Manifest, its entry already expanded) of
-// the project at root P, the candidate paths are:
+// A plugin of the project at P is pinned against the repository R around
+// it ([RepositoryRoot]: the nearest ancestor of P, P included, holding
+// .git; else P), which can change any file in it, and against the
+// directory D its process starts in (the session's) and the PATH it gets
+// ([Scope]). What is recorded, every path spelled with its directories'
+// symlinks resolved:
 //
-//   - the manifest file itself (m.File);
-//   - entry.wasm;
-//   - entry.command, if it contains a path separator;
-//   - every entry.args element, and every entry.env value, that looks like
-//     a path: absolute, or containing a "/";
-//   - for an argument containing "=" (as in --flag=/path), the part after
-//     the first "=", if it looks like a path.
+//   - the plugin's directory, whole: every entry, recursively;
+//   - the files its entry names, as the process resolves them: entry.wasm;
+//     the file entry.command runs (package lookpath: a bare name searched
+//     in entry.env's PATH, else the PATH the process inherits); every
+//     argument, and the part of one after its first "=" (--config=x); and
+//     every entry.env value that looks like a path (absolute, or with a
+//     separator). A relative one is taken against D. The manifest loader
+//     has already made absolute an argument that names a file of the
+//     plugin (see package manifest), so the process runs that file
+//     wherever it starts.
 //
-// A relative candidate is joined to the plugin's directory (m.Root). A
-// candidate counts only if, lexically cleaned, it lies inside P: those are
-// the files the repository controls. P may be spelled as given, with its
-// symlinks resolved, or as the ancestor of the plugin's directory that is
-// P; a path inside any spelling has the same relative path. Others, such as /usr/bin/python3, are left out; the manifest's
-// own bytes already pin their names.
+// A named path with nothing there is not recorded: should a file appear,
+// its new record lapses the trust. A named file inside R, or inside the
+// plugin's directory, is recorded; one outside both is not the
+// repository's to change, and is listed in [Plugin.Outside] instead
+// (/usr/bin/python3), never in the digest.
 //
-// Each counted candidate is recorded under its path relative to P
-// (slash-separated) as exactly one of:
+// Each recorded entry is kept under its path relative to P
+// (slash-separated; "../lib/x.py" for a file of R above a nested P) as
+// exactly one of:
 //
 //   - "file <hex sha256 of the contents>" for a regular file (by Lstat);
-//   - "symlink <target as Readlink returns it>" for a symlink; and if the
-//     link resolves to a regular file inside P, that file is also recorded,
-//     as "file <hex>", under its own relative path;
-//   - "missing" if there is nothing there (nor can be: a name too long, a
-//     non-directory or a symlink loop on the way);
+//   - "symlink <target as Readlink returns it>" for a symlink; what it
+//     resolves to is pinned as well if it is ours (a directory walked
+//     whole), or listed as outside;
 //   - "other <type>" for anything else (directory, fifo, socket,
-//     char-device, device, irregular). Such a file is never opened: a FIFO
-//     would hang the host.
+//     char-device, device, irregular): a directory the entry names (its
+//     contents are pinned only if it is the plugin's), and never-opened
+//     specials, since a FIFO would hang the host.
 //
-// Regular files are hashed as a stream, never read whole, and one over
-// [MaxFileSize] (512 MiB) is an error wrapping [ErrTooLarge] that names it.
-// A file that cannot be examined (permission denied) is an error too;
-// a plugin that cannot be snapshotted stays untrusted.
+// Regular files are hashed as a stream, never read whole. One plugin pins
+// at most [MaxPluginFiles] entries (files, directories and links alike)
+// and [MaxPluginBytes] bytes; past either, Snapshot is an error wrapping
+// [ErrTooLarge] that names the cap and where it was passed, and the plugin
+// cannot be trusted. A file that cannot be examined (permission denied) is
+// an error too; a plugin that cannot be snapshotted stays untrusted.
 //
 // The plugin's digest is "sha256:" and the hex sha256 of a canonical
 // encoding: each string is written as its length (8 bytes, big-endian)
-// followed by its bytes, and the fields are "bingo-trust-v1", the plugin's
+// followed by its bytes, and the fields are "bingo-trust-v2", the plugin's
 // name, the number of recorded files (8 bytes, big-endian), then each
 // relative path and its record, in byte order of the paths. [Plugin.Files]
-// keeps the records themselves so a lapse can name what changed.
+// keeps the records themselves so a lapse can name what changed. Records
+// of the first rule (trust.json version 1, which pinned only the named
+// files) are not read: [OldVersionError].
 //
 // [Sums] remembers each file version's sum (its identity, size and
 // timestamps), so one process that digests a plugin twice, for trust and
@@ -85,12 +97,14 @@
 //
 // # The limit of the rule
 //
-// Trust is of the entry as named. A file the manifest does not name is not
-// covered: modules a script imports, libraries a binary loads, data it
-// reads, a path hidden in a colon-separated list or in the middle of an
-// argument, and the contents behind a symlink that leads out of the
-// project. Changing such a file does not lapse trust. Neither do changes
-// outside the project to programs the entry names by absolute path or
-// PATH lookup (/usr/bin/python3, python3): the person's machine, not the
-// repository, controls those.
+// Trust is of the plugin's directory and the files its entry names. What a
+// program reads that is neither is not covered: a module an interpreter
+// imports from outside the plugin's directory (site-packages,
+// node_modules above it, the session's directory on sys.path), libraries
+// a binary loads, data it reads, the contents of a directory the entry
+// names, and a path hidden in a colon-separated list or in the middle of
+// an argument. Changing such a file does not lapse trust. Neither do
+// changes to files outside the repository that the entry names
+// (/usr/bin/python3): the person's machine, not the repository, controls
+// those, and `bingo trust` lists them.
 package trust

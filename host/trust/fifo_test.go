@@ -45,7 +45,7 @@ func TestFIFOIsRecordedWithoutOpeningIt(t *testing.T) {
 	done := make(chan result, 1)
 	go func() {
 		var r result
-		r.p, r.err = Snapshot(root, m)
+		r.p, r.err = Snapshot(Scope{Project: root}, m)
 		r.s, r.e1 = SettingsRecord(settings)
 		r.sl, r.e2 = SettingsRecord(settingsLink)
 		done <- r

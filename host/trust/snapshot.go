@@ -9,25 +9,39 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/lookpath"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 )
 
-// MaxFileSize is the largest regular file Snapshot and SettingsRecord will
-// hash: 512 MiB. A larger one is an error wrapping [ErrTooLarge].
+// MaxFileSize is the largest regular file SettingsRecord will hash:
+// 512 MiB. A larger one is an error wrapping [ErrTooLarge].
 const MaxFileSize = 512 << 20
 
-// ErrTooLarge is wrapped by the error for a file over [MaxFileSize].
-var ErrTooLarge = errors.New("file too large to pin")
+// The caps on what one plugin's Snapshot pins: past either the plugin
+// cannot be trusted, and the error (wrapping [ErrTooLarge]) says which
+// cap and where. Each entry of a directory walked counts towards
+// MaxPluginFiles, directories and links too, so a tree of empty
+// directories is bounded as well.
+const (
+	MaxPluginFiles = 10_000
+	MaxPluginBytes = 256 << 20
+)
+
+// ErrTooLarge is wrapped by the error for a file over [MaxFileSize] and
+// for a plugin past [MaxPluginFiles] or [MaxPluginBytes].
+var ErrTooLarge = errors.New("too large to pin")
 
 // digestMagic starts every digest's input; a change to the rule changes it.
-const digestMagic = "bingo-trust-v1"
+const digestMagic = "bingo-trust-v2"
 
 // The records of one file, as kept in [Plugin.Files]: "file <sha256 hex>",
 // "symlink <target>", "missing" or "other <type>".
@@ -43,154 +57,312 @@ const (
 type Plugin struct {
 	Name   string
 	Digest string            // "sha256:<hex>"
-	Files  map[string]string // relpath (slash-separated, from the project root) -> record ("file <hex>", "symlink <target>", "missing", "other <type>")
+	Files  map[string]string // relpath (slash-separated, from the project root) -> record ("file <hex>", "symlink <target>", "other <type>")
+	// Outside lists, sorted, the files the entry names that lie outside
+	// the repository and so are not pinned (such as /usr/bin/python3).
+	// It is what Snapshot saw, never part of the digest or the record.
+	Outside []string
 }
 
-// Snapshot digests what m, a plugin of the project at projectRoot, would
-// run now, by the rule in the package doc. A file over [MaxFileSize] is an
-// error wrapping [ErrTooLarge] that names the file; so is a file the host
-// cannot examine (permission denied, a file that changes while it is being
-// read). No non-regular file is ever opened.
-func Snapshot(projectRoot string, m *manifest.Manifest) (Plugin, error) {
-	return snapshot(projectRoot, m, nil)
+// Scope says what a Snapshot is taken against.
+type Scope struct {
+	// Project is the project root: [Plugin.Files] is keyed by paths
+	// relative to it.
+	Project string
+	// Repository is the directory whose files the repository controls
+	// ([RepositoryRoot]): a file the entry names is pinned only inside
+	// it. Empty means Project.
+	Repository string
+	// Dir is the directory the plugin's process starts in (the
+	// session's); a relative argument names a file there. Empty means
+	// bingo's working directory.
+	Dir string
+	// Env is the environment the process gets before entry.env is added
+	// ("NAME=value"); its PATH, unless entry.env sets one, finds a bare
+	// command. Nil means bingo's own.
+	Env []string
+}
+
+// RepositoryRoot returns the directory whose files a project's repository
+// controls: the nearest ancestor of project, project included, that holds
+// a .git entry (a directory, or a file as in a worktree), else project
+// itself. A project in a sub-directory of a repository (repo/sub/.bingo)
+// is thus pinned against the whole repository, which can change any file
+// in it.
+func RepositoryRoot(project string) string {
+	abs, err := filepath.Abs(project)
+	if err != nil {
+		return project
+	}
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			return abs
+		}
+	}
+}
+
+// Snapshot digests what m, a plugin of the project sc describes, would run
+// now, by the rule in the package doc. A plugin past [MaxPluginFiles] or
+// [MaxPluginBytes] is an error wrapping [ErrTooLarge] that says where; so
+// is a file the host cannot examine (permission denied, a file that
+// changes while it is being read). No non-regular file is ever opened.
+func Snapshot(sc Scope, m *manifest.Manifest) (Plugin, error) {
+	return snapshot(sc, m, nil)
 }
 
 // snapshot is Snapshot, looking sums up in sums (nil: none).
-func snapshot(projectRoot string, m *manifest.Manifest, sums *Sums) (Plugin, error) {
+func snapshot(sc Scope, m *manifest.Manifest, sums *Sums) (Plugin, error) {
 	if m == nil {
 		return Plugin{}, errors.New("trust: no manifest to snapshot")
 	}
 	if m.File == "" || m.Root == "" {
 		return Plugin{}, fmt.Errorf("trust: plugin %s: the manifest was not read from a file, so there is nothing to pin", m.Name)
 	}
-	lexRoot, err := filepath.Abs(projectRoot)
-	if err != nil {
-		return Plugin{}, fmt.Errorf("trust: project %s: %w", projectRoot, err)
+	if sc.Repository == "" {
+		sc.Repository = sc.Project
 	}
-	realRoot, err := filepath.EvalSymlinks(lexRoot)
-	if err != nil {
-		return Plugin{}, fmt.Errorf("trust: project %s: %w", projectRoot, err)
+	p := &pinner{files: map[string]string{}, walked: map[string]bool{}, outside: map[string]bool{}, sums: sums}
+	var err error
+	if p.project, err = RealRoot(sc.Project); err != nil {
+		return Plugin{}, err
 	}
-	pluginRoot, err := filepath.Abs(m.Root)
+	if p.repo, err = RealRoot(sc.Repository); err != nil {
+		return Plugin{}, err
+	}
+	if p.plugin, err = RealRoot(m.Root); err != nil {
+		return Plugin{}, fmt.Errorf("trust: plugin %s: %w", m.Name, err)
+	}
+	if err := p.walk(p.plugin); err != nil {
+		return Plugin{}, fmt.Errorf("trust: plugin %s: %w", m.Name, err)
+	}
+	named, err := candidates(m, sc)
 	if err != nil {
 		return Plugin{}, fmt.Errorf("trust: plugin %s: %w", m.Name, err)
 	}
+	for _, c := range named {
+		if err := p.named(c); err != nil {
+			return Plugin{}, fmt.Errorf("trust: plugin %s: %w", m.Name, err)
+		}
+	}
+	return Plugin{Name: m.Name, Digest: digestOf(m.Name, p.files), Files: p.files, Outside: slices.Sorted(maps.Keys(p.outside))}, nil
+}
 
-	roots := spellings(lexRoot, realRoot, pluginRoot)
-	files := make(map[string]string)
-	for _, c := range candidates(m, pluginRoot) {
-		rel, ok := "", false
-		for _, r := range roots {
-			if rel, ok = within(r, c); ok {
-				break
+// pinner gathers one plugin's records. Every path it holds is spelled
+// with its directories' symlinks resolved, so a file has one key however
+// the manifest reached it.
+type pinner struct {
+	project, repo, plugin string // real paths
+	files                 map[string]string
+	walked                map[string]bool // directories walked
+	outside               map[string]bool
+	entries               int   // towards MaxPluginFiles
+	bytes                 int64 // towards MaxPluginBytes
+	sums                  *Sums
+}
+
+// key is path's relpath from the project, slash-separated ("../lib/x.py"
+// for a file of the repository above a nested project).
+func (p *pinner) key(path string) string {
+	rel, err := filepath.Rel(p.project, path)
+	if err != nil {
+		return filepath.ToSlash(path)
+	}
+	return filepath.ToSlash(rel)
+}
+
+// ours reports whether path is the repository's (or the plugin's own,
+// wherever its directory is) to pin.
+func (p *pinner) ours(path string) bool {
+	_, inRepo := within(p.repo, path)
+	_, inPlugin := within(p.plugin, path)
+	return inRepo || inPlugin
+}
+
+// count charges one more entry to the caps.
+func (p *pinner) count(path string) error {
+	p.entries++
+	if p.entries > MaxPluginFiles {
+		return fmt.Errorf("more than %d files to pin (the next is %s); a plugin this large cannot be trusted: %w", MaxPluginFiles, path, ErrTooLarge)
+	}
+	return nil
+}
+
+// walk records every entry below dir, a real directory path.
+func (p *pinner) walk(dir string) error {
+	if p.walked[dir] {
+		return nil
+	}
+	p.walked[dir] = true
+	f, err := openRead(dir, false)
+	if err != nil {
+		return fmt.Errorf("cannot read the directory %s: %w", dir, bareErr(err))
+	}
+	defer f.Close()
+	for {
+		entries, err := f.ReadDir(256)
+		for _, e := range entries {
+			path := filepath.Join(dir, e.Name())
+			if e.IsDir() {
+				if err := p.count(path); err != nil {
+					return err
+				}
+				if err := p.walk(path); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := p.entry(path); err != nil {
+				return err
 			}
 		}
-		if !ok {
-			continue // not the repository's file: the manifest pins its name
+		if err == io.EOF {
+			return nil
 		}
-		rec, err := record(c, false, sums)
 		if err != nil {
-			return Plugin{}, fmt.Errorf("trust: plugin %s: %w", m.Name, err)
-		}
-		files[rel] = rec
-		if !strings.HasPrefix(rec, recSymlink) {
-			continue
-		}
-		// A symlink's target string is pinned by its record; if it lands
-		// on a regular file inside the project, that file's contents are
-		// the repository's too.
-		target, err := filepath.EvalSymlinks(c)
-		if err != nil {
-			continue // dangling or looping: the link's record says so
-		}
-		trel, ok := within(realRoot, target)
-		if !ok {
-			continue
-		}
-		fi, err := os.Lstat(target)
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
-		}
-		sum, err := hashRegular(target, fi, false, sums)
-		if err != nil {
-			return Plugin{}, fmt.Errorf("trust: plugin %s: %w", m.Name, err)
-		}
-		files[trel] = recFile + sum
-	}
-	return Plugin{Name: m.Name, Digest: digestOf(m.Name, files), Files: files}, nil
-}
-
-// spellings returns the ways the project root may be spelled in the
-// manifest's paths: as given, as resolved, and as the ancestor of the
-// plugin's directory that is the project (the manifest may have been
-// discovered through a symlinked spelling of the project the caller did
-// not use). A path inside any of them has the same relpath.
-func spellings(lexRoot, realRoot, pluginRoot string) []string {
-	roots := []string{lexRoot}
-	if realRoot != lexRoot {
-		roots = append(roots, realRoot)
-	}
-	for _, r := range roots {
-		if _, ok := within(r, pluginRoot); ok {
-			return roots
-		}
-	}
-	for d := pluginRoot; ; d = filepath.Dir(d) {
-		if real, err := filepath.EvalSymlinks(d); err == nil && real == realRoot {
-			return append(roots, d)
-		}
-		if filepath.Dir(d) == d {
-			return roots
+			return fmt.Errorf("cannot read the directory %s: %w", dir, bareErr(err))
 		}
 	}
 }
 
-// candidates lists the paths m names, absolute and lexically cleaned, in
-// the order the package doc gives them. A relative one is joined to
-// pluginRoot.
-func candidates(m *manifest.Manifest, pluginRoot string) []string {
+// entry records path, an entry of a walked directory or a named file
+// that is ours: a regular file by its contents, a symlink by its target
+// (and what it resolves to, if ours), anything else by its type, never
+// opened. A directory that is named rather than walked is recorded by
+// its type alone.
+func (p *pinner) entry(path string) error {
+	k := p.key(path)
+	if _, done := p.files[k]; done {
+		return nil
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		if absent(err) {
+			return nil // gone since the directory was read: nothing runs it
+		}
+		return fmt.Errorf("cannot examine %s: %w", path, bareErr(err))
+	}
+	if err := p.count(path); err != nil {
+		return err
+	}
+	switch {
+	case fi.Mode().IsRegular():
+		if p.bytes += fi.Size(); p.bytes > MaxPluginBytes {
+			return fmt.Errorf("more than %d bytes (256 MiB) to pin (the last %s); a plugin this large cannot be trusted: %w", MaxPluginBytes, path, ErrTooLarge)
+		}
+		sum, err := hashRegular(path, fi, false, p.sums)
+		if err != nil {
+			return err
+		}
+		p.files[k] = recFile + sum
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(path)
+		if err != nil {
+			return fmt.Errorf("cannot read the symlink %s: %w", path, bareErr(err))
+		}
+		p.files[k] = recSymlink + target
+		return p.resolved(path)
+	default:
+		p.files[k] = recOther + typeName(fi.Mode())
+	}
+	return nil
+}
+
+// resolved pins what the symlink at link leads to: a file or directory
+// of ours is pinned (a directory walked), one outside is reported, a
+// dangling or looping link is the link's record alone.
+func (p *pinner) resolved(link string) error {
+	target, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		return nil
+	}
+	if !p.ours(target) {
+		p.outside[target] = true
+		return nil
+	}
+	fi, err := os.Lstat(target)
+	if err != nil {
+		return nil
+	}
+	if fi.IsDir() {
+		return p.walk(target)
+	}
+	return p.entry(target)
+}
+
+// named pins c, a clean absolute path the entry names, if something is
+// there: it is recorded if it is ours, or else reported as outside. A
+// name of nothing is not recorded: should a file appear there, its new
+// record lapses the trust.
+func (p *pinner) named(c string) error {
+	dir, err := filepath.EvalSymlinks(filepath.Dir(c))
+	if err != nil {
+		return nil
+	}
+	path := filepath.Join(dir, filepath.Base(c))
+	if _, err := os.Lstat(path); err != nil {
+		if absent(err) {
+			return nil
+		}
+		return fmt.Errorf("cannot examine %s: %w", path, bareErr(err))
+	}
+	if !p.ours(path) {
+		p.outside[c] = true
+		return nil
+	}
+	return p.entry(path)
+}
+
+// candidates lists the paths m's entry names, absolute and lexically
+// cleaned, as the process started in sc.Dir resolves them: entry.wasm,
+// the file entry.command runs (package lookpath, with the PATH of the
+// process's environment), every argument, the part of an argument after
+// its first "=" (--config=conf.ini), and every entry.env value that looks
+// like a path (absolute, or with a separator). A relative one is taken
+// against sc.Dir.
+func candidates(m *manifest.Manifest, sc Scope) ([]string, error) {
+	dir := sc.Dir
+	if dir == "" {
+		dir = "."
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
 	add := func(p string) {
+		if p == "" {
+			return
+		}
 		if !filepath.IsAbs(p) {
-			p = filepath.Join(pluginRoot, p)
+			p = filepath.Join(dir, p)
 		}
 		out = append(out, filepath.Clean(p))
 	}
-	add(m.File)
-	if m.Entry.Wasm != "" {
-		add(m.Entry.Wasm)
-	}
-	if c := m.Entry.Command; c != "" && hasSeparator(c) {
-		add(c)
+	add(m.Entry.Wasm)
+	if m.Entry.Command != "" {
+		env := sc.Env
+		if env == nil {
+			env = os.Environ()
+		}
+		if path, err := lookpath.Find(m.Entry.Command, dir, m.Environ(env)); err == nil {
+			add(path)
+		}
 	}
 	for _, a := range m.Entry.Args {
-		if looksLikePath(a) {
-			add(a)
-		}
-		if _, v, ok := strings.Cut(a, "="); ok && looksLikePath(v) {
+		add(a)
+		if _, v, ok := strings.Cut(a, "="); ok {
 			add(v)
 		}
 	}
-	names := make([]string, 0, len(m.Entry.Env))
-	for k := range m.Entry.Env {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		if v := m.Entry.Env[k]; looksLikePath(v) {
+	for _, k := range slices.Sorted(maps.Keys(m.Entry.Env)) {
+		if v := m.Entry.Env[k]; filepath.IsAbs(v) || strings.ContainsRune(v, '/') || strings.ContainsRune(v, filepath.Separator) {
 			add(v)
 		}
 	}
-	return out
-}
-
-func hasSeparator(s string) bool {
-	return strings.ContainsRune(s, '/') || strings.ContainsRune(s, filepath.Separator)
-}
-
-// looksLikePath: absolute, or containing a path separator.
-func looksLikePath(s string) bool {
-	return s != "" && (filepath.IsAbs(s) || hasSeparator(s))
+	return out, nil
 }
 
 // within returns p's slash-separated path relative to root if p (clean,
@@ -326,7 +498,7 @@ func hashRegular(path string, want fs.FileInfo, follow bool, sums *Sums) (string
 }
 
 func tooLarge(path string, size int64) error {
-	return fmt.Errorf("%s is %d bytes, over the %d-byte (512 MiB) limit for a file trust pins: %w", path, size, int64(MaxFileSize), ErrTooLarge)
+	return fmt.Errorf("%s is %d bytes, over the %d-byte (512 MiB) limit for a file trust reads: %w", path, size, int64(MaxFileSize), ErrTooLarge)
 }
 
 // bareErr drops the path from an *fs.PathError: the message around it

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,7 +67,7 @@ func load(t *testing.T, dir string) *manifest.Manifest {
 
 func snap(t *testing.T, root string, m *manifest.Manifest) Plugin {
 	t.Helper()
-	p, err := Snapshot(root, m)
+	p, err := Snapshot(Scope{Project: root}, m)
 	if err != nil {
 		t.Fatalf("Snapshot: %v", err)
 	}
@@ -104,36 +105,41 @@ func TestSnapshotRecordsWhatTheEntryNames(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "main.py"), "print('hi')\n")
 	writeFile(t, filepath.Join(dir, "conf.ini"), "[x]\n")
 	writeFile(t, filepath.Join(dir, "lib.py"), "X = 1\n")
+	writeFile(t, filepath.Join(dir, "helper.py"), "named by nothing\n")
+	writeFile(t, filepath.Join(dir, "data", "x.txt"), "deep\n")
 	writeFile(t, filepath.Join(root, "shared", "util.py"), "Y = 2\n")
+	writeFile(t, filepath.Join(root, "src", "tool.py"), "in the session's directory\n")
 	writeFile(t, filepath.Join(outside, "x.py"), "outside\n")
-	if err := os.Mkdir(filepath.Join(dir, "data"), 0o700); err != nil {
-		t.Fatal(err)
-	}
 	m := install(t, root, "deploy", "1", fmt.Sprintf(`{
 		"command": "./run",
-		"args": ["${PLUGIN_ROOT}/main.py", "--config=${PLUGIN_ROOT}/conf.ini", "plain", "-v",
-		         "/usr/bin/env", %q, "../../../shared/util.py", "${PLUGIN_ROOT}/absent.py", "${PLUGIN_ROOT}/data"],
+		"args": ["${PLUGIN_ROOT}/main.py", "--config=${PLUGIN_ROOT}/conf.ini", "plain", "-v", "src/tool.py",
+		         %q, "../../../shared/util.py", "${PLUGIN_ROOT}/absent.py", "${PLUGIN_ROOT}/data"],
 		"env": {"LIB": "${PLUGIN_ROOT}/lib.py", "MODE": "fast", "OUT": %q}
 	}`, filepath.Join(outside, "x.py"), outside))
-	p := snap(t, root, m)
+	// The process starts in the project's root: "src/tool.py" is its file.
+	p, err := Snapshot(Scope{Project: root, Dir: root}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	manifestBytes, err := os.ReadFile(m.File)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{
+		// The whole plugin directory, named or not.
 		".bingo/plugins/deploy/plugin.json": fileRec(string(manifestBytes)),
 		".bingo/plugins/deploy/run":         fileRec("#!/bin/sh\n"),
 		".bingo/plugins/deploy/main.py":     fileRec("print('hi')\n"),
 		".bingo/plugins/deploy/conf.ini":    fileRec("[x]\n"),
 		".bingo/plugins/deploy/lib.py":      fileRec("X = 1\n"),
-		"shared/util.py":                    fileRec("Y = 2\n"),
-		".bingo/plugins/deploy/absent.py":   "missing",
-		".bingo/plugins/deploy/data":        "other directory",
-		// The whole "--config=..." argument has a "/" in it, so it is a
-		// candidate too (relative, so beside the manifest); nothing is
-		// there.
-		".bingo/plugins/deploy/--config=" + filepath.ToSlash(filepath.Join(dir, "conf.ini")): "missing",
+		".bingo/plugins/deploy/helper.py":   fileRec("named by nothing\n"),
+		".bingo/plugins/deploy/data/x.txt":  fileRec("deep\n"),
+		// A named directory by its type.
+		".bingo/plugins/deploy/data": "other directory",
+		// Named files of the repository, wherever they are in it.
+		"shared/util.py": fileRec("Y = 2\n"),
+		"src/tool.py":    fileRec("in the session's directory\n"),
 	}
 	if !reflect.DeepEqual(p.Files, want) {
 		t.Errorf("Files:\n got %q\nwant %q", p.Files, want)
@@ -141,7 +147,10 @@ func TestSnapshotRecordsWhatTheEntryNames(t *testing.T) {
 	if p.Digest != digestOf("deploy", want) {
 		t.Errorf("Digest %s is not the digest of Files", p.Digest)
 	}
-	if again := snap(t, root, m); !reflect.DeepEqual(again, p) {
+	if !slices.Contains(p.Outside, filepath.Join(outside, "x.py")) || !slices.Contains(p.Outside, outside) {
+		t.Errorf("Outside = %q; want %s and its file named", p.Outside, outside)
+	}
+	if again, _ := Snapshot(Scope{Project: root, Dir: root}, m); !reflect.DeepEqual(again, p) {
 		t.Errorf("a second Snapshot of the same files differs:\n%+v\n%+v", again, p)
 	}
 }
@@ -201,10 +210,10 @@ func TestDigestFollowsSymlinks(t *testing.T) {
 		t.Errorf("the link's target is recorded as %q", got)
 	}
 
-	// Retargeted to another file with the same contents.
+	// Retargeted to another file with the same contents (both pinned as
+	// files of the plugin's directory).
 	relink("b.py")
-	mustLapse(t, first, snap(t, root, m),
-		".bingo/plugins/deploy/a.py", ".bingo/plugins/deploy/b.py", ".bingo/plugins/deploy/main.py")
+	mustLapse(t, first, snap(t, root, m), ".bingo/plugins/deploy/main.py")
 
 	// Retargeted to the same file, spelled differently.
 	relink("./a.py")
@@ -290,7 +299,7 @@ func TestFileOverTheCapIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := install(t, root, "deploy", "1", `{"command": "./big.bin"}`)
-	_, err := Snapshot(root, m)
+	_, err := Snapshot(Scope{Project: root}, m)
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), big) || !strings.Contains(err.Error(), "deploy") {
 		t.Errorf("Snapshot = %v; want ErrTooLarge naming %s and the plugin", err, big)
 	}
@@ -341,7 +350,7 @@ func TestDigestEncoding(t *testing.T) {
 		b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
 		b = append(b, s...)
 	}
-	str("bingo-trust-v1")
+	str("bingo-trust-v2")
 	str("deploy")
 	b = binary.BigEndian.AppendUint64(b, 2)
 	str("a/main.py")
@@ -360,10 +369,10 @@ func TestDigestEncoding(t *testing.T) {
 }
 
 func TestSnapshotWithoutAManifestFile(t *testing.T) {
-	if _, err := Snapshot(t.TempDir(), nil); err == nil {
+	if _, err := Snapshot(Scope{Project: t.TempDir()}, nil); err == nil {
 		t.Error("Snapshot(nil) succeeded")
 	}
-	if _, err := Snapshot(t.TempDir(), &manifest.Manifest{Name: "x", Entry: manifest.Entry{Command: "x"}}); err == nil {
+	if _, err := Snapshot(Scope{Project: t.TempDir()}, &manifest.Manifest{Name: "x", Entry: manifest.Entry{Command: "x"}}); err == nil {
 		t.Error("Snapshot of a manifest with no file succeeded")
 	}
 }

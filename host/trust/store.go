@@ -16,8 +16,11 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/internal/capped"
 )
 
-// FileVersion is the "version" this package reads and writes.
-const FileVersion = 1
+// FileVersion is the "version" this package reads and writes. Version 1
+// pinned only the files an entry names, by another digest rule: its
+// records are not read (an [OldVersionError]), so a project trusted under
+// them is asked about again.
+const FileVersion = 2
 
 // maxStoreSize caps how much of trust.json is read; a real one is a few
 // kilobytes per project.
@@ -43,6 +46,23 @@ func (e *VersionError) Error() string {
 
 // Is makes a VersionError an [ErrCorrupt].
 func (e *VersionError) Is(target error) bool { return target == ErrCorrupt }
+
+// OldVersionError is the error for a trust file an older bingo wrote, by
+// a digest rule that pinned less than this one. errors.Is(err,
+// ErrCorrupt) holds, so it trusts nothing; [Store.Update] keeps it as
+// trust.json.v<version> and starts afresh.
+type OldVersionError struct {
+	File    string
+	Version int64
+}
+
+func (e *OldVersionError) Error() string {
+	return fmt.Sprintf("%s holds trust recorded by an older bingo (format version %d), whose pins covered fewer files than this one's; every project in it is untrusted until you run \"bingo trust\" in it again",
+		e.File, e.Version)
+}
+
+// Is makes an OldVersionError an [ErrCorrupt].
+func (e *OldVersionError) Is(target error) bool { return target == ErrCorrupt }
 
 // Project is one trust decision about one project.
 type Project struct {
@@ -127,8 +147,9 @@ func (s *Store) Get(root string) (Project, bool, error) {
 //
 // A corrupt trust.json is kept: it is renamed to trust.json.corrupt (or
 // .corrupt.1, ... if that is taken), the rename's target is returned as
-// movedAside, and fn starts from no projects. A file written by a newer
-// bingo (a [VersionError]) is never overwritten: Update refuses.
+// movedAside, and fn starts from no projects. So is one an older bingo
+// wrote ([OldVersionError]), as trust.json.v<version>. A file written by
+// a newer bingo (a [VersionError]) is never overwritten: Update refuses.
 //
 // fn must key each project by its real path ([RealRoot]); a key that is
 // not an absolute, clean path, or a Project.Root or Plugin.Name that
@@ -153,11 +174,17 @@ func (s *Store) Update(fn func(projects map[string]Project) error) (movedAside s
 
 	projects, err := s.read()
 	var verr *VersionError
+	var old *OldVersionError
 	switch {
 	case errors.As(err, &verr):
 		return "", fmt.Errorf("trust: not changing it: %w", err)
+	case errors.As(err, &old):
+		if movedAside, err = s.moveAside(".v" + strconv.FormatInt(old.Version, 10)); err != nil {
+			return "", err
+		}
+		projects = map[string]Project{}
 	case errors.Is(err, ErrCorrupt):
-		if movedAside, err = s.moveAside(); err != nil {
+		if movedAside, err = s.moveAside(".corrupt"); err != nil {
 			return "", err
 		}
 		projects = map[string]Project{}
@@ -187,25 +214,25 @@ func (s *Store) removeStaleTemps(dir string) {
 	}
 }
 
-// moveAside renames a corrupt trust.json to the first free of
-// trust.json.corrupt, trust.json.corrupt.1, ... The caller holds the lock.
-func (s *Store) moveAside() (string, error) {
+// moveAside renames a trust.json it cannot use to the first free of
+// trust.json<suffix>, trust.json<suffix>.1, ... The caller holds the lock.
+func (s *Store) moveAside(suffix string) (string, error) {
 	for i := 0; i < 100; i++ {
-		to := s.path + ".corrupt"
+		to := s.path + suffix
 		if i > 0 {
 			to += "." + strconv.Itoa(i)
 		}
 		if _, err := os.Lstat(to); err == nil {
 			continue
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("trust: cannot move the corrupt %s aside: %w", s.path, err)
+			return "", fmt.Errorf("trust: cannot move %s aside: %w", s.path, err)
 		}
 		if err := os.Rename(s.path, to); err != nil {
-			return "", fmt.Errorf("trust: cannot move the corrupt %s aside: %w", s.path, err)
+			return "", fmt.Errorf("trust: cannot move %s aside: %w", s.path, err)
 		}
 		return to, nil
 	}
-	return "", fmt.Errorf("trust: cannot move the corrupt %s aside: %s.corrupt through .corrupt.99 all exist; remove some", s.path, s.path)
+	return "", fmt.Errorf("trust: cannot move %s aside: %s%s through %s.99 all exist; remove some", s.path, s.path, suffix, suffix)
 }
 
 // write replaces trust.json with data atomically.
@@ -313,7 +340,9 @@ func (s *Store) decode(data []byte) (map[string]Project, error) {
 	switch {
 	case err != nil || v < 1:
 		return nil, s.corrupt(`"version" is %s, not a format version`, head.Version)
-	case v != FileVersion:
+	case v < FileVersion:
+		return nil, &OldVersionError{File: s.path, Version: v}
+	case v > FileVersion:
 		return nil, &VersionError{File: s.path, Version: v}
 	}
 

@@ -2,6 +2,7 @@ package trust
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -77,8 +78,8 @@ func TestUpdateThenGet(t *testing.T) {
 		t.Errorf("~/.bingo mode = %v, %v; want 0700", di.Mode(), err)
 	}
 	data, _ := os.ReadFile(s.Path())
-	if !bytes.Contains(data, []byte(`"version": 1`)) {
-		t.Errorf("trust.json has no version 1:\n%s", data)
+	if !bytes.Contains(data, []byte(`"version": 2`)) {
+		t.Errorf("trust.json has no version 2:\n%s", data)
 	}
 
 	// An existing file with a looser mode is replaced by a 0600 one.
@@ -225,21 +226,21 @@ func TestCorruptFile(t *testing.T) {
 	for name, content := range map[string]string{
 		"empty":             "",
 		"not json":          "{not json",
-		"truncated":         `{"version": 1, "projects": {"/p": {"at": "2025-01-01T00:00:00Z", "plu`,
+		"truncated":         `{"version": 2, "projects": {"/p": {"at": "2025-01-01T00:00:00Z", "plu`,
 		"array":             "[]",
 		"null":              "null",
 		"no version":        `{"projects": {}}`,
 		"string version":    `{"version": "1", "projects": {}}`,
 		"version zero":      `{"version": 0, "projects": {}}`,
-		"fractional":        `{"version": 1.5, "projects": {}}`,
-		"unknown field":     `{"version": 1, "projeks": {}}`,
-		"trailing data":     `{"version": 1, "projects": {}} {}`,
-		"relative project":  `{"version": 1, "projects": {"p": {"at": "2025-01-01T00:00:00Z", "plugins": {}, "settings": "missing"}}}`,
-		"wrong type":        `{"version": 1, "projects": {"/p": {"declined": "yes"}}}`,
-		"digest mismatch":   `{"version": 1, "projects": {"/p": {"plugins": {"x": {"digest": "` + zero + `", "files": {}}}}}}`,
-		"malformed digest":  `{"version": 1, "projects": {"/p": {"plugins": {"x": {"digest": "md5:00", "files": {}}}}}}`,
+		"fractional":        `{"version": 2.5, "projects": {}}`,
+		"unknown field":     `{"version": 2, "projeks": {}}`,
+		"trailing data":     `{"version": 2, "projects": {}} {}`,
+		"relative project":  `{"version": 2, "projects": {"p": {"at": "2025-01-01T00:00:00Z", "plugins": {}, "settings": "missing"}}}`,
+		"wrong type":        `{"version": 2, "projects": {"/p": {"declined": "yes"}}}`,
+		"digest mismatch":   `{"version": 2, "projects": {"/p": {"plugins": {"x": {"digest": "` + zero + `", "files": {}}}}}}`,
+		"malformed digest":  `{"version": 2, "projects": {"/p": {"plugins": {"x": {"digest": "md5:00", "files": {}}}}}}`,
 		"not utf8 or json":  "\xff\xfe",
-		"project of a list": `{"version": 1, "projects": []}`,
+		"project of a list": `{"version": 2, "projects": []}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			home := t.TempDir()
@@ -291,13 +292,13 @@ func TestCorruptFileMovedAsideTwice(t *testing.T) {
 func TestNewerVersionIsNeverOverwritten(t *testing.T) {
 	s := NewStore(t.TempDir())
 	root := newProject(t)
-	content := `{"version": 2, "projects": {"` + root + `": {"trust": "everything"}}, "new": true}`
+	content := `{"version": 3, "projects": {"` + root + `": {"trust": "everything"}}, "new": true}`
 	writeFile(t, s.Path(), content)
 
 	_, ok, err := s.Get(root)
 	var verr *VersionError
-	if ok || !errors.Is(err, ErrCorrupt) || !errors.As(err, &verr) || verr.Version != 2 {
-		t.Fatalf("Get = %v, %v; want a VersionError for version 2 that is ErrCorrupt", ok, err)
+	if ok || !errors.Is(err, ErrCorrupt) || !errors.As(err, &verr) || verr.Version != 3 {
+		t.Fatalf("Get = %v, %v; want a VersionError for version 3 that is ErrCorrupt", ok, err)
 	}
 	if !strings.Contains(err.Error(), "newer bingo") {
 		t.Errorf("message does not say why: %v", err)
@@ -312,6 +313,50 @@ func TestNewerVersionIsNeverOverwritten(t *testing.T) {
 	}
 	if _, err := os.Lstat(s.Path() + ".corrupt"); !errors.Is(err, fs.ErrNotExist) {
 		t.Error("Update moved a newer bingo's file aside")
+	}
+}
+
+// A record of version 1 pinned fewer files, by another digest rule: it
+// trusts nothing, says so, and is kept aside when the record is next
+// changed.
+func TestOlderVersionTrustsNothing(t *testing.T) {
+	s := NewStore(t.TempDir())
+	root := newProject(t)
+	m := install(t, root, "deploy", "1", pyEntry)
+	p := snap(t, root, m)
+	old, err := json.Marshal(map[string]any{"version": 1, "projects": map[string]any{root: map[string]any{
+		"at": "2025-01-01T00:00:00Z", "settings": "missing",
+		"plugins": map[string]any{"deploy": map[string]any{"digest": p.Digest, "files": p.Files}},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, s.Path(), string(old))
+
+	_, ok, err := s.Get(root)
+	var oerr *OldVersionError
+	if ok || !errors.Is(err, ErrCorrupt) || !errors.As(err, &oerr) || oerr.Version != 1 {
+		t.Fatalf("Get = %v, %v; want an OldVersionError for version 1 that is ErrCorrupt", ok, err)
+	}
+	for _, want := range []string{s.Path(), "older bingo", `run "bingo trust"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q does not say %q", err, want)
+		}
+	}
+	aside, err := s.Update(func(projects map[string]Project) error {
+		if len(projects) != 0 {
+			t.Errorf("Update started from %v, not from nothing", projects)
+		}
+		return nil
+	})
+	if err != nil || aside != s.Path()+".v1" {
+		t.Fatalf("Update = %q, %v; want it moved to %s.v1", aside, err, s.Path())
+	}
+	if kept, _ := os.ReadFile(aside); !bytes.Equal(kept, old) {
+		t.Errorf("%s holds %q", aside, kept)
+	}
+	if _, ok, err := s.Get(root); ok || err != nil {
+		t.Errorf("after Update Get = %v, %v; want no record", ok, err)
 	}
 }
 

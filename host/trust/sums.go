@@ -57,8 +57,8 @@ func (s *Sums) Assuming(known []FileSum) *Sums {
 
 // Snapshot is the package's Snapshot, hashing each file version once
 // through s.
-func (s *Sums) Snapshot(projectRoot string, m *manifest.Manifest) (Plugin, error) {
-	return snapshot(projectRoot, m, s)
+func (s *Sums) Snapshot(sc Scope, m *manifest.Manifest) (Plugin, error) {
+	return snapshot(sc, m, s)
 }
 
 // Get returns the sum s holds for path, hashed or assumed, as of the

@@ -19,13 +19,13 @@ func TestSumsHashEachVersionOnce(t *testing.T) {
 	m := install(t, root, "p", "1", `{"wasm": "plugin.wasm"}`)
 	wasm := filepath.Join(pluginDir(root, "p"), "plugin.wasm")
 	writeFile(t, wasm, "module v1")
-	plain, err := Snapshot(root, m)
+	plain, err := Snapshot(Scope{Project: root}, m)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	sums := NewSums()
-	first, err := sums.Snapshot(root, m)
+	first, err := sums.Snapshot(Scope{Project: root}, m)
 	if err != nil || first.Digest != plain.Digest {
 		t.Fatalf("through a Sums: %v %s, want %s", err, first.Digest, plain.Digest)
 	}
@@ -41,25 +41,25 @@ func TestSumsHashEachVersionOnce(t *testing.T) {
 	view := sums.Assuming([]FileSum{fake})
 	sums2 := NewSums()
 	view2 := sums2.Assuming([]FileSum{fake})
-	if p, err := view2.Snapshot(root, m); err != nil || !strings.Contains(p.Files[".bingo/plugins/p/plugin.wasm"], fake.SHA256) {
+	if p, err := view2.Snapshot(Scope{Project: root}, m); err != nil || !strings.Contains(p.Files[".bingo/plugins/p/plugin.wasm"], fake.SHA256) {
 		t.Fatalf("an assumed sum of the version on disk was not believed: %v %v", err, p.Files)
 	}
-	if p, _ := sums2.Snapshot(root, m); p.Digest != plain.Digest {
+	if p, _ := sums2.Snapshot(Scope{Project: root}, m); p.Digest != plain.Digest {
 		t.Fatalf("what a view assumed reached the Sums under it: %s, want %s", p.Digest, plain.Digest)
 	}
 	// What the Sums hashed itself wins over what a view assumes.
-	if p, _ := view.Snapshot(root, m); p.Digest != plain.Digest {
+	if p, _ := view.Snapshot(Scope{Project: root}, m); p.Digest != plain.Digest {
 		t.Fatalf("an assumption overrode a sum the process read")
 	}
 
 	// A new version is read again, whatever is assumed of the old one.
 	writeFile(t, wasm, "module v2, longer")
 	view3 := NewSums().Assuming([]FileSum{got})
-	now, err := view3.Snapshot(root, m)
+	now, err := view3.Snapshot(Scope{Project: root}, m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fresh, _ := Snapshot(root, m); now.Digest != fresh.Digest || now.Digest == plain.Digest {
+	if fresh, _ := Snapshot(Scope{Project: root}, m); now.Digest != fresh.Digest || now.Digest == plain.Digest {
 		t.Fatalf("a changed file was not read again")
 	}
 }
@@ -73,7 +73,7 @@ func TestSumsSettled(t *testing.T) {
 	writeFile(t, f, "x")
 	m := install(t, newProject(t), "p", "1", `{"command": "`+f+`"}`)
 	sums := NewSums()
-	if _, err := sums.Snapshot("/", m); err != nil {
+	if _, err := sums.Snapshot(Scope{Project: "/"}, m); err != nil {
 		t.Fatal(err)
 	}
 	if got, ok := sums.Get(f); !ok || got.Settled {
@@ -105,7 +105,7 @@ func TestSumsSettled(t *testing.T) {
 			t.Fatal(err)
 		}
 		sums := NewSums()
-		if _, err := sums.Snapshot("/", m); err != nil {
+		if _, err := sums.Snapshot(Scope{Project: "/"}, m); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := sums.Get(f); got.Settled {

@@ -235,8 +235,14 @@ func (c *checker) run(ctx context.Context) {
 			return
 		}
 		c.add(OK, "compile", "the module is compiled (%s; cached after a first start)", time.Since(compileStart).Round(time.Millisecond))
+		// As the host mounts it: never a directory that holds ~/.bingo.
+		dir := c.opts.Cwd
+		if err := host.Private(c.opts.Home, dir); err != nil {
+			c.add(Warn, "sandbox", "the working directory is not mounted: %v", err)
+			dir = ""
+		}
 		tr = wh.Transport(wasm.Config{Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
-			Dir: c.opts.Cwd, Stderr: c.stderr, InstantiateTimeout: c.dl.Initialize, Bounds: c.bounds})
+			Dir: dir, Stderr: c.stderr, InstantiateTimeout: c.dl.Initialize, Bounds: c.bounds})
 	} else {
 		tr = exec.New(exec.Config{Command: m.Entry.Command, Args: m.Entry.Args, Env: m.Environ(c.opts.Environ),
 			Dir: c.opts.Cwd, Stderr: c.stderr})
@@ -347,8 +353,14 @@ func (c *checker) exercise(ctx context.Context) {
 	}
 	for _, p := range contrib.Compactors {
 		start := time.Now()
-		comp, err := p.Compact(ctx, sdk.CompactRequest{Reason: "command", Context: sampleConversation()})
+		conv := sampleConversation()
+		comp, err := p.Compact(ctx, sdk.CompactRequest{Reason: "command", Context: conv})
 		c.timed("compactor "+p.ID(), time.Since(start), c.dl.Compactor, err, fmt.Sprintf(" (%d messages kept)", len(comp.Messages)))
+		if err == nil {
+			if err := host.VetCompaction(conv, comp.Messages); err != nil {
+				c.add(Fail, "compactor "+p.ID(), "the host would refuse its answer, and not ask it again that run: %v (see Compaction in docs/plugins.md)", err)
+			}
+		}
 	}
 	for _, p := range contrib.Providers {
 		c.provider(ctx, p)

@@ -12,7 +12,8 @@
 //   - calls every declared tool (with a schema-valid sample input built
 //     from its inputSchema, or the author's own from Options.Inputs),
 //     command (run with no arguments, completed from ""), contributor,
-//     compactor (a short conversation), provider (one request, cancelled
+//     compactor (a short conversation, its answer held to the host's
+//     compaction rule: host.VetCompaction), provider (one request, cancelled
 //     after its first delta), hook (every declared point, with a sample
 //     payload of the shape the host sends) and service (each method whose
 //     params schema its declaration gives, with a sample built from it, or

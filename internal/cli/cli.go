@@ -25,6 +25,7 @@ import (
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host"
+	"github.com/bingo/bingo-plugin-rpc/host/trust"
 	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
@@ -82,6 +83,11 @@ func (s subcommand) synopsis() string {
 // is taken by every subcommand that takes flags.
 var ownFlags = map[string]string{"json": "plugins", "revoke": "trust", "inputs": "plugins", "lang": "plugins", "dir": "plugins", "kit": "plugins"}
 
+// pluginsForms says which forms of bingo plugins take each of its own
+// flags ("" is the list): --lang given to check, or --json to new, is a
+// usage error, not a flag quietly ignored.
+var pluginsForms = map[string][]string{"json": {"", "check"}, "inputs": {"check"}, "lang": {"new"}, "dir": {"new"}, "kit": {"new"}}
+
 // options are the flags.
 type options struct {
 	print      bool
@@ -91,6 +97,8 @@ type options struct {
 	allow      multi
 	json       bool
 	revoke     bool
+	trustDirs  bool // --trust
+	version    bool
 	pluginsOptions
 }
 
@@ -114,6 +122,8 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.Var(&o.allow, "allow", "allow `TOOL` for this run (repeatable; prefix* patterns too)")
 	fs.BoolVar(&o.json, "json", false, "print the list of plugins, or check's report, as JSON")
 	fs.BoolVar(&o.revoke, "revoke", false, "withdraw your trust in the project")
+	fs.BoolVar(&o.trustDirs, "trust", false, "run the plugins of a --plugin-dir, or plugins check's DIR, that lies inside a project you have not trusted, this once, without asking")
+	fs.BoolVar(&o.version, "version", false, "print bingo's version, as bingo version does")
 	o.pluginsFlags(fs)
 	return fs
 }
@@ -150,6 +160,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if named > 0 && rest[0] != "" {
 		if s, ok := lookup(rest[0]); ok {
 			sub, rest = s, rest[1:]
+		} else if near := nearSubcommand(rest[0]); near != "" {
+			// A slip of the keyboard must not become a model request,
+			// perhaps a paid one.
+			return usageError(stderr, fs, "", "%q is not a subcommand: did you mean bingo %s? (a prompt starting with %q goes after --)", rest[0], near, rest[0])
 		}
 	}
 	if errors.Is(err, flag.ErrHelp) { // -h or --help: the usage of what it follows
@@ -157,15 +171,33 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	if err != nil {
-		return usageError(stderr, fs, sub.name, "%s", flagError(err))
+		return usageError(stderr, fs, sub.name, "%s", flagError(err, fs))
+	}
+	if o.version {
+		if sub.name != "" || len(rest) > 0 || fs.NFlag() > 1 {
+			return usageError(stderr, fs, sub.name, "--version takes nothing else")
+		}
+		fmt.Fprintln(stdout, version())
+		return ExitOK
+	}
+	form := ""
+	if sub.name == "plugins" && len(rest) > 0 {
+		form = rest[0]
 	}
 	var misplaced string
 	fs.Visit(func(f *flag.Flag) {
 		owner, own := ownFlags[f.Name]
+		forms, byForm := pluginsForms[f.Name]
 		switch {
 		case misplaced != "":
 		case own && owner != sub.name:
 			misplaced = fmt.Sprintf("--%s is a flag of bingo %s only", f.Name, owner)
+		case byForm && !slices.Contains(forms, form):
+			var names []string
+			for _, f := range forms {
+				names = append(names, strings.TrimSpace("bingo plugins "+f))
+			}
+			misplaced = fmt.Sprintf("--%s is a flag of %s only", f.Name, strings.Join(names, " and "))
 		case !own && !sub.flags:
 			misplaced = fmt.Sprintf("%s takes no flags", sub.name)
 		}
@@ -181,7 +213,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case sub.name == "complete" && len(rest) != 1:
 		return usageError(stderr, fs, sub.name, "complete takes one LINE")
 	case sub.name == "plugins" && len(rest) > 0:
-		return pluginsSubcommand(o, rest, stdout, stderr, fs)
+		return pluginsSubcommand(o, rest, stdin, stdout, stderr, fs)
 	case (sub.name == "plugins" || sub.name == "trust" || sub.name == "version") && len(rest) != 0:
 		return usageError(stderr, fs, sub.name, "%s takes no arguments", sub.name)
 	case sub.name == "help":
@@ -193,7 +225,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			showUsage(stdout, fs, s.name)
 			return ExitOK
 		}
-		return usageError(stderr, fs, sub.name, "help takes one SUBCOMMAND: call, complete, plugins, trust, help or version")
+		if len(rest) > 1 {
+			return usageError(stderr, fs, sub.name, "help takes one SUBCOMMAND")
+		}
+		hint := ""
+		if near := nearSubcommand(rest[0]); near != "" {
+			hint = fmt.Sprintf(" (did you mean %s?)", near)
+		}
+		return usageError(stderr, fs, sub.name, "there is no subcommand %q%s; there are call, complete, plugins, trust, help and version", rest[0], hint)
 	case sub.name == "version":
 		fmt.Fprintln(stdout, version())
 		return ExitOK
@@ -201,8 +240,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var input json.RawMessage
 	if sub.name == "call" && len(rest) == 2 {
 		input = json.RawMessage(rest[1])
-		if !json.Valid(input) {
-			return usageError(stderr, fs, sub.name, "call: the input is not valid JSON: %s", rest[1])
+		if err := objectInput(input); err != nil {
+			return usageError(stderr, fs, sub.name, "call: the input %v", err)
 		}
 	}
 
@@ -220,13 +259,20 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	hc := newHostCloser()
 	ctx, stop := r.interrupts(func() { hc.quit(quitGrace) })
 	defer stop()
+	vouched, ok := r.vouchDirs(ctx)
+	if !ok {
+		return ExitError
+	}
 	cfg := host.Config{Home: r.home, Cwd: r.cwd, PluginDirs: o.pluginDirs, Allow: o.allow, Notify: r.notice,
-		Trace: o.trace || os.Getenv("BINGO_TRACE") == "1"}
+		Trace: o.trace || os.Getenv("BINGO_TRACE") == "1", Vouched: vouched}
 	if r.interactive {
 		cfg.AskTrust = r.AskTrust
 	}
-	if r.liveProgress { // stderr is a terminal: say why the first start waits
-		cfg.SlowCompile = r.slowCompile
+	// Say why a first start waits: at once on a terminal, once it is long
+	// elsewhere (a log would fill with every first start's line).
+	cfg.SlowCompile = r.slowCompile
+	if !r.liveProgress {
+		cfg.SlowCompileAfter = stillWaitingAfter
 	}
 	h, err := host.Open(ctx, cfg)
 	hc.set(h)
@@ -251,12 +297,97 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return r.turn(ctx, h, prompt)
 }
 
+// objectInput says what is wrong with a tool call's input, if anything: a
+// tool's input is a JSON object, and where the JSON breaks is said by line
+// and column. (The host refuses the same inputs; here they are a usage
+// error, caught before any plugin starts.)
+func objectInput(input json.RawMessage) error {
+	var v any
+	err := json.Unmarshal(input, &v)
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
+		// Offset counts the bytes read, the offending one included; at the
+		// end of the input, the place is just past its last byte.
+		at := int(syntax.Offset) - 1
+		if syntax.Offset >= int64(len(input)) && strings.HasSuffix(err.Error(), "end of JSON input") {
+			at = len(input)
+		}
+		before := string(input[:max(at, 0)])
+		line := 1 + strings.Count(before, "\n")
+		col := len(before) - strings.LastIndex(before, "\n")
+		return fmt.Errorf("is not valid JSON: line %d, column %d: %v", line, col, err)
+	}
+	if err != nil {
+		return fmt.Errorf("is not valid JSON: %v", err)
+	}
+	// null is no input, which a tool takes as {} (as the host does).
+	if kind := protocol.KindOf(input); kind != "an object" && kind != "null" {
+		return fmt.Errorf("must be a JSON object, not %s", kind)
+	}
+	return nil
+}
+
+// nearSubcommand is the subcommand word is one or two slips of the keyboard
+// from (one for a word of five letters or fewer, so that "hello" and "hi"
+// stay prompts), or "".
+func nearSubcommand(word string) string {
+	if word == "" || strings.ToLower(word) != word || strings.ContainsFunc(word, func(r rune) bool { return r < 'a' || r > 'z' }) {
+		return ""
+	}
+	slips := 1
+	if len(word) > 5 {
+		slips = 2
+	}
+	for _, s := range subcommands {
+		if s.name != "" && editDistance(word, s.name) <= slips {
+			return s.name
+		}
+	}
+	return ""
+}
+
+// editDistance counts the insertions, deletions, substitutions and swaps of
+// two neighbours that turn a into b (optimal string alignment).
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
 // flagError says in bingo's words what the flag package found wrong: its
 // messages spell a flag -name, whatever was typed, where bingo's usage and
-// docs spell it --name, and an unknown one is most often a prompt's word.
-func flagError(err error) string {
+// docs spell it --name, and an unknown one is most often a prompt's word,
+// unless it is a slip from one of fs's flags.
+func flagError(err error, fs *flag.FlagSet) string {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		var near string
+		fs.VisitAll(func(f *flag.Flag) {
+			if near == "" && len(name) > 2 && editDistance(name, f.Name) <= 1+len(name)/6 {
+				near = f.Name
+			}
+		})
+		if near != "" {
+			return fmt.Sprintf("unknown flag --%s: did you mean --%s?", name, near)
+		}
 		return fmt.Sprintf("unknown flag --%s (a PROMPT word starting with - goes after --)", name)
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
@@ -309,11 +440,14 @@ func flagLines(w io.Writer, fs *flag.FlagSet, owner, heading string) {
 	})
 }
 
-// usageError says what is wrong with the command line, then shows the
-// usage of the subcommand name (all of bingo's for ""), on stderr.
+// usageError says on stderr, in one line, what is wrong with the command
+// line, and in one more the synopsis of the subcommand name and where its
+// whole usage is: a screen of usage would bury the one line that matters.
 func usageError(stderr io.Writer, fs *flag.FlagSet, name, format string, args ...any) int {
 	fmt.Fprintf(stderr, "bingo: "+format+"\n", args...)
-	showUsage(stderr, fs, name)
+	s, _ := lookup(name)
+	help := strings.TrimSpace("bingo help " + name)
+	fmt.Fprintf(stderr, "usage: %s (%s for more)\n", s.synopsis(), help)
 	return ExitUsage
 }
 
@@ -377,11 +511,7 @@ func newRun(o options, stdin io.Reader, stdout, stderr io.Writer) (*run, error) 
 	// A --plugin-dir that is not there would load nothing, silently: a
 	// misspelt path must not pass for a directory without plugins.
 	for _, d := range o.pluginDirs {
-		path := d
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(cwd, path) // as manifest.Layers takes it
-		}
-		if err := isDir(path); err != nil {
+		if err := isDir(pluginDir(cwd, d)); err != nil {
 			return nil, fmt.Errorf("--plugin-dir %s: %v", d, err)
 		}
 	}
@@ -392,8 +522,64 @@ func newRun(o options, stdin io.Reader, stdout, stderr io.Writer) (*run, error) 
 	r.interactive = !o.print && isTerminal(stdin) && isTerminal(stderr)
 	r.stdout = hushWriter{stdout, &r.hushed}
 	r.stderr = hushWriter{stderr, &r.hushed}
-	r.prompter = &prompter{in: stdin, out: r.stderr}
+	r.prompter = &prompter{in: stdin, out: r.stderr, text: r.stdout, shared: sameFile(stdout, stderr)}
+	if f, ok := stdin.(*os.File); ok && r.interactive {
+		r.prompter.canRead = terminalReader(f)
+	}
 	return r, nil
+}
+
+// pluginDir is the directory a --plugin-dir names, as manifest.Layers
+// takes it: relative to the session's directory.
+func pluginDir(cwd, d string) string {
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(cwd, d)
+	}
+	return filepath.Clean(d)
+}
+
+// vouchDirs asks about each --plugin-dir that lies inside a project the
+// person has not trusted (vouch), and returns those the person said to run
+// this once; ok is false if one may not run, which vouch has said.
+func (r *run) vouchDirs(ctx context.Context) (vouched []string, ok bool) {
+	for _, d := range r.o.pluginDirs {
+		dir := pluginDir(r.cwd, d)
+		ok, untrusted := r.vouch(ctx, "--plugin-dir "+d, dir)
+		if !ok {
+			return nil, false
+		}
+		if untrusted {
+			vouched = append(vouched, dir)
+		}
+	}
+	return vouched, true
+}
+
+// vouch reports whether the plugins in dir, which what names (a
+// --plugin-dir, plugins check's DIR), may run with the person's rights.
+// Inside a project the person has not trusted (host.UntrustedProject)
+// that is their explicit act: --trust, or yes at the terminal; with no one
+// to ask and no --trust, vouch says why not and how to run them. untrusted
+// reports whether dir lies in such a project.
+func (r *run) vouch(ctx context.Context, what, dir string) (ok, untrusted bool) {
+	project := host.UntrustedProject(r.home, r.cwd, dir, os.Environ())
+	switch {
+	case project == "":
+		return true, false
+	case r.o.trustDirs:
+		return true, true
+	case r.interactive:
+		yes, err := r.yesNo(ctx, fmt.Sprintf("%s lies inside %s, which you have not trusted: its plugins would run with your rights. Run them this once? [y/N] ",
+			render.Line(what), render.Line(project)))
+		if err == nil && yes {
+			return true, true
+		}
+		r.fail(fmt.Errorf("%s: not run", what))
+		return false, true
+	}
+	r.fail(fmt.Errorf("%s lies inside %s, which you have not trusted, and its plugins would run with your rights: pass --trust to run them this once, or run \"bingo trust --cwd %s\" to trust the project",
+		what, project, project))
+	return false, true
 }
 
 // isDir says why path is not a directory, or returns nil.
@@ -410,9 +596,29 @@ func isDir(path string) error {
 	return nil
 }
 
-// slowCompile is host.Config.SlowCompile on a terminal.
+// slowCompile is host.Config.SlowCompile.
 func (r *run) slowCompile(plugin string) {
-	fmt.Fprintf(r.stderr, "compiling %s (first start)…\n", plugin)
+	if r.liveProgress {
+		r.prompter.line(r.stderr, fmt.Sprintf("compiling %s (first start)…", render.Line(plugin)))
+		return
+	}
+	r.prompter.line(r.stderr, fmt.Sprintf("bingo: still waiting for %s: compiling its module (first start)…", render.Line(plugin)))
+}
+
+// sameFile says whether a and b are one open file (a terminal, or a
+// file or pipe given as both stdout and stderr).
+func sameFile(a, b io.Writer) bool {
+	fa, ok := a.(*os.File)
+	fb, ok2 := b.(*os.File)
+	if !ok || !ok2 {
+		return false
+	}
+	sa, err := fa.Stat()
+	if err != nil {
+		return false
+	}
+	sb, err := fb.Stat()
+	return err == nil && os.SameFile(sa, sb)
 }
 
 func isTerminal(f any) bool {
@@ -623,19 +829,33 @@ func (r *run) trust() int {
 		r.fail(err)
 		return ExitError
 	}
-	if rep.MovedAside != "" {
+	var old *trust.OldVersionError
+	switch {
+	case errors.As(rep.MovedWhy, &old):
+		fmt.Fprintf(r.stderr, "bingo: %v; it is kept as %s and a new one started\n", old, rep.MovedAside)
+	case rep.MovedAside != "":
 		fmt.Fprintf(r.stderr, "bingo: your trust file was unreadable; it is kept as %s and a new one started\n", rep.MovedAside)
 	}
 	fmt.Fprintf(r.stdout, "trusted %s (recorded in %s)\n", rep.Project, rep.Record)
+	fmt.Fprintf(r.stdout, "  pinned: every file of each plugin's directory, and each file its entry names inside %s\n", rep.Repository)
 	for _, p := range rep.Plugins {
-		fmt.Fprintf(r.stdout, "  plugin %s %s\n", render.Line(p.Name), p.Digest)
+		fmt.Fprintf(r.stdout, "  plugin %s %s (%d files)\n", render.Line(p.Name), p.Digest, len(p.Files))
 		for _, f := range sortedKeys(p.Files) {
 			fmt.Fprintf(r.stdout, "    %s: %s\n", render.Line(f), render.Line(p.Files[f]))
+		}
+		for _, f := range p.Outside {
+			fmt.Fprintf(r.stdout, "    not pinned, outside the repository: %s\n", render.Line(f))
 		}
 	}
 	fmt.Fprintf(r.stdout, "  settings .bingo/settings.json: %s\n", rep.Settings)
 	for _, p := range rep.Skipped {
 		r.fail(fmt.Errorf("%v; not trusted (it runs nothing)", p))
+	}
+	for _, err := range rep.Unpinned {
+		r.fail(fmt.Errorf("%v; not trusted", err))
+	}
+	if len(rep.Unpinned) > 0 {
+		return ExitError
 	}
 	return ExitOK
 }

@@ -20,10 +20,12 @@
 // the terminal (render.Clean, or render.Line where it must stay on one
 // line), so it cannot erase "X asks:" or draw a fake "Run …? [y/N]".
 //
-// Questions are answered from one reader goroutine per run, started by the
-// first question: a withdrawn question leaves the person's next line to
-// the next one. That goroutine reads stdin until EOF and is owned by the
-// process, since a read of stdin cannot be cancelled.
+// Stdin is read only while a question waits, one line per read, and only
+// while bingo is in its terminal's foreground: a read of the terminal from
+// a background process group stops the whole process (SIGTTIN), which is
+// how bingo once hung under timeout(1). A read cannot be cancelled, so a
+// withdrawn question leaves its read running and the person's next line
+// answers the next question.
 //
 // Quitting (a second Ctrl-C, SIGTERM, SIGHUP) stops every plugin within 2
 // seconds however it behaves: the end of its stdin first, SIGTERM to its

@@ -30,10 +30,10 @@ func (o *options) pluginsFlags(fs *flag.FlagSet) {
 }
 
 // pluginsSubcommand runs bingo plugins check DIR (or new NAME).
-func pluginsSubcommand(o options, rest []string, stdout, stderr io.Writer, fs *flag.FlagSet) int {
+func pluginsSubcommand(o options, rest []string, stdin io.Reader, stdout, stderr io.Writer, fs *flag.FlagSet) int {
 	switch {
 	case rest[0] == "check" && len(rest) == 2:
-		return checkPlugin(o, rest[1], stdout, stderr)
+		return checkPlugin(o, rest[1], stdin, stdout, stderr)
 	case rest[0] == "check":
 		return usageError(stderr, fs, "plugins", "plugins check takes one DIR, the plugin's own directory")
 	case rest[0] == "new" && len(rest) == 2:
@@ -74,9 +74,6 @@ func newPlugin(o options, name string, stdout, stderr io.Writer) int {
 	case "go":
 		fmt.Fprintf(stdout, "build it: (cd %s && go build -o %s .)\n", dir, name)
 	case "wasm":
-		if kit == "" {
-			fmt.Fprintf(stdout, "its go.mod requires %s from the module proxy; to build against a bingo checkout, pass --kit DIR (or go mod edit -replace %s=DIR)\n", scaffold.Kit, scaffold.Kit)
-		}
 		fmt.Fprintf(stdout, "build it: (cd %s && GOOS=wasip1 GOARCH=wasm go build -o plugin.wasm .)\n", dir)
 	}
 	fmt.Fprintf(stdout, "check it: bingo plugins check %s\n", dir)
@@ -86,7 +83,7 @@ func newPlugin(o options, name string, stdout, stderr io.Writer) int {
 // checkPlugin runs the conformance checker on dir and prints its report:
 // one line a finding, or JSON with --json. It exits 0 only when the
 // plugin conforms.
-func checkPlugin(o options, dir string, stdout, stderr io.Writer) int {
+func checkPlugin(o options, dir string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if o.cwd != "" && !filepath.IsAbs(dir) {
 		dir = filepath.Join(o.cwd, dir)
 	}
@@ -115,6 +112,20 @@ func checkPlugin(o options, dir string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	// Checking runs the plugin: a repository's, only by the person's word.
+	r, err := newRun(o, stdin, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "bingo: %v\n", err)
+		return ExitUsage
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "bingo: plugins check %s: %v\n", dir, err)
+		return ExitUsage
+	}
+	if ok, _ := r.vouch(ctx, "plugins check "+dir, abs); !ok {
+		return ExitError
+	}
 	rep, err := check.Run(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "bingo: plugins check: %v\n", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/bingo/bingo-plugin-rpc/host"
 	"github.com/bingo/bingo-plugin-rpc/internal/render"
@@ -25,9 +24,7 @@ func (r *run) turn(ctx context.Context, h *host.Host, prompt string) int {
 // and returns the exit status.
 func (tu *turnUI) end(res host.TurnResult, err error) int {
 	r := tu.run
-	if tu.streamed {
-		fmt.Fprintln(r.stdout)
-	}
+	r.prompter.endText()
 	if err != nil {
 		r.fail(err)
 		return ExitError
@@ -42,30 +39,21 @@ func (tu *turnUI) end(res host.TurnResult, err error) int {
 // turnUI is the run's host.TurnUI.
 type turnUI struct {
 	*run
-	streamed bool // text is on the current line
 }
 
 // Text implements host.TurnUI.
 func (t *turnUI) Text(delta string) {
-	t.endProgress()
 	// The model's text may quote a plugin's (a tool result, a web page)
 	// or be steered by it: it must not drive the terminal.
-	delta = render.Clean(delta)
-	if delta != "" {
-		t.streamed = !strings.HasSuffix(delta, "\n")
-	}
-	fmt.Fprint(t.stdout, delta)
+	t.prompter.showText(render.Clean(delta))
 }
 
 // ToolResult implements host.TurnUI.
 func (t *turnUI) ToolResult(call sdk.ToolCallRequest, out sdk.ToolOutput, err error) {
 	t.endProgress()
-	if t.streamed {
-		// The model's text so far ends its line: the next step's text (or
-		// this tool's View) starts a new one.
-		fmt.Fprintln(t.stdout)
-		t.streamed = false
-	}
+	// The model's text so far ends its line: the next step's text (or
+	// this tool's View) starts a new one.
+	t.prompter.endText()
 	var denied *host.DeniedError
 	if errors.As(err, &denied) {
 		// The turn goes on, the model reading the refusal: this is the

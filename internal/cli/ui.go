@@ -5,88 +5,178 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/bingo/bingo-plugin-rpc/host"
 	"github.com/bingo/bingo-plugin-rpc/internal/render"
+	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
 // prompter serialises everything written to the person's side (notices,
 // progress, questions) and reads their answers, one question at a time.
 //
-// The person's input is read by one goroutine per prompter (read), started
-// by the first question and ending at EOF of in. A question takes the next
-// line that goroutine read; a withdrawn question leaves the reader alone,
-// so the line the person types next answers the next question instead of
-// vanishing into a reader nobody listens to any more, and no two reads of
-// in ever run at once. The goroutine is owned by the process, not by a
-// question or a run: a read of stdin cannot be interrupted (os.Stdin has
-// no deadline on a terminal or pipe), so it ends only when stdin does,
-// which for bingo is at the latest when the process exits.
+// The person's input is read only while a question waits for it: one read
+// of a line at a time, in a goroutine (pending) that ends with that line.
+// A read of in cannot be interrupted (os.Stdin has no deadline on a
+// terminal or pipe), so a withdrawn question leaves its read running, and
+// the line the person types next answers the next question instead of
+// vanishing; no two reads of in ever run at once. Between questions
+// nothing reads a terminal: a bingo put in the background (Ctrl-Z, bg)
+// is not stopped for reading it.
 type prompter struct {
 	in  io.Reader
 	out io.Writer
+	// canRead, if set, says why in cannot be read now (nil when it can):
+	// it is asked before each question is shown.
+	canRead func() error
+
+	// text is where the model's answer streams (stdout). shared says text
+	// and out reach one screen or file (a terminal, or 2>&1): then
+	// anything written to out first ends a line of the answer left open,
+	// which a progress line's \r\e[2K would otherwise erase and anything
+	// else would glue onto.
+	text   io.Writer
+	shared bool
 
 	mu       sync.Mutex
-	lines    chan string // the person's lines, closed at EOF; nil until the first question
-	progress bool        // a live progress line is on screen
+	br       *bufio.Reader // in, buffered; nil until the first question
+	pending  chan answer   // the read in flight, nil when there is none
+	ended    bool          // in has ended: no one is left to ask
+	progress bool          // a live progress line is on screen
+	textOpen bool          // the model's text so far does not end its line
+	spoke    bool          // the running tool call has shown progress of its own
+}
+
+// answer is one line the person typed, trimmed; err is the read's error
+// (io.EOF at the end of in), with or without a last line.
+type answer struct {
+	line string
+	err  error
+}
+
+// showText writes more of the model's answer.
+func (p *prompter) showText(delta string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.progress {
+		render.ClearProgress(p.out)
+		p.progress = false
+	}
+	if delta != "" {
+		p.textOpen = !strings.HasSuffix(delta, "\n")
+	}
+	fmt.Fprint(p.text, delta)
+}
+
+// endText ends the line of the model's answer, if one is open: the next
+// thing on stdout (a View, the next step's text) starts a line of its own.
+func (p *prompter) endText() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.endTextLocked()
+}
+
+func (p *prompter) endTextLocked() {
+	if p.textOpen {
+		fmt.Fprintln(p.text)
+		p.textOpen = false
+	}
+}
+
+// toOut readies out for a line of bingo's own (p.mu held): a live progress
+// line is cleared, and an open line of the answer on the same screen ended.
+func (p *prompter) toOut() {
+	if p.progress {
+		render.ClearProgress(p.out)
+		p.progress = false
+	}
+	if p.shared {
+		p.endTextLocked()
+	}
 }
 
 // line writes one line, clearing a live progress line first.
 func (p *prompter) line(w io.Writer, s string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.progress {
-		render.ClearProgress(p.out)
-		p.progress = false
-	}
+	p.toOut()
 	fmt.Fprintln(w, s)
 }
 
 // ask writes question and returns the person's next line, trimmed. ctx
 // ending withdraws the question (ctx.Err()); the person's input having
-// ended is host.ErrNoOneToAsk.
+// ended, or being unreadable now, is host.ErrNoOneToAsk.
 func (p *prompter) ask(ctx context.Context, question string) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.progress {
-		render.ClearProgress(p.out)
-		p.progress = false
+	if p.ended {
+		return "", host.ErrNoOneToAsk
 	}
-	if p.lines == nil {
-		p.lines = make(chan string)
-		go read(p.in, p.lines)
+	if p.canRead != nil {
+		if err := p.canRead(); err != nil {
+			return "", err
+		}
 	}
+	p.toOut()
 	fmt.Fprint(p.out, question)
 	select {
-	case s, ok := <-p.lines:
-		if !ok {
-			return "", host.ErrNoOneToAsk
+	case a := <-p.read():
+		p.pending = nil
+		if a.err != nil {
+			// A last line without a newline still counts; after it, or
+			// after an error, in has nothing more to say.
+			p.ended = true
+			if a.line == "" {
+				return "", host.ErrNoOneToAsk
+			}
 		}
-		return s, nil
+		return a.line, nil
 	case <-ctx.Done():
 		fmt.Fprintln(p.out)
 		return "", ctx.Err()
 	}
 }
 
-// read sends each line of in, trimmed, to lines until in ends, then closes
-// lines. A last line without a newline still counts. The channel is
-// unbuffered: at most one line is read ahead of the question it answers.
-func read(in io.Reader, lines chan<- string) {
-	defer close(lines)
-	br := bufio.NewReader(in)
-	for {
-		s, err := br.ReadString('\n')
-		s = strings.TrimSpace(s)
-		if err == nil || s != "" {
-			lines <- s
+// read returns the read in flight, starting one if there is none: a
+// goroutine that reads one line and ends.
+func (p *prompter) read() <-chan answer {
+	if p.pending == nil {
+		if p.br == nil {
+			p.br = bufio.NewReader(p.in)
 		}
-		if err != nil {
-			return
+		ch := make(chan answer, 1)
+		go func(br *bufio.Reader) {
+			s, err := br.ReadString('\n')
+			ch <- answer{strings.TrimSpace(s), err}
+		}(p.br)
+		p.pending = ch
+	}
+	return p.pending
+}
+
+// errBackground answers every question while bingo cannot read its
+// terminal.
+var errBackground = fmt.Errorf("%w: bingo is in the background of its terminal and cannot read it (run with &, or by timeout without --foreground)", host.ErrNoOneToAsk)
+
+// terminalReader is prompter.canRead for a terminal: the terminal may be
+// read only by its foreground process group. A read from any other group
+// stops the whole process (SIGTTIN) until someone brings it to the
+// foreground, which under timeout(1), whose command runs in a group of
+// its own, no one ever does: bingo hung. So bingo asks only while it is
+// in the foreground, and otherwise refuses at once.
+func terminalReader(f *os.File) func() error {
+	return func() error {
+		pgrp, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
+		if err != nil || pgrp != unix.Getpgrp() {
+			return errBackground
 		}
+		return nil
 	}
 }
 
@@ -98,12 +188,72 @@ func (r *run) Progress(tool, tail string) {
 	p := r.prompter
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.spoke = true
+	if p.shared {
+		p.endTextLocked()
+	}
 	if r.liveProgress {
 		render.Progress(r.stderr, tool, tail)
 		p.progress = true
 		return
 	}
 	fmt.Fprintf(r.stderr, "%s: %s\n", render.Line(tool), render.Line(tail))
+}
+
+// A tool call working in silence must not look hung: on a terminal, one
+// that has shown nothing of its own for quietAfter gets a live line of its
+// elapsed time; elsewhere, one still running after stillWaitingAfter gets
+// one line saying bingo waits for it. The same holds for a wasm plugin's
+// first compilation.
+const (
+	quietAfter        = 2 * time.Second
+	stillWaitingAfter = 5 * time.Second
+)
+
+// Started implements host.CallWatcher.
+func (r *run) Started(tool string) (ended func()) {
+	p := r.prompter
+	p.mu.Lock()
+	p.spoke = false
+	p.mu.Unlock()
+	start := time.Now()
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		if !r.liveProgress {
+			wait := time.NewTimer(stillWaitingAfter)
+			defer wait.Stop()
+			select {
+			case <-stop:
+			case <-wait.C:
+				p.line(r.stderr, fmt.Sprintf("bingo: still waiting for %s (%s so far)…", render.Line(tool), stillWaitingAfter))
+			}
+			return
+		}
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			elapsed := time.Since(start).Round(time.Second)
+			p.mu.Lock()
+			if !p.spoke && elapsed >= quietAfter {
+				if p.shared {
+					p.endTextLocked()
+				}
+				render.Progress(r.stderr, tool, fmt.Sprintf("running… %s", elapsed))
+				p.progress = true
+			}
+			p.mu.Unlock()
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+	}
 }
 
 // endProgress clears a live progress line once its call has ended.
@@ -117,14 +267,43 @@ func (r *run) endProgress() {
 	}
 }
 
-// Ask implements host.UI.
+// What a plugin, a model or a hook may show beside one of bingo's own
+// prompts (docs/plugins.md states these numbers): enough for any honest
+// question, too little to push the prompt's own words off a screen.
+const (
+	questionLines = 10   // a tool's question (an MCP server's elicitation too)
+	questionChars = 1000 // in all its lines
+	inputChars    = 1000 // a call's input, in the permission prompt
+	reasonChars   = 300  // why bingo asks (a rule, a hook's reason, a tool's claims)
+	trustPlugins  = 10   // plugins listed in the trust prompt; the rest are counted
+	trustChars    = 200  // each of their lines, and the project's path
+)
+
+// Ask implements host.UI. The question is the plugin's: its lines are
+// indented under bingo's own line saying who asks, capped and squeezed
+// (render.Block), and the prompt line itself names the asker again, so
+// whatever the question says above it, the line the person answers on
+// says where the answer goes.
 func (r *run) Ask(ctx context.Context, tool, question string) (string, error) {
 	if !r.interactive {
 		return "", host.ErrNoOneToAsk
 	}
-	// Both come from the plugin: on one line each, so that the question
-	// cannot erase "X asks:" or draw a prompt of its own.
-	return r.prompter.ask(ctx, fmt.Sprintf("%s asks: %s\n> ", render.Line(tool), render.Line(question)))
+	asker := askerOf(tool)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, running %s, asks:\n", asker, render.Line(tool))
+	for _, l := range render.Block(question, questionLines, questionChars) {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	fmt.Fprintf(&b, "%s asks (answer goes to it) > ", asker)
+	return r.prompter.ask(ctx, b.String())
+}
+
+// askerOf names who asks through tool: the plugin that offers it.
+func askerOf(tool string) string {
+	if plugin, _, ok := proxy.SplitToolName(tool); ok {
+		return "plugin " + render.Line(plugin)
+	}
+	return "tool " + render.Line(tool)
 }
 
 // Approve implements host.UI.
@@ -133,18 +312,22 @@ func (r *run) Approve(ctx context.Context, call sdk.ToolCall, why string) (bool,
 		return false, host.ErrNoOneToAsk
 	}
 	// The name and input are the model's, why may be a hook's: none of them
-	// may redraw the prompt the person answers.
+	// may redraw the prompt the person answers, nor fill the screen.
 	return r.yesNo(ctx, fmt.Sprintf("Run %s %s? (%s) [y/N] ",
-		render.Line(call.Name), render.Line(string(call.Input)), render.Line(why)))
+		render.Line(call.Name), render.Brief(string(call.Input), inputChars), render.Brief(why, reasonChars)))
 }
 
 // AskTrust is host.Config.AskTrust on a terminal: the first run in an
 // untrusted project with exec plugins asks once whether to trust it.
 func (r *run) AskTrust(ctx context.Context, q host.TrustQuestion) (bool, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "This repository (%s) wants to run, with your rights:\n", render.Line(q.Project))
-	for _, p := range q.Plugins { // a manifest's words: one line each
-		fmt.Fprintf(&b, "  %s\n", render.Line(p))
+	fmt.Fprintf(&b, "This repository (%s) wants to run, with your rights:\n", render.Brief(q.Project, trustChars))
+	for i, p := range q.Plugins { // a manifest's words: one line each
+		if i == trustPlugins {
+			fmt.Fprintf(&b, "  … and %d more\n", len(q.Plugins)-i)
+			break
+		}
+		fmt.Fprintf(&b, "  %s\n", render.Brief(p, trustChars))
 	}
 	b.WriteString("Trust it? [y/N] ")
 	return r.yesNo(ctx, b.String())

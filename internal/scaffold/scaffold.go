@@ -9,13 +9,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"text/template"
 	"unicode"
 
+	bingo "github.com/bingo/bingo-plugin-rpc"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 )
 
@@ -33,9 +33,14 @@ const Kit = "github.com/bingo/bingo-plugin-rpc"
 // it must state too (a test holds the two together).
 const goVersion = "1.26.8"
 
-// unpublished is the version a go.mod requires Kit at when this bingo is
-// not a release: only a replace directive can then say where Kit is.
+// unpublished is the version a plugin's go.mod requires Kit at: Kit is not
+// published on a module proxy, so a replace directive always says where it
+// is — the copy this binary carries (KitCopy), or a checkout (--kit).
 const unpublished = "v0.0.0-00010101000000-000000000000"
+
+// KitCopy is the directory, inside a new wasm plugin, that Write fills with
+// the Kit source this binary carries (bingo.KitSource).
+const KitCopy = "kit"
 
 // data fills the templates.
 type data struct {
@@ -43,9 +48,10 @@ type data struct {
 	// Kit: the plugin is built on pluginkit, which speaks the wire.
 	Kit bool
 	// GoVersion, KitVersion and KitDir fill a pluginkit plugin's go.mod;
-	// KitDir, if set, is the replace directive's target, quoted as go.mod
-	// needs it.
+	// KitDir is the replace directive's target, quoted as go.mod needs it,
+	// and KitChecked says it is a checkout (--kit) rather than the copy.
 	GoVersion, KitVersion, KitDir string
+	KitChecked                    bool
 }
 
 var langData = map[string]data{
@@ -57,10 +63,10 @@ var langData = map[string]data{
 		Files: "main.go       the plugin: a tool and a command, served by pluginkit\ngo.mod        its module, which requires " + Kit,
 		Build: "\n## Build\n\nThe manifest runs `plugin.wasm` next to it; build it first, and after every change:\n\n" +
 			"```sh\nGOOS=wasip1 GOARCH=wasm go build -o plugin.wasm .\n```\n\n" +
-			"`go.mod` requires " + Kit + " (`pluginkit`, `sdk`). Built against a bingo checkout\n" +
-			"rather than a release, it says where the checkout is with a `replace` line:\n" +
-			"`bingo plugins new --kit DIR` writes it, or\n" +
-			"`go mod edit -replace " + Kit + "=/path/to/bingo` does.\n"},
+			"`go.mod` requires " + Kit + " (`pluginkit`, `sdk`) and a `replace` line says\n" +
+			"where its source is: `kit/`, the copy bingo wrote beside the plugin (it needs\n" +
+			"nothing but Go's standard library), or a bingo checkout (`bingo plugins new\n" +
+			"--kit DIR`, or `go mod edit -replace " + Kit + "=/path/to/bingo`).\n"},
 }
 
 // Write writes a new plugin named name in lang into dir, which must not
@@ -81,18 +87,26 @@ func Write(dir, name, lang, kit string) ([]string, error) {
 	}
 	d := langData[lang]
 	d.Name = name
+	var written []string
 	if d.Kit {
 		var err error
 		if d.KitDir, err = kitDir(kit); err != nil {
 			return nil, err
 		}
-		d.GoVersion, d.KitVersion = goVersion, kitVersion()
+		d.KitChecked = d.KitDir != ""
+		if !d.KitChecked {
+			if err := writeKit(filepath.Join(dir, KitCopy)); err != nil {
+				return nil, err
+			}
+			d.KitDir = "./" + KitCopy
+			written = append(written, KitCopy+"/")
+		}
+		d.GoVersion, d.KitVersion = goVersion, unpublished
 	} else if kit != "" {
 		return nil, fmt.Errorf("a %s plugin is not built on pluginkit; --kit is for wasm", lang)
 	}
 	// Each language's own files, then the README they share.
 	root := path.Join("templates", lang)
-	var written []string
 	err := fs.WalkDir(templates, root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() {
 			return err
@@ -164,16 +178,29 @@ func modQuote(p string) string {
 	return p
 }
 
-// kitVersion is the version of Kit a plugin's go.mod requires: the one
-// this bingo was built as, unless that is none a module proxy could have
-// (built outside version control, or from uncommitted changes); then a
-// placeholder only a replace directive makes good.
-func kitVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if v := bi.Main.Version; ok && bi.Main.Path == Kit && strings.HasPrefix(v, "v") && !strings.Contains(v, "+dirty") {
-		return v
+// writeKit writes the Kit source this binary carries into dir: its Go
+// files (tests left out) and a go.mod of its own that requires nothing,
+// since pluginkit, sdk and protocol use only the standard library.
+func writeKit(dir string) error {
+	err := fs.WalkDir(bingo.KitSource, ".", func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || p == "go.mod" || strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		src, err := bingo.KitSource.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(target, src, 0o644)
+	})
+	if err != nil {
+		return err
 	}
-	return unpublished
+	mod := fmt.Sprintf("// The source of pluginkit, sdk and protocol, as the bingo that wrote this\n// plugin carries it (bingo plugins new).\nmodule %s\n\ngo %s\n", Kit, goVersion)
+	return os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644)
 }
 
 // render runs src as a template on d; d's own fields may hold {{.Name}}.

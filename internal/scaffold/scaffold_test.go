@@ -1,6 +1,7 @@
 package scaffold
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -56,7 +57,8 @@ func TestWriteRefuses(t *testing.T) {
 
 // A wasm plugin's go.mod states the go version Kit's own go.mod does (a
 // module requiring Kit may state no less), requires Kit, and points at
-// the checkout --kit names.
+// the checkout --kit names, or else at the copy of Kit written beside it,
+// which holds Kit's non-test Go files and a go.mod requiring nothing.
 func TestWasmModule(t *testing.T) {
 	root, _ := filepath.Abs("../..")
 	kit, err := os.ReadFile(filepath.Join(root, "go.mod"))
@@ -72,13 +74,43 @@ func TestWasmModule(t *testing.T) {
 			t.Fatal(err)
 		}
 		mod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
-		want := "module w\n\ngo " + goVersion + "\n\nrequire " + Kit + " " + kitVersion() + "\n"
+		want := "module w\n\ngo " + goVersion + "\n\nrequire " + Kit + " " + unpublished + "\n\n"
 		if k != "" {
-			want += "\n// pluginkit and sdk from a bingo checkout (bingo plugins new --kit).\nreplace " + Kit + " => " + root + "\n"
+			want += "// pluginkit and sdk from a bingo checkout (bingo plugins new --kit).\nreplace " + Kit + " => " + root + "\n"
+		} else {
+			want += "// pluginkit and sdk from the copy beside this plugin, written by bingo\n// plugins new: it needs nothing but Go's standard library.\nreplace " + Kit + " => ./kit\n"
 		}
 		if string(mod) != want {
 			t.Errorf("--kit %q: go.mod is\n%s\nwant\n%s", k, mod, want)
 		}
+		_, err := os.Stat(filepath.Join(dir, KitCopy))
+		if copied := err == nil; copied != (k == "") {
+			t.Errorf("--kit %q: kit/ written: %v", k, copied)
+		}
+	}
+
+	dir := filepath.Join(t.TempDir(), "w")
+	if _, err := Write(dir, "w", "wasm", ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range []string{"sdk", "protocol", "pluginkit"} {
+		src, _ := filepath.Glob(filepath.Join(root, pkg, "*.go"))
+		for _, f := range src {
+			copied, err := os.ReadFile(filepath.Join(dir, KitCopy, pkg, filepath.Base(f)))
+			if strings.HasSuffix(f, "_test.go") {
+				if err == nil {
+					t.Errorf("the kit copy holds a test file %s/%s", pkg, filepath.Base(f))
+				}
+				continue
+			}
+			orig, _ := os.ReadFile(f)
+			if err != nil || !bytes.Equal(copied, orig) {
+				t.Errorf("the kit copy's %s/%s differs from the source (%v)", pkg, filepath.Base(f), err)
+			}
+		}
+	}
+	if mod, _ := os.ReadFile(filepath.Join(dir, KitCopy, "go.mod")); !strings.Contains(string(mod), "module "+Kit+"\n\ngo "+goVersion+"\n") || strings.Contains(string(mod), "require") {
+		t.Errorf("the kit copy's go.mod:\n%s", mod)
 	}
 }
 

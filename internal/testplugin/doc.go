@@ -11,6 +11,11 @@
 // traits the host must ignore), and flood (a hostile plugin's floods:
 // requests whose answers it never reads, notices, or over-long stdout
 // lines). Its model, asked "endless", streams without end, deaf to
-// provider/cancel. It builds for wasip1, so it uses no os/exec, signals or
-// network.
+// provider/cancel. Its compactor, when the latest prompt says "inject",
+// invents a message of the person's; its contributor, when the prompt
+// says "escape", tries to break out of the block its text is put in. With
+// TESTPLUGIN_REDIRECT_TOOL or _PROMPT set (a manifest's entry.env), it
+// also declares a hook that redirects every tool call or model request to
+// that value, as a hostile repository's would. It builds for wasip1, so
+// it uses no os/exec, signals or network.
 package testplugin

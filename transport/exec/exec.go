@@ -2,18 +2,16 @@ package exec
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	osexec "os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/lookpath"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 )
 
@@ -92,7 +90,7 @@ func (*Transport) Kind() string { return "exec" }
 // ErrNotFound is why Start fails for a program that does not exist. Its
 // text is written to read on in the error: `exec: program "x" not found in
 // PATH`.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = lookpath.ErrNotFound
 
 // ErrKilled is what Read and Write return once Kill has been called, and
 // what Wait's error wraps when the instance died of a signal Kill sent.
@@ -189,57 +187,16 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 	return c, nil
 }
 
-// resolve finds the file Start executes, so that a missing program fails
-// with one clear line instead of os/exec's generic text, and so that a
-// bare name is searched in the child's PATH rather than only the host's.
+// resolve finds the file Start executes, by the rule trust pins it by
+// (package lookpath), so that a missing program fails with one clear line
+// instead of os/exec's generic text, and so that a bare name is searched
+// in the child's PATH rather than only the host's.
 func (t *Transport) resolve() (string, error) {
-	name := t.cfg.Command
-	if name == "" {
-		return "", errors.New("exec: no program to run (entry.command is empty)")
+	path, err := lookpath.Find(t.cfg.Command, t.cfg.Dir, t.cfg.Env)
+	if err != nil {
+		return "", fmt.Errorf("exec: %w", err)
 	}
-	if strings.ContainsRune(name, os.PathSeparator) {
-		path := name
-		if !filepath.IsAbs(path) && t.cfg.Dir != "" {
-			path = filepath.Join(t.cfg.Dir, path)
-		}
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("exec: program %q %w", path, ErrNotFound)
-		}
-		return path, nil
-	}
-	pathList, where := os.Getenv("PATH"), "the host's PATH"
-	if v, ok := lastEnv(t.cfg.Env, "PATH"); ok {
-		pathList, where = v, "the plugin's PATH"
-	}
-	for _, dir := range filepath.SplitList(pathList) {
-		// A relative PATH entry ("" or ".") would run whatever happens to
-		// sit in the session's directory under that name: refused, as
-		// os/exec.LookPath refuses it (ErrDot).
-		if !filepath.IsAbs(dir) {
-			continue
-		}
-		path := filepath.Join(dir, name)
-		if isExecutable(path) {
-			return path, nil
-		}
-	}
-	return "", fmt.Errorf("exec: program %q %w in %s", name, ErrNotFound, where)
-}
-
-// lastEnv returns the value of key in env; the last entry wins, as it does
-// for the child (os/exec keeps the last duplicate).
-func lastEnv(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-func isExecutable(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && !fi.IsDir() && fi.Mode().Perm()&0o111 != 0
+	return path, nil
 }
 
 func closeAll(fs ...*os.File) {

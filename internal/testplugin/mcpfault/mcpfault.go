@@ -8,9 +8,11 @@
 // messages), annotated (annotations that claim everything), dotted.name (a
 // name the host cannot offer as it is), hang (answers only when cancelled,
 // logging that it was), deaf (never answers its call, though it answers
-// anything else), freeze (stops the whole server), crash (the server exits mid-call), flood (n log
+// anything else), freeze (stops the whole server), junk (prints lines
+// that are no message on stdout, then answers), hangup (closes stdout and
+// goes on running), crash (the server exits mid-call), flood (n log
 // lines at error level, each size bytes), change (adds the tool added:
-// tools/list_changed), ask (elicits a name), sample (asks the client's
+// tools/list_changed), ask (elicits a name, with message as its question if given), sample (asks the client's
 // model), config (the config the client passed), configenv (the config in
 // the environment). Prompt greet(name, mood),
 // mood completing to happy/hungry/sad. Resources: two text ones and a
@@ -20,6 +22,7 @@ package mcpfault
 //lint:file-ignore SA1019 MCP logging and sampling are deprecated as of protocol 2026-07-28 but still functional, and servers of every earlier version use them: bingo maps both.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,6 +43,12 @@ type Process struct {
 	// Done is closed when the server ends (nil in cmd/mcpfault: a process
 	// just ends), for the deaf tool.
 	Done <-chan struct{}
+	// Print writes a line to the server's stdout beside the protocol, as
+	// a stray print does, for the junk tool.
+	Print func(line string)
+	// Hangup closes the server's stdout and leaves it running, for the
+	// hangup tool; nil offers no hangup tool.
+	Hangup func()
 }
 
 // New returns the server.
@@ -104,6 +113,19 @@ func New(proc Process) *mcp.Server {
 			return text("thawed"), nil
 		})
 	}
+	add("junk", "Print lines that are no JSON-RPC message, then answer.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		for _, l := range []string{"THIS IS NOT JSON", `{"not": "a message"}`, `[1, 2]`} {
+			proc.Print(l)
+		}
+		return text("printed junk"), nil
+	})
+	if proc.Hangup != nil {
+		add("hangup", "Close stdout and go on running.", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			proc.Hangup()
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+	}
 	add("crash", "Exit mid-call.", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		proc.Exit(3)
 		// exit ended the process; in process, the session ends, and
@@ -127,15 +149,17 @@ func New(proc Process) *mcp.Server {
 			})
 		return text("changed"), nil
 	})
-	add("ask", "Ask the person's name.", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	add("ask", "Ask the person's name, in message if given.", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if r, ok := req.Params.InputResponses["name"].(*mcp.ElicitResult); ok {
 			if r.Action != "accept" {
 				return text("ask: " + r.Action), nil
 			}
 			return text(fmt.Sprintf("hello %v", r.Content["name"])), nil
 		}
+		var in struct{ Message string }
+		_ = json.Unmarshal(req.Params.Arguments, &in)
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"name": &mcp.ElicitParams{
-			Message: "What is your name?",
+			Message: cmp.Or(in.Message, "What is your name?"),
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
 				"name": map[string]any{"type": "string", "description": "your name"}}},
 		}}}, nil

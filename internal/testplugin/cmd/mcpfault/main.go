@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log"
 	"os"
 	"syscall"
@@ -22,7 +23,9 @@ func main() {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 		select {}
 	}
-	if err := mcpfault.New(mcpfault.Process{Exit: os.Exit, Freeze: freeze}).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	stray := func(line string) { fmt.Fprintln(os.Stdout, line) }
+	hangup := func() { _ = os.Stdout.Close() }
+	if err := mcpfault.New(mcpfault.Process{Exit: os.Exit, Freeze: freeze, Print: stray, Hangup: hangup}).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatal(err)
 	}
 }

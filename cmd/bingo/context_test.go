@@ -1,0 +1,18 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// What plugins put in the model's context, through the real binary: a
+// compaction may not put words in the person's mouth, and what a
+// contributor adds reaches the model marked as that plugin's. The model
+// is a scripted Python plugin of the person's that reports what it was
+// sent; the repository's plugin is the Go test plugin built for wasm.
+func TestContext(t *testing.T) {
+	testscript.Run(t, testscript.Params{Dir: "testdata/context", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"status": status,
+	}})
+}

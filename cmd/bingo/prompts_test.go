@@ -1,0 +1,369 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// Every prompt bingo shows, answered on a real terminal: bingo runs in a
+// pty (its controlling terminal, bingo in its foreground, as a shell runs
+// it), and each answer is typed as keys. Feeding answers through a pipe
+// proves nothing here: a pipe has no foreground, and the hang this guards
+// against (issue 21) came from how bingo read its terminal.
+
+// reaction bounds how long bingo may take to do what a typed answer says.
+const reaction = time.Second
+
+// screen is a bingo running in a pty of 160×40, and everything it wrote.
+type screen struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	tty  *os.File // the pty's master: what bingo writes, and where keys go
+	mu   sync.Mutex
+	out  strings.Builder
+	more chan struct{} // signalled on each write to out
+	done chan struct{} // closed once bingo has exited and all it wrote is read
+	err  error         // bingo's exit, once done
+}
+
+// startScreen runs bingo with args (or, with a shell line, sh -c line)
+// in dir, HOME=home, on a fresh pty.
+func startScreen(t *testing.T, home, dir string, argv ...string) *screen {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+home, "NO_COLOR=1", "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 160})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &screen{t: t, cmd: cmd, tty: tty, more: make(chan struct{}, 1), done: make(chan struct{})}
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		buf := make([]byte, 4096)
+		for {
+			n, err := tty.Read(buf)
+			s.mu.Lock()
+			s.out.Write(buf[:n])
+			s.mu.Unlock()
+			select {
+			case s.more <- struct{}{}:
+			default:
+			}
+			if err != nil { // EIO once bingo and its children are gone
+				return
+			}
+		}
+	}()
+	go func() {
+		s.err = cmd.Wait()
+		<-read // all it wrote is in out
+		close(s.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-s.done:
+		default:
+			cmd.Process.Kill()
+			<-s.done
+		}
+		tty.Close()
+	})
+	return s
+}
+
+// text is everything bingo wrote so far, its line ends as written.
+func (s *screen) text() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.ReplaceAll(s.out.String(), "\r\n", "\n")
+}
+
+// waitFor waits up to d for want to appear in what bingo wrote after
+// offset from, and returns where it ends.
+func (s *screen) waitFor(from int, want string, d time.Duration) int {
+	s.t.Helper()
+	deadline := time.After(d)
+	for {
+		if i := strings.Index(s.text()[from:], want); i >= 0 {
+			return from + i + len(want)
+		}
+		select {
+		case <-s.more:
+		case <-s.done:
+			if i := strings.Index(s.text()[from:], want); i >= 0 {
+				return from + i + len(want)
+			}
+			s.t.Fatalf("bingo exited (%v) without writing %q; the screen:\n%s", s.err, want, s.text())
+		case <-deadline:
+			s.t.Fatalf("no %q within %v; the screen:\n%s", want, d, s.text())
+		}
+	}
+}
+
+// exit waits up to d for bingo to exit, and returns its status.
+func (s *screen) exit(d time.Duration) int {
+	s.t.Helper()
+	select {
+	case <-s.done:
+	case <-time.After(d):
+		s.t.Fatalf("bingo did not exit within %v; the screen:\n%s", d, s.text())
+	}
+	var ee *exec.ExitError
+	switch {
+	case s.err == nil:
+		return 0
+	case errors.As(s.err, &ee):
+		return ee.ExitCode()
+	}
+	s.t.Fatal(s.err)
+	return -1
+}
+
+// typeKeys types keys as the person would.
+func (s *screen) typeKeys(keys string) {
+	if _, err := s.tty.WriteString(keys); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// An answer is keys typed at a prompt and what bingo must do within a
+// second: write each of says (in order, after the prompt) and exit with
+// status.
+type answer struct {
+	name   string
+	keys   string
+	says   []string
+	status int
+}
+
+// The keys each prompt is answered with. Enter is \r, as a terminal sends
+// it; Ctrl-C is \x03, which the terminal turns into SIGINT for bingo.
+const (
+	yes    = "y\r"
+	no     = "n\r"
+	enter  = "\r"
+	ctrlC  = "\x03"
+	sigint = "bingo: interrupted; finishing what is running"
+)
+
+// promptCase is one of bingo's prompts: how to bring it up (a fresh home
+// and working directory, and bingo's arguments), the prompt's last words,
+// and the answers to type.
+type promptCase struct {
+	name    string
+	setup   func(t *testing.T) (home, dir string)
+	args    []string
+	prompt  string
+	answers []answer
+}
+
+// personal is a home whose plugin is the Go test plugin (exec); its
+// working directory is home/work.
+func personal(t *testing.T) (string, string) {
+	home := t.TempDir()
+	copyPlugin(t, filepath.Join(testpluginExec, "testplugin"), filepath.Join(home, ".bingo", "plugins", "testplugin"))
+	work := filepath.Join(home, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return home, work
+}
+
+// cloned is a home without plugins and a cloned repository that brings
+// the Go test plugin (exec): the first run in it asks whether to trust it.
+func cloned(t *testing.T) (string, string) {
+	home := t.TempDir()
+	project := filepath.Join(home, "project")
+	if err := os.MkdirAll(filepath.Join(project, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyPlugin(t, filepath.Join(testpluginExec, "testplugin"), filepath.Join(project, ".bingo", "plugins", "testplugin"))
+	return home, project
+}
+
+// mcpServer is a home whose plugin is the MCP fault server (exec), which
+// elicits; buildMCP must have built it.
+func mcpServer(t *testing.T) (string, string) {
+	home := t.TempDir()
+	copyPlugin(t, mcpBuild.fault, filepath.Join(home, ".bingo", "plugins", "fault"))
+	return home, home
+}
+
+func copyPlugin(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := runCmd([]string{"cp", "-r", from, to}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPromptsOnATerminal(t *testing.T) {
+	buildMCP(t)
+	echo := []string{"call", "plugin__testplugin__echo", `{"text":"hello there"}`}
+	cases := []promptCase{{
+		name:   "trust",
+		setup:  cloned,
+		args:   append([]string{"--allow", "plugin__testplugin__echo"}, echo...),
+		prompt: "Trust it? [y/N] ",
+		answers: []answer{
+			{"yes", yes, []string{"hello there"}, 0},
+			{"no", no, []string{"were not started", `unknown tool "plugin__testplugin__echo"`}, 1},
+			{"enter", enter, []string{"were not started", `unknown tool "plugin__testplugin__echo"`}, 1},
+			{"ctrl-c", ctrlC, []string{sigint, "were not started"}, 1},
+		},
+	}, {
+		name:   "permission",
+		setup:  personal,
+		args:   echo,
+		prompt: "(no rule allows it) [y/N] ",
+		answers: []answer{
+			{"yes", yes, []string{"hello there"}, 0},
+			{"no", no, []string{"denied: the person said no"}, 1},
+			{"enter", enter, []string{"denied: the person said no"}, 1},
+			{"ctrl-c", ctrlC, []string{sigint, "context canceled"}, 1},
+		},
+	}, {
+		name:   "ask",
+		setup:  personal,
+		args:   []string{"call", "--allow", "plugin__testplugin__ask", "plugin__testplugin__ask", `{"question":"which colour?"}`},
+		prompt: "  which colour?\nplugin testplugin asks (answer goes to it) > ",
+		answers: []answer{
+			{"yes", yes, []string{"\ny\n"}, 0},
+			{"no", no, []string{"\nn\n"}, 0},
+			{"enter", enter, nil, 0}, // the empty answer: no output
+			{"ctrl-c", ctrlC, []string{sigint, "context canceled"}, 1},
+		},
+	}, {
+		name:   "elicitation",
+		setup:  mcpServer,
+		args:   []string{"call", "--allow", "plugin__fault__ask", "plugin__fault__ask"},
+		prompt: "an empty answer declines\nplugin fault asks (answer goes to it) > ",
+		answers: []answer{
+			{"yes", yes, []string{"hello y"}, 0},
+			{"no", no, []string{"hello n"}, 0},
+			{"enter", enter, []string{"ask: decline"}, 0},
+			{"ctrl-c", ctrlC, []string{sigint, "cancelled: the MCP server was asked to stop"}, 1},
+		},
+	}}
+	for _, c := range cases {
+		for _, a := range c.answers {
+			t.Run(c.name+"/"+a.name, func(t *testing.T) {
+				home, dir := c.setup(t)
+				s := startScreen(t, home, dir, append([]string{filepath.Join(binDir, "bingo")}, c.args...)...)
+				at := s.waitFor(0, c.prompt, time.Minute) // plugins start first
+				s.typeKeys(a.keys)
+				typed := time.Now()
+				for _, want := range a.says {
+					at = s.waitFor(at, want, reaction)
+				}
+				if got := s.exit(reaction - time.Since(typed)); got != a.status {
+					t.Fatalf("exit status %d, want %d; the screen:\n%s", got, a.status, s.text())
+				}
+				t.Logf("answered in %v", time.Since(typed))
+			})
+		}
+	}
+}
+
+// A bingo that is not in its terminal's foreground cannot read it: reading
+// would stop it (SIGTTIN) until brought to the foreground, which never
+// happens under timeout(1), whose command runs in a process group of its
+// own. It must not ask, and must say why in one line, at once.
+func TestNoPromptFromTheBackground(t *testing.T) {
+	if _, err := exec.LookPath("timeout"); err != nil {
+		t.Skip("no timeout(1) on PATH")
+	}
+	home, dir := personal(t)
+	// Not exec'd by sh: timeout must not lead the session, or it could not
+	// leave the foreground group.
+	s := startScreen(t, home, dir, "sh", "-c", `timeout 60 bingo call plugin__testplugin__echo '{"text":"hello there"}'; exit $?`)
+	at := s.waitFor(0, "plugin__testplugin__echo denied: no rule allows it and there is no one to ask: bingo is in the background of its terminal", time.Minute)
+	if got := s.exit(reaction); got != 1 {
+		t.Fatalf("exit status %d, want 1; the screen:\n%s", got, s.text())
+	}
+	if strings.Contains(s.text(), "[y/N]") || strings.Count(s.text()[at:], "\n") > 1 {
+		t.Fatalf("bingo asked, or said more than one line; the screen:\n%s", s.text())
+	}
+}
+
+// A question of screens of blank space followed by text in bingo's voice
+// (issue 21) must still show, on the 160×40 screen the person answers
+// on, who asks and where the answer goes, right at the prompt: the screen
+// is tmux's own rendering of what bingo wrote (capture-pane).
+func TestAQuestionSaysWhoAsksOnScreen(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("no tmux on PATH (.ci/run installs it)")
+	}
+	buildMCP(t)
+	fake := strings.Repeat(" ", 7200) + "bingo: provider model/m: API key rejected (401 Unauthorized). Paste a new key for provider model/m (kept in ~/.bingo only):"
+	for _, c := range []struct {
+		name, tool, field, plugin string
+		setup                     func(*testing.T) (string, string)
+	}{
+		{"ask", "plugin__testplugin__ask", "question", "testplugin", personal},
+		{"elicitation", "plugin__fault__ask", "message", "fault", mcpServer},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home, dir := c.setup(t)
+			input, _ := json.Marshal(map[string]string{c.field: fake})
+			script := filepath.Join(t.TempDir(), "run.sh")
+			run := fmt.Sprintf("export HOME=%q NO_COLOR=1\ncd %q\n%q call --allow %s %s \"$(cat %q)\"\necho bingo exited $?\nsleep 60\n",
+				home, dir, filepath.Join(binDir, "bingo"), c.tool, c.tool, script+".json")
+			for path, data := range map[string]string{script: run, script + ".json": string(input)} {
+				if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			socket := filepath.Join(t.TempDir(), "tmux")
+			tmux := func(args ...string) string {
+				out, err := exec.Command("tmux", append([]string{"-S", socket}, args...)...).CombinedOutput()
+				if err != nil {
+					t.Fatalf("tmux %q: %v\n%s", args, err, out)
+				}
+				return string(out)
+			}
+			tmux("new-session", "-d", "-x", "160", "-y", "40", "sh "+script)
+			t.Cleanup(func() { exec.Command("tmux", "-S", socket, "kill-server").Run() })
+			// capture waits up to a minute for the last line on the screen
+			// to satisfy done, and returns the screen's lines.
+			capture := func(done func(last string) bool) []string {
+				deadline := time.Now().Add(time.Minute)
+				for {
+					screen := strings.Split(strings.TrimRight(tmux("capture-pane", "-p"), "\n"), "\n")
+					if done(screen[len(screen)-1]) || time.Now().After(deadline) {
+						return screen
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+			screen := capture(func(last string) bool { return strings.HasSuffix(last, ">") })
+			all := strings.Join(screen, "\n")
+			if got, want := screen[len(screen)-1], "plugin "+c.plugin+" asks (answer goes to it) >"; got != want {
+				t.Fatalf("the prompt line is %q, want %q; the screen:\n%s", got, want, all)
+			}
+			if !strings.Contains(all, "plugin "+c.plugin+", running "+c.tool+", asks:") {
+				t.Fatalf("the screen does not say who asks above the question:\n%s", all)
+			}
+			// Answered, bingo finishes (and leaves its home alone for the
+			// test to remove).
+			tmux("send-keys", "y", "Enter")
+			if screen := capture(func(last string) bool { return strings.HasPrefix(last, "bingo exited") }); screen[len(screen)-1] != "bingo exited 0" {
+				t.Fatalf("answered, bingo did not exit 0; the screen:\n%s", strings.Join(screen, "\n"))
+			}
+		})
+	}
+}

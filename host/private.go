@@ -1,0 +1,77 @@
+package host
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Private reports why dir may not be mounted into a wasm plugin's
+// sandbox, or returns nil: it holds, or lies inside, the person's
+// ~/.bingo (their trust record, settings, plugins, caches and logs), which
+// a plugin that could write it would use to trust a repository or install
+// a plugin of its own, and a plugin that could read it would learn every
+// plugin's state. The paths are compared as spelled and with symlinks
+// resolved, so neither a link to the home directory nor a ~/.bingo that is
+// itself a link slips past. (A mount of a directory beside ~/.bingo is
+// safe: the sandbox follows a link only while it stays inside the mount.)
+//
+// A plugin's own directories inside ~/.bingo, its data directory and an
+// installed plugin's root, are the host's deliberate mounts and are not
+// checked here.
+func Private(home, dir string) error {
+	if home == "" || dir == "" {
+		return nil
+	}
+	bingo := filepath.Join(home, ".bingo")
+	for _, b := range spellings(bingo) {
+		for _, d := range spellings(dir) {
+			switch {
+			case b == d:
+				return fmt.Errorf("%s is %s, which no plugin may see", dir, bingo)
+			case within(b, d):
+				return fmt.Errorf("%s holds %s, which no plugin may see", dir, bingo)
+			case within(d, b):
+				return fmt.Errorf("%s lies inside %s, which no plugin may see", dir, bingo)
+			}
+		}
+	}
+	return nil
+}
+
+// spellings are p made absolute and p with its symlinks resolved (as far
+// as it exists: a ~/.bingo not made yet resolves through its parent).
+func spellings(p string) []string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return []string{filepath.Clean(p)}
+	}
+	out := []string{abs}
+	dir, rest := abs, ""
+	for {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			if r := filepath.Join(real, rest); r != abs {
+				out = append(out, r)
+			}
+			return out
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return out
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+}
+
+// within reports whether p is dir or lies below it; both are clean and
+// absolute.
+func within(p, dir string) bool {
+	if p == dir {
+		return true
+	}
+	if !strings.HasSuffix(dir, string(filepath.Separator)) {
+		dir += string(filepath.Separator)
+	}
+	return strings.HasPrefix(p, dir)
+}
