@@ -113,17 +113,21 @@ func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest
 		}
 	}
 	if declined := ok && rec.Declined && sameAsRecord(rec, now, project); t.hasUntrustedExec(project) {
+		notAsked := "" // why the person, though at a terminal, was not asked
 		if !declined && cfg.AskTrust != nil {
 			yes, err := cfg.AskTrust(ctx, t.question(project))
-			if err == nil {
+			switch {
+			case err == nil:
 				t.decide(cfg, project, now, yes)
 				if yes {
 					return t
 				}
+			case errors.Is(err, ErrNoOneToAsk):
+				notAsked = " (you were not asked: " + err.Error() + ")"
 			}
 		}
-		cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("this repository's plugins %s were not started: %s is not trusted; %s",
-			listSome(t.untrustedExec(project)), root, howToTrust(root))})
+		cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("this repository's plugins %s were not started: %s is not trusted%s; %s",
+			listSome(t.untrustedExec(project)), root, notAsked, howToTrust(root))})
 	}
 	return t
 }
@@ -407,4 +411,14 @@ func (t *projectTrust) holdBack(cfg Config, found []*manifest.Manifest) ([]*mani
 	cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("this repository's plugins %s are held back: your own plugins of those names keep them until you trust %s; %s",
 		listSome(names), t.root, howToTrust(t.root))})
 	return kept, held
+}
+
+// ofProject reports whether plugin is one of the project's plugins,
+// trusted or not.
+func (t *projectTrust) ofProject(plugin string) bool {
+	if t == nil {
+		return false
+	}
+	_, ok := t.plugins[plugin]
+	return ok
 }

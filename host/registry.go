@@ -398,18 +398,24 @@ func (r *Registry) Hooks(at sdk.HookPoint, decide bool) []HookEntry {
 // CallService routes a service call by key: from in-process host code, or
 // (through routeService) from a plugin.
 func (r *Registry) CallService(ctx context.Context, key, method string, params json.RawMessage) (json.RawMessage, error) {
+	return r.callService(ctx, key, method, params, nil)
+}
+
+// callService is CallService, refused with may's error when may, if set,
+// refuses the service's owner: the owner checked is the one called.
+func (r *Registry) callService(ctx context.Context, key, method string, params json.RawMessage, may func(owner string) error) (json.RawMessage, error) {
 	r.mu.RLock()
 	s, ok := r.services[key]
 	r.mu.RUnlock()
 	if !ok {
 		return nil, fmt.Errorf("no plugin offers service %q", key)
 	}
+	if may != nil {
+		if err := may(s.Owner); err != nil {
+			return nil, err
+		}
+	}
 	return s.Value.Call(ctx, method, params)
-}
-
-// routeService is the bridge's ServiceRouter.
-func (r *Registry) routeService(ctx context.Context, from, key, method string, params json.RawMessage) (json.RawMessage, error) {
-	return r.CallService(ctx, key, method, params)
 }
 
 // reach orders the kinds of contribution by how much of the person's

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,53 +17,85 @@ import (
 )
 
 // stubborn is a plugin that ignores the end of its stdin, SIGTERM and
-// SIGINT, and whose one tool never answers: the worst case for "no plugin
-// outlives bingo". It writes its pid to argv[1] when it starts and
-// "calling" to argv[2] when its tool is called.
-const stubborn = `import json, os, signal, sys, time
+// SIGINT, and whose tool "hang" never answers: the worst case for "no
+// plugin outlives bingo". Each of its tools first leaves four sleeps
+// behind, each detached its own way — a new session, a group of its own,
+// a double fork, and a plain child in its group — with argv[2] as their
+// argument (a duration unique to the test, which the test finds in /proc
+// in the plugin's argv and its shepherd's too), then writes "called" to
+// argv[1]; the tool "answer" then answers.
+const stubborn = `import json, os, signal, subprocess, sys, time
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 signal.signal(signal.SIGINT, signal.SIG_IGN)
+calledfile, marker = sys.argv[1:3]
 def put(path, text):
     with open(path + ".tmp", "w") as f:
         f.write(text)
     os.rename(path + ".tmp", path)
-put(sys.argv[1], str(os.getpid()))
+def detach():
+    quiet = dict(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.Popen(["sleep", marker], start_new_session=True, **quiet)
+    subprocess.Popen(["sleep", marker], preexec_fn=os.setpgrp, **quiet)
+    subprocess.Popen(["sleep", marker], **quiet)
+    if os.fork() == 0:
+        if os.fork() == 0:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.execvp("sleep", ["sleep", marker])
+        os._exit(0)
+    os.wait()
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n")
+    sys.stdout.flush()
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("method") == "initialize":
-        decl = {"protocol": 5, "name": "stubborn", "version": "1",
-                "tools": [{"name": "hang", "description": "never answers", "inputSchema": {"type": "object"}}]}
-        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": decl}) + "\n")
-        sys.stdout.flush()
+        tools = [{"name": n, "description": d, "inputSchema": {"type": "object"}}
+                 for n, d in (("hang", "never answers"), ("answer", "answers"))]
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {"protocol": 5, "name": "stubborn", "version": "1", "tools": tools}})
     elif m.get("method") == "tool/call":
-        put(sys.argv[2], "calling")
-while True:
-    time.sleep(3600)
+        detach()
+        put(calledfile, "called")
+        if m["params"]["name"] == "answer":
+            send({"jsonrpc": "2.0", "id": m["id"], "result": {"output": {"parts": [{"type": "text", "text": "done"}]}}})
+            continue
+        while True:
+            time.sleep(3600)
 `
 
-// No plugin outlives bingo, however bingo ends: a second Ctrl-C, SIGTERM,
-// SIGHUP (the terminal closed), or SIGKILL (then the kernel's
-// parent-death signal does it).
+// No process outlives bingo, however bingo ends — it finishes, a second
+// Ctrl-C, SIGTERM, SIGHUP (the terminal closed), SIGKILL — and however the
+// plugin's processes detached from it.
 func TestNothingOutlivesBingo(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
+		tool    string
 		signals []syscall.Signal
-		linux   bool // needs the parent-death signal
+		linux   bool // needs the shepherd
 	}{
-		{"second ctrl-c", []syscall.Signal{syscall.SIGINT, syscall.SIGINT}, false},
-		{"sigterm", []syscall.Signal{syscall.SIGTERM}, false},
-		{"sighup", []syscall.Signal{syscall.SIGHUP}, false},
-		{"sigkill", []syscall.Signal{syscall.SIGKILL}, true},
+		{"normal exit", "answer", nil, true},
+		{"second ctrl-c", "hang", []syscall.Signal{syscall.SIGINT, syscall.SIGINT}, true},
+		{"sigterm", "hang", []syscall.Signal{syscall.SIGTERM}, true},
+		{"sighup", "hang", []syscall.Signal{syscall.SIGHUP}, true},
+		{"sigkill", "hang", []syscall.Signal{syscall.SIGKILL}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.linux && runtime.GOOS != "linux" {
-				t.Skip("the parent-death signal is Linux's")
+				t.Skip("detached processes are ended by the shepherd, which is Linux's")
 			}
 			t.Parallel()
 			home := t.TempDir()
 			dir := filepath.Join(home, ".bingo", "plugins", "stubborn")
-			pidFile, callFile := filepath.Join(home, "pid"), filepath.Join(home, "calling")
-			manifest := fmt.Sprintf(`{"name": "stubborn", "version": "1", "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py", %q, %q]}}`, pidFile, callFile)
+			calledFile := filepath.Join(home, "called")
+			// Seconds a sleep will not reach, and no other test's.
+			marker := fmt.Sprintf("86400.%09d", time.Now().UnixNano()%1e9)
+			t.Cleanup(func() {
+				for _, pid := range marked(marker) {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			manifest := fmt.Sprintf(`{"name": "stubborn", "version": "1", "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py", %q, %q]}}`, calledFile, marker)
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -71,8 +104,9 @@ func TestNothingOutlivesBingo(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			tool := "plugin__stubborn__" + tc.tool
 			var stderr bytes.Buffer
-			cmd := exec.Command(filepath.Join(binDir, "bingo"), "call", "--allow", "plugin__stubborn__hang", "plugin__stubborn__hang")
+			cmd := exec.Command(filepath.Join(binDir, "bingo"), "call", "--allow", tool, tool)
 			cmd.Dir = home
 			cmd.Env = append(os.Environ(), "HOME="+home)
 			cmd.Stderr = &stderr
@@ -81,15 +115,14 @@ func TestNothingOutlivesBingo(t *testing.T) {
 			}
 			exited := make(chan error, 1)
 			go func() { exited <- cmd.Wait() }()
-			// Wait until the tool is running: the plugin is started and busy.
-			waitFor(t, 60*time.Second, exited, func() bool { _, err := os.Stat(callFile); return err == nil })
-			data, err := os.ReadFile(pidFile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pid, err := strconv.Atoi(string(data))
-			if err != nil {
-				t.Fatal(err)
+			if tc.signals != nil {
+				// Wait until the tool is running: the plugin is started,
+				// busy, and has left its sleeps.
+				waitFor(t, 60*time.Second, exited, func() bool { _, err := os.Stat(calledFile); return err == nil })
+				// The plugin and its four sleeps (and the shepherd).
+				if n := len(marked(marker)); n < 5 {
+					t.Fatalf("%d processes run, want 5 or more", n)
+				}
 			}
 			for i, sig := range tc.signals {
 				if i > 0 {
@@ -100,24 +133,48 @@ func TestNothingOutlivesBingo(t *testing.T) {
 				}
 			}
 			select {
-			case <-exited:
-			case <-time.After(30 * time.Second):
+			case err := <-exited:
+				if tc.signals == nil && err != nil {
+					t.Fatalf("bingo: %v; stderr:\n%s", err, stderr.String())
+				}
+			case <-time.After(60 * time.Second):
 				cmd.Process.Kill()
 				t.Fatalf("bingo did not exit; stderr:\n%s", stderr.String())
 			}
-			// The plugin is bingo's child: once bingo has gone it is
-			// re-parented, and reaped by whoever adopts it. Dead or a
-			// zombie both mean gone.
+			if _, err := os.Stat(calledFile); err != nil {
+				t.Fatalf("the tool never ran; stderr:\n%s", stderr.String())
+			}
+			// Once bingo has gone, what it left would be re-parented and
+			// reaped by whoever adopts it: dead or a zombie both mean gone.
 			deadline := time.Now().Add(10 * time.Second)
-			for alive(pid) {
+			for len(marked(marker)) > 0 {
 				if time.Now().After(deadline) {
-					syscall.Kill(pid, syscall.SIGKILL)
-					t.Fatalf("plugin %d outlived bingo; stderr:\n%s", pid, stderr.String())
+					t.Fatalf("processes %v outlived bingo; stderr:\n%s", marked(marker), stderr.String())
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
 		})
 	}
+}
+
+// marked lists the live processes that have marker as an argument.
+func marked(marker string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if slices.Contains(strings.Split(string(cmdline), "\x00"), marker) && alive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // waitFor polls cond until it holds; bingo ending first, or the timeout,
