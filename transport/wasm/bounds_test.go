@@ -119,7 +119,9 @@ func TestBoundsStopTheCompileChild(t *testing.T) {
 	t.Run("time", func(t *testing.T) {
 		dir := t.TempDir()
 		b := Bounds{CompileTime: 300 * time.Millisecond}
-		boundOf(t, startErr(t, cachedHost(t, dir), bin, b, time.Minute), BoundTime)
+		if be := boundOf(t, startErr(t, cachedHost(t, dir), bin, b, time.Minute), BoundTime); be.Size != 0 {
+			t.Skipf("the machine is too busy to give the child %v of CPU in %v: %v", b.CompileTime, wallFactor*b.CompileTime, be)
+		}
 		again := cachedHost(t, dir)
 		be := boundOf(t, startErr(t, again, bin, b, 10*time.Second), BoundTime)
 		if !be.Remembered || again.children.Load() != 0 {
