@@ -16,23 +16,13 @@ import (
 	"time"
 )
 
-// stubborn is a plugin that ignores the end of its stdin, SIGTERM and
-// SIGINT, and whose tool "hang" never answers: the worst case for "no
-// plugin outlives bingo". Each of its tools first leaves four sleeps
-// behind, each detached its own way — a new session, a group of its own,
-// a double fork, and a plain child in its group — with argv[2] as their
-// argument (a duration unique to the test, which the test finds in /proc
-// in the plugin's argv and its shepherd's too), then writes "called" to
-// argv[1]; the tool "answer" then answers.
-const stubborn = `import json, os, signal, subprocess, sys, time
-signal.signal(signal.SIGTERM, signal.SIG_IGN)
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-calledfile, marker = sys.argv[1:3]
-def put(path, text):
-    with open(path + ".tmp", "w") as f:
-        f.write(text)
-    os.rename(path + ".tmp", path)
-def detach():
+// detachPy is Python for the plugins below: detach leaves four sleeps
+// behind, each detached its own way — a new session, a group of its own, a
+// double fork, and a plain child in its group — with marker as their
+// argument (a duration unique to the test, which finds them in /proc by
+// it); sleeps counts the live ones; send writes a message.
+const detachPy = `import json, os, signal, subprocess, sys, time
+def detach(marker):
     quiet = dict(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     subprocess.Popen(["sleep", marker], start_new_session=True, **quiet)
     subprocess.Popen(["sleep", marker], preexec_fn=os.setpgrp, **quiet)
@@ -45,20 +35,46 @@ def detach():
             os.execvp("sleep", ["sleep", marker])
         os._exit(0)
     os.wait()
+def sleeps(marker):
+    n = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            argv = open("/proc/%s/cmdline" % pid, "rb").read().split(b"\0")
+            zombie = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            continue
+        n += argv[:2] == [b"sleep", marker.encode()] and not zombie
+    return n
 def send(m):
     sys.stdout.write(json.dumps(m) + "\n")
     sys.stdout.flush()
+def declare(m, name, tools):
+    tools = [{"name": n, "description": n, "inputSchema": {"type": "object"}} for n in tools]
+    send({"jsonrpc": "2.0", "id": m["id"], "result": {"protocol": 5, "name": name, "version": "1", "tools": tools}})
+def answer(m):
+    send({"jsonrpc": "2.0", "id": m["id"], "result": {"output": {"parts": [{"type": "text", "text": "done"}]}}})
+`
+
+// stubborn is a plugin that ignores the end of its stdin, SIGTERM and
+// SIGINT, and whose tool "hang" never answers: the worst case for "no
+// plugin outlives bingo". Each of its tools first detaches sleeps with
+// argv[2] as their marker (which is in the plugin's argv, and its
+// shepherd's, too), then writes "called" to argv[1]; the tool "answer"
+// then answers.
+const stubborn = detachPy + `signal.signal(signal.SIGTERM, signal.SIG_IGN)
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+calledfile, marker = sys.argv[1:3]
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("method") == "initialize":
-        tools = [{"name": n, "description": d, "inputSchema": {"type": "object"}}
-                 for n, d in (("hang", "never answers"), ("answer", "answers"))]
-        send({"jsonrpc": "2.0", "id": m["id"], "result": {"protocol": 5, "name": "stubborn", "version": "1", "tools": tools}})
+        declare(m, "stubborn", ["hang", "answer"])
     elif m.get("method") == "tool/call":
-        detach()
-        put(calledfile, "called")
+        detach(marker)
+        with open(calledfile + ".tmp", "w") as f:
+            f.write("called")
+        os.rename(calledfile + ".tmp", calledfile)
         if m["params"]["name"] == "answer":
-            send({"jsonrpc": "2.0", "id": m["id"], "result": {"output": {"parts": [{"type": "text", "text": "done"}]}}})
+            answer(m)
             continue
         while True:
             time.sleep(3600)
@@ -207,4 +223,72 @@ func alive(pid int) bool {
 	// The state follows the parenthesised command name.
 	_, rest, _ := strings.Cut(string(stat), ") ")
 	return !strings.HasPrefix(rest, "Z")
+}
+
+// respawner notes in argv[1], as each instance starts, how many sleeps
+// marked argv[2] are alive, and leaves four the first time its tool is
+// called, noting how many then run.
+const respawner = detachPy + `report, marker = sys.argv[1:3]
+def note(text):
+    with open(report, "a") as f:
+        f.write(text + "\n")
+note("start: %d left" % sleeps(marker))
+spawned = False
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        declare(m, "respawner", ["spawn"])
+    elif m.get("method") == "tool/call":
+        if not spawned:
+            detach(marker)
+            spawned = True
+            note("spawned: %d" % sleeps(marker))
+        answer(m)
+    elif "id" in m:
+        send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "no"}})
+`
+
+// An instance's end, not only bingo's, ends every process it started:
+// `bingo plugins check` kills the instance and calls again, and the new
+// instance finds none of what the old one left.
+func TestRespawnEndsTheOldInstancesProcesses(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("detached processes are ended by the shepherd, which is Linux's")
+	}
+	t.Parallel()
+	home := t.TempDir()
+	dir := filepath.Join(home, "respawner")
+	report := filepath.Join(home, "report")
+	marker := fmt.Sprintf("86401.%09d", time.Now().UnixNano()%1e9)
+	t.Cleanup(func() {
+		for _, pid := range marked(marker) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	manifest := fmt.Sprintf(`{"name": "respawner", "version": "1", "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py", %q, %q]}}`, report, marker)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"plugin.json": manifest, "main.py": respawner} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(filepath.Join(binDir, "bingo"), "plugins", "check", dir)
+	cmd.Dir = home
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	out, _ := cmd.CombinedOutput() // conforming is not the point
+	if !strings.Contains(string(out), "respawn: killed it; the next call") {
+		t.Fatalf("the check did not respawn the plugin:\n%s", out)
+	}
+	notes, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(notes), "spawned: 4\nstart: 0 left\n") {
+		t.Fatalf("want the instance after the one that left 4 sleeps to find 0; notes:\n%s\ncheck:\n%s", notes, out)
+	}
+	if pids := marked(marker); len(pids) > 0 {
+		t.Fatalf("processes %v outlived bingo", pids)
+	}
 }
