@@ -264,9 +264,12 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		}
 		// An untrusted project's module runs in the default sandbox:
 		// what the person granted a plugin of that name is not for it.
+		// Nor is it compiled under wider bounds than the defaults.
 		var grant settings.Sandbox
+		bounds := settings.DefaultWasmCompile().Bounds()
 		if trusted {
 			grant = h.settings.Sandbox[m.Name]
+			bounds = h.settings.WasmCompile.Bounds()
 		}
 		// It sees its data directory read-write and its own files
 		// read-only, beside the working directory; never ~/.bingo
@@ -300,6 +303,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
 			Dir: cwd, Writable: grant.Writable, Mounts: mounts, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
 			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow, SlowCompileAfter: h.cfg.SlowCompileAfter,
+			Bounds: bounds,
 		})
 	default:
 		env := h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)

@@ -91,6 +91,7 @@ type checker struct {
 	opts     Options
 	dl       bridge.Deadlines
 	limits   bridge.Limits
+	bounds   wasm.Bounds // the person's: checking a plugin is their act
 	rep      *Report
 	tap      *tap
 	stderr   *counter
@@ -138,7 +139,7 @@ func (c *checker) settings(ctx context.Context) {
 	var notices []bridge.Notice
 	s := host.LoadSettings(ctx, host.Config{Home: c.opts.Home, Cwd: c.opts.Cwd,
 		Notify: func(n bridge.Notice) { notices = append(notices, n) }})
-	c.dl, c.limits = s.Deadlines, s.Limits
+	c.dl, c.limits, c.bounds = s.Deadlines, s.Limits, s.WasmCompile.Bounds()
 	for _, n := range notices {
 		c.add(Warn, "settings", "%s", n.Message)
 	}
@@ -238,7 +239,7 @@ func (c *checker) run(ctx context.Context) {
 		// A first start compiles the module, which the host does not
 		// count against the handshake's deadline: neither does the check.
 		compileStart := time.Now()
-		if err := wh.Compile(ctx, m.Entry.Wasm); err != nil {
+		if err := wh.Compile(ctx, m.Entry.Wasm, c.bounds); err != nil {
 			c.add(Fail, "start", "%v", err)
 			return
 		}
@@ -250,7 +251,7 @@ func (c *checker) run(ctx context.Context) {
 			dir = ""
 		}
 		tr = wh.Transport(wasm.Config{Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
-			Dir: dir, Stderr: c.stderr, InstantiateTimeout: c.dl.Initialize})
+			Dir: dir, Stderr: c.stderr, InstantiateTimeout: c.dl.Initialize, Bounds: c.bounds})
 	} else {
 		tr = exec.New(exec.Config{Command: m.Entry.Command, Args: m.Entry.Args, Env: m.Environ(c.opts.Environ),
 			Dir: c.opts.Cwd, Stderr: c.stderr})
