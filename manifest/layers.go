@@ -26,6 +26,15 @@ type Layer struct {
 	// the plugin being written rather than a directory of plugins. The
 	// layer holds that plugin only.
 	Single bool
+	// MCPFile, if set, is an MCP configuration file whose servers are
+	// plugins of the layer too (LoadMCPFile): the project's .mcp.json.
+	MCPFile string
+}
+
+// ProjectLayer is the project layer of the project at root: the plugins
+// of root/.bingo/plugins and the servers of root/.mcp.json.
+func ProjectLayer(root string) Layer {
+	return Layer{Name: LayerProject, Dir: filepath.Join(root, ".bingo", "plugins"), MCPFile: filepath.Join(root, MCPFileName)}
 }
 
 // Problem is a manifest (or a layer directory) that could not be used. It
@@ -76,8 +85,9 @@ func ProjectRoot(cwd string) string {
 // precedence:
 //
 //   - {"user", home/.bingo/plugins}, unless home is "";
-//   - {"project", <project>/.bingo/plugins}, if cwd has a [ProjectRoot] and
-//     it is not home itself (then it would be the user layer twice);
+//   - [ProjectLayer] (<project>/.bingo/plugins and <project>/.mcp.json),
+//     if cwd has a [ProjectRoot] and it is not home itself (then it would
+//     be the user layer twice);
 //   - {"dir", d} for each extra dir in order, so a later --plugin-dir wins
 //     over an earlier one. A relative d is taken relative to cwd (the
 //     session's directory, not the process's); empty entries are ignored.
@@ -89,7 +99,7 @@ func Layers(home, cwd string, extraDirs []string) []Layer {
 		layers = append(layers, Layer{Name: LayerUser, Dir: filepath.Join(home, ".bingo", "plugins")})
 	}
 	if root := ProjectRoot(cwd); root != "" && (home == "" || !samePath(root, home)) {
-		layers = append(layers, Layer{Name: LayerProject, Dir: filepath.Join(root, ".bingo", "plugins")})
+		layers = append(layers, ProjectLayer(root))
 	}
 	for _, d := range extraDirs {
 		if d == "" {
@@ -151,6 +161,13 @@ func Discover(layers []Layer) (found []*Manifest, problems []Problem) {
 		for _, dir := range dirs {
 			cands = append(cands, candidate{dir: dir, layer: l.Name})
 		}
+		if l.MCPFile != "" {
+			servers, problems := LoadMCPFile(l.MCPFile, l.Name)
+			cands = append(cands, candidate{problems: problems})
+			for _, m := range servers {
+				cands = append(cands, candidate{m: m, layer: l.Name})
+			}
+		}
 	}
 	// Loaded in parallel, folded in order below: with many plugins
 	// installed, reading and checking their manifests one after another
@@ -158,7 +175,7 @@ func Discover(layers []Layer) (found []*Manifest, problems []Problem) {
 	par.Each(len(cands), func(i int) {
 		c := &cands[i]
 		if c.dir == "" {
-			return
+			return // a layer's problems, or a server already read
 		}
 		c.m, c.err = Load(c.dir, c.layer)
 		// A directory without a plugin.json is no plugin directory, but a
@@ -176,7 +193,7 @@ func Discover(layers []Layer) (found []*Manifest, problems []Problem) {
 	byName := make(map[string]*Manifest)
 	for _, c := range cands {
 		problems = append(problems, c.problems...)
-		if c.dir == "" {
+		if c.dir == "" && c.m == nil {
 			continue
 		}
 		m, err := c.m, c.err
@@ -186,6 +203,11 @@ func Discover(layers []Layer) (found []*Manifest, problems []Problem) {
 				p = Problem{File: filepath.Join(c.dir, FileName), Err: err}
 			}
 			problems = append(problems, p)
+			continue
+		}
+		if prev := byName[m.Name]; prev != nil && prev.Layer == m.Layer && m.Server != "" {
+			// One layer holds one plugin of a name: its directory's.
+			problems = append(problems, Problem{File: m.File, Err: fmt.Errorf("server %q: its plugin name %s is the plugin %s's", m.Server, m.Name, prev.Root)})
 			continue
 		}
 		if prev := byName[m.Name]; prev != nil {
