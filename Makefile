@@ -1,4 +1,6 @@
-# bingo-plugin-rpc. Needs Go (1.26) and python3 (node for the Node example's tests); nothing else.
+# bingo-plugin-rpc. Needs Go (1.26) and python3; node too for the Node
+# example's tests (skipped without it). The Go tools it runs (staticcheck)
+# are pinned by go.mod's tool directives: the module proxy, nothing else.
 GO      ?= go
 BIN     := bin/bingo
 WASM    := examples/plugins/wordcount-wasm/plugin.wasm
@@ -38,7 +40,7 @@ check:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) mod tidy -diff
 	$(GO) vet ./...
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+	$(GO) tool staticcheck ./...
 	$(GO) run ./schema/gen -check
 
 schema:

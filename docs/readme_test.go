@@ -61,3 +61,20 @@ func TestReadmeIsForUsers(t *testing.T) {
 		}
 	}
 }
+
+// TestTableOfContents: every section of plugins.md is in its table of
+// contents, by the anchor a Markdown renderer gives it.
+func TestTableOfContents(t *testing.T) {
+	text := read(t, pluginsDoc)
+	anchor := func(h string) string {
+		h = strings.ToLower(h)
+		h = regexp.MustCompile("[^a-z0-9 _-]").ReplaceAllString(h, "")
+		return strings.ReplaceAll(h, " ", "-")
+	}
+	for _, m := range regexp.MustCompile(`(?m)^## (.+)$`).FindAllStringSubmatch(text, -1) {
+		entry := "- [" + m[1] + "](#" + anchor(m[1]) + ")"
+		if !strings.Contains(text, entry+"\n") {
+			t.Errorf("plugins.md's table of contents lacks %s", entry)
+		}
+	}
+}

@@ -377,3 +377,21 @@ func (h *Host) Complete(ctx context.Context, line string) ([]sdk.Completion, err
 	}
 	return cmd.Complete(ctx, sdk.CompleteRequest{Name: name, Partial: strings.TrimLeft(partial, " "), Cwd: h.cfg.Cwd})
 }
+
+// routeService is the bridge's ServiceRouter: one plugin's call to a
+// service another offers. A plugin of a project the person has not
+// trusted reaches only its own project's services: the person's plugins
+// serve with the person's authority (their files, their keys, their
+// network), which a repository's sandboxed plugin must not borrow.
+func (h *Host) routeService(ctx context.Context, from, key, method string, params json.RawMessage) (json.RawMessage, error) {
+	var may func(owner string) error
+	if h.trust.untrustedOwner(from) {
+		may = func(owner string) error {
+			if h.trust.ofProject(owner) {
+				return nil
+			}
+			return fmt.Errorf("service %q is not this repository's: a plugin of a project you have not trusted may call only its own project's services", key)
+		}
+	}
+	return h.reg.callService(ctx, key, method, params, may)
+}

@@ -47,8 +47,12 @@
 // every plugin of an untrusted project, or one whose files changed since
 // the person trusted it — is held to this: an exec plugin is not started
 // at all (it is listed with why); a wasm plugin runs in the default
-// sandbox; none of the person's grants for its name reach it (config,
-// sandbox, settings allow rules); its slash commands lose to the
+// sandbox; it never takes the name of one of the person's plugins (it is
+// held back, so every name in the person's settings means the person's
+// plugin) and a provider the person names is never its; none of the
+// person's grants for its name reach it (config, sandbox, settings allow
+// rules); its hooks may refuse or ask but not redirect, and its observers
+// hear only its own tools (calls.go); its slash commands lose to the
 // person's own; its compactor is never asked; and what its contributors
 // add is marked as an untrusted project's and shares one budget. Of an
 // untrusted project's settings file only its deny and ask rules apply

@@ -79,7 +79,9 @@ type PluginInfo struct {
 	// and other --plugin-dir ones.
 	Trust string `json:"trust,omitempty"`
 	Log   string `json:"log"`
-	// Contributes lists what the plugin contributes, e.g. "tool plugin__wordcount__count".
+	// Contributes lists what the plugin contributes, e.g. "tool
+	// plugin__wordcount__count": its providers, hooks, contributors and
+	// compactors first, what reaches furthest into the person's session.
 	Contributes []string `json:"contributes"`
 }
 
@@ -113,6 +115,7 @@ type Host struct {
 	decls        *declcache.Cache // what each plugin declared last time
 	keyEnv       []string         // the variables the person's provider key is read from: kept from plugins by default
 	plugins      []*loaded
+	held         map[string]*manifest.Manifest // untrusted project plugins held back, by the name the person's copy keeps
 	reg          *Registry
 
 	observers sync.WaitGroup // hook observations in flight
@@ -155,20 +158,21 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	for _, p := range problems {
 		notify(bridge.Notice{Level: "error", Message: p.Error() + "; skipped"})
 	}
+	sums := trust.NewSums()
+	trust := assessTrust(ctx, cfg, project, found, sums)
+	found, held := trust.holdBack(cfg, found)
 	for _, m := range found {
 		for _, sh := range m.Shadows {
 			notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: fmt.Sprintf("the %s layer's copy (%s) shadows the %s layer's (%s)",
 				m.Layer, m.Root, sh.Layer, sh.Root)})
 		}
 	}
-	sums := trust.NewSums()
-	trust := assessTrust(ctx, cfg, project, found, sums)
 	s, keyEnv := loadSettings(cfg, project, trust, found)
 	g, err := gate.New(s.Permissions, cfg.Allow, trust.untrustedNames()...)
 	if err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, keyEnv: keyEnv, sums: sums,
+	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, keyEnv: keyEnv, sums: sums, held: held,
 		decls: declcache.New(filepath.Join(cfg.Home, ".bingo", "data", "cache", "declarations"), sums)}
 	h.projectDecls = bridge.NewDeclarationBudget(MaxProjectDeclarations, "this project's plugins")
 	h.reg = newRegistry(notify)
@@ -269,9 +273,12 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		}
 		// An untrusted project's module runs in the default sandbox:
 		// what the person granted a plugin of that name is not for it.
+		// Nor is it compiled under wider bounds than the defaults.
 		var grant settings.Sandbox
+		bounds := settings.DefaultWasmCompile().Bounds()
 		if trusted {
 			grant = h.settings.Sandbox[m.Name]
+			bounds = h.settings.WasmCompile.Bounds()
 		}
 		// It sees its data directory read-write and its own files
 		// read-only, beside the working directory; never ~/.bingo
@@ -305,6 +312,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
 			Dir: cwd, Writable: grant.Writable, Mounts: mounts, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
 			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow, SlowCompileAfter: h.cfg.SlowCompileAfter,
+			Bounds: bounds,
 		})
 	default:
 		env := h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)
@@ -333,7 +341,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env, DataDir: dataDir,
 		Deadlines: launchedDeadlines(m, h.settings.Deadlines), Limits: h.settings.Limits,
 		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace, Budget: budget,
-		Services:   h.reg.routeService,
+		Services:   h.routeService,
 		Redeclared: func(protocol.InitializeResult) { h.reg.replace(m.Name, l.plugin.Contributions()) },
 		Handshook:  func(decl protocol.InitializeResult) { h.cache(l, decl) },
 	}
@@ -507,6 +515,12 @@ func (h *Host) Plugins() []PluginInfo {
 			hidden.Status = "shadowed"
 			hidden.Error = "by the " + l.m.Layer + " layer's " + l.m.Name + " (" + l.m.Root + ")"
 			out = append(out, hidden)
+		}
+		if m := h.held[l.m.Name]; m != nil {
+			back := h.info(m)
+			back.Status = "held back"
+			back.Error = fmt.Sprintf("your own %s (%s) keeps the name until you trust this project; %s", l.m.Name, l.m.Root, howToTrust(h.trust.root))
+			out = append(out, back)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })

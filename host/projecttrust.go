@@ -78,23 +78,35 @@ func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest
 		cfg.Notify(bridge.Notice{Level: "error", Message: fmt.Sprintf("cannot read your trust record: %v; %s is treated as untrusted", err, root)})
 		ok = false
 	}
-	now, problems := snapshot(scopeOf(root, cfg.Cwd, cfg.Environ), project, sums)
 	each := &perPlugin{notify: cfg.Notify}
 	defer each.done()
-	for _, name := range slices.Sorted(maps.Keys(problems)) {
-		t.why[name] = "cannot be checked: " + problems[name].Error()
-		each.add(bridge.Notice{Plugin: name, Level: "error", Message: "untrusted: " + problems[name].Error()})
+	// What the plugins would run is read only when there is a record to
+	// compare it with or an answer to record: a cloned repository never
+	// trusted costs no reading of its plugins' directories.
+	var now map[string]trust.Plugin
+	read := func() {
+		var problems map[string]error
+		now, problems = snapshot(scopeOf(root, cfg.Cwd, cfg.Environ), project, sums)
+		for _, name := range slices.Sorted(maps.Keys(problems)) {
+			t.why[name] = "cannot be checked: " + problems[name].Error()
+			each.add(bridge.Notice{Plugin: name, Level: "error", Message: "untrusted: " + problems[name].Error()})
+		}
+	}
+	if ok {
+		read()
 	}
 	trustedBefore := ok && !rec.Declined
 	for _, m := range project {
+		if !trustedBefore {
+			t.plugins[m.Name] = false
+			if _, problem := t.why[m.Name]; !problem {
+				t.why[m.Name] = "this project is not trusted; " + howToTrust(root)
+			}
+			continue
+		}
 		p, snapped := now[m.Name]
 		if !snapped {
 			t.plugins[m.Name] = false
-			continue
-		}
-		if !trustedBefore {
-			t.plugins[m.Name] = false
-			t.why[m.Name] = "this project is not trusted; " + howToTrust(root)
 			continue
 		}
 		good, lapse := rec.Check(p)
@@ -113,17 +125,24 @@ func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest
 		}
 	}
 	if declined := ok && rec.Declined && sameAsRecord(rec, now, project); t.hasUntrustedExec(project) {
+		notAsked := "" // why the person, though at a terminal, was not asked
 		if !declined && cfg.AskTrust != nil {
+			if !ok {
+				read()
+			}
 			yes, err := cfg.AskTrust(ctx, t.question(project))
-			if err == nil {
+			switch {
+			case err == nil:
 				t.decide(cfg, project, now, yes)
 				if yes {
 					return t
 				}
+			case errors.Is(err, ErrNoOneToAsk):
+				notAsked = " (you were not asked: " + err.Error() + ")"
 			}
 		}
-		cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("this repository's plugins %s were not started: %s is not trusted; %s",
-			listSome(t.untrustedExec(project)), root, howToTrust(root))})
+		cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("this repository's plugins %s were not started: %s is not trusted%s; %s",
+			listSome(t.untrustedExec(project)), root, notAsked, howToTrust(root))})
 	}
 	return t
 }
@@ -382,4 +401,39 @@ func (t *projectTrust) untrustedOwner(plugin string) bool {
 	}
 	trusted, project := t.plugins[plugin]
 	return project && !trusted
+}
+
+// holdBack keeps each name an untrusted project plugin would take from one
+// of the person's plugins with the person's (manifest.HoldBack): the
+// person's settings name their own plugin (provider.plugin, plugins.<name>,
+// allow rules, sandbox, mcp, env), and a repository must not step into
+// those references by choosing the name. Once the project is trusted, the
+// project wins the name, as the layers say. A plugin held back runs
+// nothing and is untrusted no more as far as its name goes: the name is
+// the person's plugin's. One notice names them all.
+func (t *projectTrust) holdBack(cfg Config, found []*manifest.Manifest) ([]*manifest.Manifest, map[string]*manifest.Manifest) {
+	kept, back := manifest.HoldBack(found, func(m *manifest.Manifest) bool { return !t.trusted(m) })
+	if len(back) == 0 {
+		return kept, nil
+	}
+	held := make(map[string]*manifest.Manifest, len(back))
+	var names []string
+	for _, m := range back {
+		delete(t.plugins, m.Name)
+		held[m.Name] = m
+		names = append(names, m.Name)
+	}
+	cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("this repository's plugins %s are held back: your own plugins of those names keep them until you trust %s; %s",
+		listSome(names), t.root, howToTrust(t.root))})
+	return kept, held
+}
+
+// ofProject reports whether plugin is one of the project's plugins,
+// trusted or not.
+func (t *projectTrust) ofProject(plugin string) bool {
+	if t == nil {
+		return false
+	}
+	_, ok := t.plugins[plugin]
+	return ok
 }

@@ -398,21 +398,35 @@ func (r *Registry) Hooks(at sdk.HookPoint, decide bool) []HookEntry {
 // CallService routes a service call by key: from in-process host code, or
 // (through routeService) from a plugin.
 func (r *Registry) CallService(ctx context.Context, key, method string, params json.RawMessage) (json.RawMessage, error) {
+	return r.callService(ctx, key, method, params, nil)
+}
+
+// callService is CallService, refused with may's error when may, if set,
+// refuses the service's owner: the owner checked is the one called.
+func (r *Registry) callService(ctx context.Context, key, method string, params json.RawMessage, may func(owner string) error) (json.RawMessage, error) {
 	r.mu.RLock()
 	s, ok := r.services[key]
 	r.mu.RUnlock()
 	if !ok {
 		return nil, fmt.Errorf("no plugin offers service %q", key)
 	}
+	if may != nil {
+		if err := may(s.Owner); err != nil {
+			return nil, err
+		}
+	}
 	return s.Value.Call(ctx, method, params)
 }
 
-// routeService is the bridge's ServiceRouter.
-func (r *Registry) routeService(ctx context.Context, from, key, method string, params json.RawMessage) (json.RawMessage, error) {
-	return r.CallService(ctx, key, method, params)
-}
+// reach orders the kinds of contribution by how much of the person's
+// session they touch, most first: a provider hears everything and its
+// calls are judged by the person's rules, a hook sees and decides on every
+// call, a contributor writes into every request, a compactor rewrites the
+// conversation. What a repository's plugin can touch is read first.
+var reach = map[string]int{"provider": 0, "hook": 1, "contributor": 2, "compactor": 3, "service": 4, "command": 5, "tool": 6}
 
-// contributionsOf lists what one plugin contributes, for `bingo plugins`.
+// contributionsOf lists what one plugin contributes, for `bingo plugins`:
+// "kind name", by reach and then name.
 func (r *Registry) contributionsOf(owner string) []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -452,6 +466,13 @@ func (r *Registry) contributionsOf(owner string) []string {
 			out = append(out, "service "+k)
 		}
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool {
+		ki, _, _ := strings.Cut(out[i], " ")
+		kj, _, _ := strings.Cut(out[j], " ")
+		if reach[ki] != reach[kj] {
+			return reach[ki] < reach[kj]
+		}
+		return out[i] < out[j]
+	})
 	return out
 }

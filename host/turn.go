@@ -47,6 +47,14 @@ func (h *Host) Provider() (sdk.Provider, error) {
 		if !found {
 			return nil, fmt.Errorf("the configured provider %s/%s is not offered by any loaded plugin (bingo plugins lists what loaded)", plugin, id)
 		}
+		// The provider hears the system prompt, every message and every
+		// tool result, and the person's allow rules judge the calls it
+		// makes: the person's settings name it for their own plugin, not
+		// for a repository's plugin that happens to bear the name.
+		if h.trust.untrustedOwner(plugin) {
+			return nil, fmt.Errorf("the configured provider %s/%s is offered only by this repository's plugin %s, which you have not trusted; install your own %s, or %s",
+				plugin, id, plugin, plugin, howToTrust(h.trust.root))
+		}
 		if choice.Model == "" {
 			return p, nil
 		}

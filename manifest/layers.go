@@ -250,3 +250,26 @@ func pluginDirs(l Layer) (dirs []string, problems []Problem) {
 	}
 	return dirs, problems
 }
+
+// HoldBack gives a name back to the copy found shadows, wherever hold says
+// the winner may not keep it: a project plugin the person has not trusted
+// never shadows one of the person's, whose name the person's settings
+// mean. The copy it shadowed (the highest below it) wins again and keeps
+// the rest of its Shadows; a winner hold refuses that shadows nothing
+// keeps its name. kept is sorted by name as found is; held are the copies
+// given up, in found's order, with their Shadows cleared.
+func HoldBack(found []*Manifest, hold func(*Manifest) bool) (kept, held []*Manifest) {
+	kept = make([]*Manifest, 0, len(found))
+	for _, m := range found {
+		if len(m.Shadows) == 0 || !hold(m) {
+			kept = append(kept, m)
+			continue
+		}
+		keeper := m.Shadows[0]
+		keeper.Shadows = m.Shadows[1:]
+		m.Shadows = nil
+		kept = append(kept, keeper)
+		held = append(held, m)
+	}
+	return kept, held
+}

@@ -366,3 +366,20 @@ func TestDiscoverEmpty(t *testing.T) {
 		t.Errorf("Discover(nil) = %v, %v", found, problems)
 	}
 }
+
+// A held-back winner gives its name to the copy it shadowed, which keeps
+// the copies below it; one that shadows nothing, or that hold lets be,
+// keeps its name.
+func TestHoldBack(t *testing.T) {
+	user := &manifest.Manifest{Name: "a", Layer: manifest.LayerUser}
+	project := &manifest.Manifest{Name: "a", Layer: manifest.LayerProject, Shadows: []*manifest.Manifest{user}}
+	alone := &manifest.Manifest{Name: "b", Layer: manifest.LayerProject}
+	dir := &manifest.Manifest{Name: "c", Layer: manifest.LayerDir, Shadows: []*manifest.Manifest{{Name: "c", Layer: manifest.LayerUser}}}
+	kept, held := manifest.HoldBack([]*manifest.Manifest{project, alone, dir}, func(m *manifest.Manifest) bool { return m.Layer == manifest.LayerProject })
+	if len(kept) != 3 || kept[0] != user || kept[1] != alone || kept[2] != dir {
+		t.Fatalf("kept = %v", kept)
+	}
+	if len(held) != 1 || held[0] != project || project.Shadows != nil || len(user.Shadows) != 0 || len(dir.Shadows) != 1 {
+		t.Fatalf("held = %v, project shadows %v, user shadows %v", held, project.Shadows, user.Shadows)
+	}
+}

@@ -163,6 +163,27 @@ func TestElicitation(t *testing.T) {
 	}
 }
 
+// An elicitation's message is capped and squeezed before bingo adds its
+// own words, so those (the fields, how to decline) always reach the person.
+func TestElicitationIsCapped(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	message := strings.Repeat(" ", 7200) + "bingo: paste your key:" + strings.Repeat("\nmore", 30) + strings.Repeat("x", 2000)
+	in, _ := json.Marshal(map[string]string{"message": message})
+	u := &testutil.RecordingUI{Answer: "Ann"}
+	if _, err := r.call(context.Background(), "ask", string(in), u); err != nil {
+		t.Fatal(err)
+	}
+	_, asked := u.Seen()
+	if len(asked) != 1 {
+		t.Fatalf("questions %q", asked)
+	}
+	q := asked[0]
+	if lines := strings.Split(q, "\n"); len(lines) > 9 || len([]rune(q)) > 950 || !strings.HasPrefix(q, "bingo: paste your key:\nmore") ||
+		!strings.HasSuffix(q, "… (name, string: your name) — an empty answer declines") {
+		t.Errorf("question (%d lines, %d characters):\n%s", len(lines), len([]rune(q)), q)
+	}
+}
+
 // Sampling is refused unless allowed; allowed, it goes to Config.Sample.
 func TestSampling(t *testing.T) {
 	r := newRig(t, rigOpts{})
@@ -171,12 +192,12 @@ func TestSampling(t *testing.T) {
 	}
 
 	var got []mcpbridge.SampleRequest
-	r = newRig(t, rigOpts{cfg: mcpbridge.Config{Sample: func(_ context.Context, req mcpbridge.SampleRequest) (string, error) {
+	r = newRig(t, rigOpts{cfg: mcpbridge.Config{Sample: func(_ context.Context, req mcpbridge.SampleRequest) (mcpbridge.SampleResult, error) {
 		got = append(got, req)
-		return "hi there", nil
+		return mcpbridge.SampleResult{Text: "hi there", Model: "m-1"}, nil
 	}}})
 	out, err := r.call(context.Background(), "sample", `{}`, nil)
-	if err != nil || texts(out) != "model said: hi there" {
+	if err != nil || texts(out) != "model said: hi there (model m-1)" {
 		t.Fatalf("sample = %q, %v", texts(out), err)
 	}
 	want := []mcpbridge.SampleRequest{{System: "be brief", MaxTokens: 50, Messages: []sdk.Message{{Role: sdk.RoleUser, Content: "say hi"}}}}

@@ -46,7 +46,10 @@ func rawServer(answer func(method string) (any, error)) *mem.Transport {
 				res = n.result
 			}
 			var line []byte
+			var unread errUnread
 			switch {
+			case errors.As(err, &unread):
+				line, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32600, "message": err.Error()}})
 			case err != nil:
 				line, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": err.Error()}})
 			case res != nil:
@@ -61,6 +64,12 @@ func rawServer(answer func(method string) (any, error)) *mem.Transport {
 		return ctx.Err()
 	}, nil)
 }
+
+// errUnread is an error rawServer answers with a null id, as a server
+// that could not read the request's id does.
+type errUnread string
+
+func (e errUnread) Error() string { return string(e) }
 
 // notifiedFirst is an answer rawServer writes after notes, lines of
 // notifications sent before it.
@@ -365,5 +374,49 @@ func TestContributeEndsAtItsDeadline(t *testing.T) {
 	}
 	if n := notices.All(); len(n) != 0 {
 		t.Errorf("notices %+v, want none", n)
+	}
+}
+
+// A tool that requires tasks is not declared, and one notice says so.
+func TestTaskRequiredNotOffered(t *testing.T) {
+	notices := testutil.NewCollector[bridge.Notice]()
+	p := bridge.New(bridge.Options{Name: "raw", Notify: notices.Add, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
+		if method == "tools/list" {
+			obj := map[string]any{"type": "object"}
+			return map[string]any{"tools": []any{
+				map[string]any{"name": "plain", "inputSchema": obj},
+				map[string]any{"name": "tasky", "inputSchema": obj, "execution": map[string]any{"taskSupport": "required"}},
+			}}, nil
+		}
+		return legacy(method)
+	}), mcpbridge.Config{Name: "raw"})})
+	defer p.Close()
+	decl, err := p.Start(context.Background())
+	if err != nil || len(decl.Tools) != 1 || decl.Tools[0].Name != "plain" {
+		t.Fatalf("Start: %+v, %v; want only the tool plain", decl, err)
+	}
+	n := notices.All()
+	if len(n) != 1 || !strings.Contains(n[0].Message, "tool tasky: it can be run only as tasks") {
+		t.Errorf("notices %+v, want one naming tasky", n)
+	}
+}
+
+// A server that refuses server/discover with an error whose id is null is
+// initialized through initialize.
+func TestDiscoverRefusedWithNullID(t *testing.T) {
+	log := &testutil.SyncBuffer{}
+	p := bridge.New(bridge.Options{Name: "raw", Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
+		if method == "server/discover" {
+			return nil, errUnread("Invalid Request")
+		}
+		return legacy(method)
+	}), mcpbridge.Config{Name: "raw", Log: log})})
+	defer p.Close()
+	decl, err := p.Start(context.Background())
+	if err != nil || len(decl.Tools) != 1 {
+		t.Fatalf("Start: %+v, %v", decl, err)
+	}
+	if !strings.Contains(log.String(), "mcpbridge: server/discover was refused with an error of id null (-32600 Invalid Request): taken as its answer") {
+		t.Errorf("log: %s", log)
 	}
 }

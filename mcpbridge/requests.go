@@ -15,12 +15,23 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
 // The server's own requests: elicitation (a question to the person),
 // sampling (a model request) and the resources contributor.
+
+// What of an elicitation's text reaches the person (docs/plugins.md): its
+// message, in lines and characters, and its fields' names and
+// descriptions, on one line. With bingo's own words they stay within
+// what the terminal shows of any question (internal/cli).
+const (
+	elicitLines      = 9
+	elicitChars      = 500
+	elicitFieldChars = 400
+)
 
 // elicit puts the server's question to the person, on the tool call it is
 // answering: the call whose ctx the sdk passes on, else the oldest call
@@ -42,17 +53,20 @@ func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 		return nil, errors.New("bingo does not open URLs for an MCP server")
 	}
 	fields := schemaFields(p.RequestedSchema)
-	question := p.Message
+	// The server's words are capped here, under what bingo shows of any
+	// question, so that what bingo adds (the fields, how to decline) is
+	// never what gets cut.
+	question := strings.Join(render.Block(p.Message, elicitLines, elicitChars), "\n")
 	switch len(fields) {
 	case 0:
 	case 1:
-		question += fmt.Sprintf(" (%s)", fields[0].describe())
+		question += " (" + render.Brief(fields[0].describe(), elicitFieldChars) + ")"
 	default:
 		var ds []string
 		for _, f := range fields {
 			ds = append(ds, f.describe())
 		}
-		question += " (answer a JSON object: " + strings.Join(ds, "; ") + ")"
+		question += " (answer a JSON object: " + render.Brief(strings.Join(ds, "; "), elicitFieldChars) + ")"
 	}
 	question += " — an empty answer declines"
 	raw, _ := json.Marshal(protocol.AskParams{Call: id, Question: question})
@@ -166,19 +180,19 @@ func (s *server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mc
 		}
 		sr.Messages = append(sr.Messages, sdk.Message{Role: role, Content: contentText(m.Content)})
 	}
-	text, err := s.cfg.Sample(ctx, sr)
+	res, err := s.cfg.Sample(ctx, sr)
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.CreateMessageResult{Role: "assistant", Model: "bingo", Content: &mcp.TextContent{Text: text}}, nil
+	return &mcp.CreateMessageResult{Role: "assistant", Model: res.Model, Content: &mcp.TextContent{Text: res.Text}}, nil
 }
 
-// Resource limits for the contributor: a context piece is for the model's
-// next request, so a server offering thousands of resources gives only a
-// few, each bounded.
+// Limits of the contributors: a context piece is for the model's next
+// request, so a server offering thousands of resources gives only a few,
+// and each piece (a resource, the instructions) is bounded.
 const (
-	maxResources    = 16
-	maxResourceText = 16 << 10 // characters
+	maxResources = 16
+	maxPieceText = 16 << 10 // characters
 )
 
 // cutRunes is s cut to at most n characters (the unit of a query's budget).
@@ -196,8 +210,16 @@ func cutRunes(s string, n int) string {
 	return s
 }
 
-// contribute offers the server's text resources as context pieces.
+// contribute offers the server's instructions, or its text resources, as
+// context pieces.
 func (s *server) contribute(ctx context.Context, cs *mcp.ClientSession, p protocol.ContextContributeParams) (any, error) {
+	if text := cs.InitializeResult().Instructions; p.ID == InstructionsID && text != "" {
+		text = cutRunes(text, maxPieceText)
+		if p.Query.Budget > 0 {
+			text = cutRunes(text, p.Query.Budget)
+		}
+		return protocol.ContextContributeResult{Pieces: []sdk.Piece{{Title: "MCP server instructions", Text: text}}}, nil
+	}
 	if p.ID != ContributorID || !s.cfg.Resources {
 		return nil, fmt.Errorf("no contributor %q", p.ID)
 	}
@@ -233,7 +255,7 @@ func (s *server) contribute(ctx context.Context, cs *mcp.ClientSession, p protoc
 			if c == nil || c.Blob != nil || c.Text == "" {
 				continue
 			}
-			text := cutRunes(c.Text, maxResourceText)
+			text := cutRunes(c.Text, maxPieceText)
 			if budget > 0 {
 				text = cutRunes(text, budget)
 				budget -= utf8.RuneCountInString(text)

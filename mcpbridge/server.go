@@ -34,15 +34,17 @@ type server struct {
 	ending      bool           // the instance is ending: nothing more starts
 	work        sync.WaitGroup // every goroutine the translator started
 	cs          *mcp.ClientSession
-	ready       chan struct{} // closed once initialize has answered
-	initialized bool          // initialize has arrived
-	names       names         // what the current declaration maps to
-	calls       []*call       // the tool calls running, oldest first
-	errTold     bool          // an error-level log line has raised its notice
-	stopped     *stopped      // why the translator killed the server, if it did
-	redeclMu    sync.Mutex    // one redeclaration at a time
-	declDone    chan struct{} // closed once the latest redeclaration is sent; nil before the first
-	declWaiting bool          // a redeclaration is waiting for redeclMu: it has not listed yet
+	ready       chan struct{}   // closed once initialize has answered
+	initialized bool            // initialize has arrived
+	names       names           // what the current declaration maps to
+	calls       []*call         // the tool calls running, oldest first
+	errTold     bool            // an error-level log line has raised its notice
+	stopped     *stopped        // why the translator killed the server, if it did
+	taskTools   map[string]bool // tools the server says require tasks (toolsListed)
+	told        *sync.Map       // tools withheld that a notice has named, across the plugin's instances
+	redeclMu    sync.Mutex      // one redeclaration at a time
+	declDone    chan struct{}   // closed once the latest redeclaration is sent; nil before the first
+	declWaiting bool            // a redeclaration is waiting for redeclMu: it has not listed yet
 }
 
 // call is one tool call running on the server.
@@ -54,7 +56,7 @@ type call struct {
 
 // serve translates for one instance until either side ends, and returns
 // once the server has ended, with its exit.
-func serve(ctx context.Context, inner transport.Conn, stdin io.Reader, stdout io.Writer, cfg Config) error {
+func serve(ctx context.Context, inner transport.Conn, stdin io.Reader, stdout io.Writer, cfg Config, told *sync.Map) error {
 	innerDone := make(chan struct{})
 	var innerErr error
 	go func() {
@@ -63,7 +65,8 @@ func serve(ctx context.Context, inner transport.Conn, stdin io.Reader, stdout io
 	}()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &server{cfg: cfg, inner: inner, ctx: ctx, ready: make(chan struct{}), set: make(chan struct{})}
+	s := &server{cfg: cfg, inner: inner, ctx: ctx, ready: make(chan struct{}), set: make(chan struct{}),
+		taskTools: map[string]bool{}, told: told}
 	stream := protocol.NewLineStream(pipe{stdin, stdout}, protocol.LineStreamOptions{Notification: s.notification})
 	s.rpc = jsonrpc2.NewConn(ctx, stream, s, jsonrpc2.SetLogger(log.New(cfg.Log, "mcpbridge: ", 0)))
 	close(s.set)
@@ -375,7 +378,11 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "bingo", Version: strconv.Itoa(protocol.Version)}, opts)
 	// The session never closes the server's stdin: serve does, when the
 	// host stops the instance.
-	t := lineTransport{rw: s.inner, log: s.cfg.Log, notify: s.notified}
+	t := lineTransport{rw: s.inner, log: s.cfg.Log, notify: s.notified, result: func(method string, result json.RawMessage) {
+		if method == "tools/list" {
+			s.toolsListed(result)
+		}
+	}}
 	cs, err := client.Connect(s.ctx, t, nil)
 	if err != nil {
 		err = fmt.Errorf("the MCP server failed to initialize: %v", err)
@@ -468,15 +475,20 @@ func (s *server) declared() {
 	}
 }
 
-// notice says one line to the person under the plugin's name.
+// notice says one line to the person under the plugin's name, on a
+// goroutine of its own.
 func (s *server) notice(level, message string) {
-	s.spawn(func() {
-		raw, _ := json.Marshal(protocol.NoticeParams{Level: level, Message: message})
-		var res protocol.ServiceCallResult
-		err := s.rpc.Call(s.ctx, protocol.MethodServiceCall, protocol.ServiceCallParams{
-			Key: protocol.HostServiceKey, Method: protocol.HostNotice, Params: raw}, &res)
-		if err != nil {
-			fmt.Fprintf(s.cfg.Log, "mcpbridge: notice: %v\n", err)
-		}
-	})
+	s.spawn(func() { s.say(level, message) })
+}
+
+// say says one line to the person under the plugin's name, and returns
+// once the host has it.
+func (s *server) say(level, message string) {
+	raw, _ := json.Marshal(protocol.NoticeParams{Level: level, Message: message})
+	var res protocol.ServiceCallResult
+	err := s.rpc.Call(s.ctx, protocol.MethodServiceCall, protocol.ServiceCallParams{
+		Key: protocol.HostServiceKey, Method: protocol.HostNotice, Params: raw}, &res)
+	if err != nil {
+		fmt.Fprintf(s.cfg.Log, "mcpbridge: notice: %v\n", err)
+	}
 }

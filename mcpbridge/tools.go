@@ -30,6 +30,11 @@ type names struct {
 // server's resources, when the person enabled it.
 const ContributorID = "resources"
 
+// InstructionsID is the id of the context contributor offering the
+// instructions the server gave at initialize, when it gave any: how to use
+// its tools is for the model, as their descriptions are.
+const InstructionsID = "instructions"
+
 // declaration reads what the server offers (tools, prompts, and
 // resources when enabled) and makes it a bingo declaration. The bridge
 // holds it to the same rules as any plugin's, entry by entry.
@@ -56,11 +61,17 @@ func (s *server) declaration(cs *mcp.ClientSession) (protocol.InitializeResult, 
 			return decl, err
 		}
 		s.leftOut("tools/list", cut)
+		var withheld []string
 		for _, t := range tools {
+			if s.tasksOnly(t.Name) {
+				withheld = append(withheld, t.Name)
+				continue
+			}
 			name := hostName(t.Name)
 			n.tools[name] = t.Name
 			decl.Tools = append(decl.Tools, sdk.ToolSpec{Name: name, Description: t.Description, InputSchema: rawJSON(t.InputSchema), Claims: claims(t.Annotations)})
 		}
+		s.withhold(withheld)
 	}
 	if caps.Prompts != nil {
 		prompts, cut, err := listAll("prompts/list", maxListed, func(cursor string) ([]*mcp.Prompt, string, error) {
@@ -80,13 +91,77 @@ func (s *server) declaration(cs *mcp.ClientSession) (protocol.InitializeResult, 
 			decl.Commands = append(decl.Commands, promptSpec(name, p))
 		}
 	}
+	if init.Instructions != "" {
+		decl.Contributors = append(decl.Contributors, protocol.ContributorDecl{ID: InstructionsID, Description: "the MCP server's instructions"})
+	}
 	if s.cfg.Resources && caps.Resources != nil {
-		decl.Contributors = []protocol.ContributorDecl{{ID: ContributorID, Description: "the MCP server's resources"}}
+		decl.Contributors = append(decl.Contributors, protocol.ContributorDecl{ID: ContributorID, Description: "the MCP server's resources"})
 	}
 	s.mu.Lock()
 	s.names = n
 	s.mu.Unlock()
 	return decl, nil
+}
+
+// A tool whose execution.taskSupport is "required" may only be run as a
+// task (protocol 2025-11-25), which neither the sdk's client (v1.8.0 has no
+// tasks) nor bingo does: a plain tools/call of it always fails (-32601).
+// It is not offered to the model, and the person is told once a process.
+// The sdk's Tool drops the field, so it is read off the wire (toolsListed).
+
+// toolsListed notes, from the raw result of a tools/list page, which tools
+// require tasks. It runs on the reader, before the sdk hands the page to
+// ListTools.
+func (s *server) toolsListed(result json.RawMessage) {
+	var page struct {
+		Tools []struct {
+			Name      string `json:"name"`
+			Execution *struct {
+				TaskSupport string `json:"taskSupport"`
+			} `json:"execution"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(result, &page) != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range page.Tools {
+		if t.Execution != nil && t.Execution.TaskSupport == "required" {
+			s.taskTools[t.Name] = true
+		} else {
+			delete(s.taskTools, t.Name)
+		}
+	}
+}
+
+// tasksOnly reports whether the server said tool requires tasks.
+func (s *server) tasksOnly(tool string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.taskTools[tool]
+}
+
+// withhold says which tools the declaration leaves out for requiring
+// tasks: in the log each time, and once a process in a notice, before
+// the declaration is sent (so that bingo plugins check, which reports
+// the notices of a start, reports it).
+func (s *server) withhold(tools []string) {
+	if len(tools) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("not offering the MCP server's %s %s: %s run only as tasks (execution.taskSupport \"required\"), which bingo does not run",
+		map[bool]string{true: "tool", false: "tools"}[len(tools) == 1], strings.Join(tools, ", "), map[bool]string{true: "it can be", false: "they can be"}[len(tools) == 1])
+	fmt.Fprintf(s.cfg.Log, "mcpbridge: %s\n", msg)
+	var fresh bool
+	for _, t := range tools {
+		if _, told := s.told.LoadOrStore(t, true); !told {
+			fresh = true
+		}
+	}
+	if fresh {
+		s.say("warn", msg)
+	}
 }
 
 // Bounds on one list a declaration reads: a server's pages are read
@@ -238,12 +313,19 @@ func argsOf(input json.RawMessage) any {
 }
 
 // toolOutput is an MCP tool result as the host's ToolOutput: each content
-// block one part (text as it is; what is not text, described), isError
-// kept, and structuredContent shown to the person (and given to the model
-// when there is nothing else).
+// block one part (text as it is; what is not text, described), except a
+// block meant for the person only (audience ["user"]), which is shown to
+// the person and not sent to the model; isError kept, and
+// structuredContent shown to the person (and given to the model when
+// there is nothing else).
 func toolOutput(res *mcp.CallToolResult) sdk.ToolOutput {
 	out := sdk.ToolOutput{IsError: res.IsError, Parts: []sdk.Part{}}
+	var shown []sdk.View
 	for _, c := range res.Content {
+		if userOnly(c) {
+			shown = append(shown, sdk.View{Kind: sdk.ViewText, Text: contentText(c)})
+			continue
+		}
 		out.Parts = append(out.Parts, sdk.TextPart(contentText(c)))
 	}
 	if res.StructuredContent != nil {
@@ -251,9 +333,36 @@ func toolOutput(res *mcp.CallToolResult) sdk.ToolOutput {
 		if len(out.Parts) == 0 {
 			out.Parts = append(out.Parts, sdk.TextPart(string(raw)))
 		}
-		out.Display = structuredView(raw)
+		shown = append(shown, *structuredView(raw))
+	}
+	switch len(shown) {
+	case 0:
+	case 1:
+		out.Display = &shown[0]
+	default:
+		out.Display = &sdk.View{Kind: sdk.ViewStack, Views: shown}
 	}
 	return out
+}
+
+// userOnly reports whether a content block's audience is the person alone
+// (annotations.audience ["user"]): the spec's way for a server to say the
+// model should not read it.
+func userOnly(c mcp.Content) bool {
+	var a *mcp.Annotations
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		a = c.Annotations
+	case *mcp.ImageContent:
+		a = c.Annotations
+	case *mcp.AudioContent:
+		a = c.Annotations
+	case *mcp.ResourceLink:
+		a = c.Annotations
+	case *mcp.EmbeddedResource:
+		a = c.Annotations
+	}
+	return a != nil && len(a.Audience) > 0 && !slices.Contains(a.Audience, "assistant")
 }
 
 // contentText is one content block as text.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
@@ -33,7 +34,7 @@ type Config struct {
 	// requests (the person's setting mcp.<name>.sampling). Unset, every
 	// sampling request is refused. The host routes it through its
 	// configured provider.
-	Sample func(ctx context.Context, req SampleRequest) (string, error)
+	Sample func(ctx context.Context, req SampleRequest) (SampleResult, error)
 	// Deadlines are the bridge's (the person's deadlines settings; zero
 	// fields take their defaults). The wire has no cancel for
 	// context/contribute, command/run or command/complete, so the
@@ -47,6 +48,14 @@ type SampleRequest struct {
 	System    string
 	Messages  []sdk.Message
 	MaxTokens int
+}
+
+// SampleResult is the host's answer to a sampling request: the model's
+// text, and the model that answered, which the server is told (the spec's
+// CreateMessageResult.model).
+type SampleResult struct {
+	Text  string
+	Model string
 }
 
 // Wrap returns a transport whose instances speak the bingo plugin wire,
@@ -64,6 +73,7 @@ func Wrap(inner transport.Transport, cfg Config) transport.Transport {
 type wrapped struct {
 	inner transport.Transport
 	cfg   Config
+	told  sync.Map // the tools withheld for requiring tasks that a notice has named
 }
 
 func (w *wrapped) Kind() string { return w.inner.Kind() }
@@ -77,7 +87,7 @@ func (w *wrapped) Start(ctx context.Context) (transport.Conn, error) {
 		return nil, err
 	}
 	translator, err := mem.New(func(ctx context.Context, stdin io.Reader, stdout, _ io.Writer) error {
-		return serve(ctx, conn, stdin, stdout, w.cfg)
+		return serve(ctx, conn, stdin, stdout, w.cfg, &w.told)
 	}, nil).Start(ctx)
 	if err != nil {
 		_ = conn.Kill()

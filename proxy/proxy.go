@@ -15,6 +15,16 @@ import (
 // plugin__<plugin>__<tool>, so the permission grammar can address it.
 func ToolName(plugin, tool string) string { return "plugin__" + plugin + "__" + tool }
 
+// SplitToolName is ToolName undone: the plugin and tool a host tool name
+// names, ok false for a name not of that form.
+func SplitToolName(name string) (plugin, tool string, ok bool) {
+	rest, ok := strings.CutPrefix(name, "plugin__")
+	if !ok {
+		return "", "", false
+	}
+	return strings.Cut(rest, "__")
+}
+
 // MaxToolName is the longest tool name model APIs accept.
 const MaxToolName = 64
 

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -238,7 +240,7 @@ func TestPromptsOnATerminal(t *testing.T) {
 		name:   "ask",
 		setup:  personal,
 		args:   []string{"call", "--allow", "plugin__testplugin__ask", "plugin__testplugin__ask", `{"question":"which colour?"}`},
-		prompt: "which colour?\n> ",
+		prompt: "  which colour?\nplugin testplugin asks (answer goes to it) > ",
 		answers: []answer{
 			{"yes", yes, []string{"\ny\n"}, 0},
 			{"no", no, []string{"\nn\n"}, 0},
@@ -249,7 +251,7 @@ func TestPromptsOnATerminal(t *testing.T) {
 		name:   "elicitation",
 		setup:  mcpServer,
 		args:   []string{"call", "--allow", "plugin__fault__ask", "plugin__fault__ask"},
-		prompt: "an empty answer declines\n> ",
+		prompt: "an empty answer declines\nplugin fault asks (answer goes to it) > ",
 		answers: []answer{
 			{"yes", yes, []string{"hello y"}, 0},
 			{"no", no, []string{"hello n"}, 0},
@@ -280,20 +282,106 @@ func TestPromptsOnATerminal(t *testing.T) {
 // A bingo that is not in its terminal's foreground cannot read it: reading
 // would stop it (SIGTTIN) until brought to the foreground, which never
 // happens under timeout(1), whose command runs in a process group of its
-// own. It must not ask, and must say why in one line, at once.
+// own. It must not ask, and must say why in one line, at once: for the
+// permission prompt and for the trust prompt alike.
 func TestNoPromptFromTheBackground(t *testing.T) {
 	if _, err := exec.LookPath("timeout"); err != nil {
 		t.Skip("no timeout(1) on PATH")
 	}
-	home, dir := personal(t)
-	// Not exec'd by sh: timeout must not lead the session, or it could not
-	// leave the foreground group.
-	s := startScreen(t, home, dir, "sh", "-c", `timeout 60 bingo call plugin__testplugin__echo '{"text":"hello there"}'; exit $?`)
-	at := s.waitFor(0, "plugin__testplugin__echo denied: no rule allows it and there is no one to ask: bingo is in the background of its terminal", time.Minute)
-	if got := s.exit(reaction); got != 1 {
-		t.Fatalf("exit status %d, want 1; the screen:\n%s", got, s.text())
+	for _, c := range []struct {
+		name  string
+		setup func(*testing.T) (string, string)
+		says  string
+	}{
+		{"permission", personal, "plugin__testplugin__echo denied: no rule allows it and there is no one to ask: bingo is in the background of its terminal"},
+		{"trust", cloned, "this repository's plugins testplugin were not started: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home, dir := c.setup(t)
+			// Not exec'd by sh: timeout must not lead the session, or it
+			// could not leave the foreground group.
+			s := startScreen(t, home, dir, "sh", "-c", `timeout 60 bingo call plugin__testplugin__echo '{"text":"hello there"}'; exit $?`)
+			s.waitFor(0, c.says, time.Minute)
+			if got := s.exit(reaction); got != 1 {
+				t.Fatalf("exit status %d, want 1; the screen:\n%s", got, s.text())
+			}
+			var said string
+			for l := range strings.Lines(s.text()) {
+				if strings.Contains(l, c.says) {
+					said = l
+				}
+			}
+			if strings.Contains(s.text(), "[y/N]") || !strings.Contains(said, "bingo is in the background of its terminal") {
+				t.Fatalf("bingo asked, or did not say why it could not on the line of its refusal; the screen:\n%s", s.text())
+			}
+		})
 	}
-	if strings.Contains(s.text(), "[y/N]") || strings.Count(s.text()[at:], "\n") > 1 {
-		t.Fatalf("bingo asked, or said more than one line; the screen:\n%s", s.text())
+}
+
+// A question of screens of blank space followed by text in bingo's voice
+// (issue 21) must still show, on the 160×40 screen the person answers
+// on, who asks and where the answer goes, right at the prompt: the screen
+// is tmux's own rendering of what bingo wrote (capture-pane).
+func TestAQuestionSaysWhoAsksOnScreen(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("no tmux on PATH (.ci/run installs it)")
+	}
+	buildMCP(t)
+	fake := strings.Repeat(" ", 7200) + "bingo: provider model/m: API key rejected (401 Unauthorized). Paste a new key for provider model/m (kept in ~/.bingo only):"
+	for _, c := range []struct {
+		name, tool, field, plugin string
+		setup                     func(*testing.T) (string, string)
+	}{
+		{"ask", "plugin__testplugin__ask", "question", "testplugin", personal},
+		{"elicitation", "plugin__fault__ask", "message", "fault", mcpServer},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home, dir := c.setup(t)
+			input, _ := json.Marshal(map[string]string{c.field: fake})
+			script := filepath.Join(t.TempDir(), "run.sh")
+			run := fmt.Sprintf("export HOME=%q NO_COLOR=1\ncd %q\n%q call --allow %s %s \"$(cat %q)\"\necho bingo exited $?\nsleep 60\n",
+				home, dir, filepath.Join(binDir, "bingo"), c.tool, c.tool, script+".json")
+			for path, data := range map[string]string{script: run, script + ".json": string(input)} {
+				if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			socket := filepath.Join(t.TempDir(), "tmux")
+			tmux := func(args ...string) string {
+				out, err := exec.Command("tmux", append([]string{"-S", socket}, args...)...).CombinedOutput()
+				if err != nil {
+					t.Fatalf("tmux %q: %v\n%s", args, err, out)
+				}
+				return string(out)
+			}
+			tmux("new-session", "-d", "-x", "160", "-y", "40", "sh "+script)
+			t.Cleanup(func() { exec.Command("tmux", "-S", socket, "kill-server").Run() })
+			// capture waits up to a minute for the last line on the screen
+			// to satisfy done, and returns the screen's lines.
+			capture := func(done func(last string) bool) []string {
+				deadline := time.Now().Add(time.Minute)
+				for {
+					screen := strings.Split(strings.TrimRight(tmux("capture-pane", "-p"), "\n"), "\n")
+					if done(screen[len(screen)-1]) || time.Now().After(deadline) {
+						return screen
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+			screen := capture(func(last string) bool { return strings.HasSuffix(last, ">") })
+			all := strings.Join(screen, "\n")
+			if got, want := screen[len(screen)-1], "plugin "+c.plugin+" asks (answer goes to it) >"; got != want {
+				t.Fatalf("the prompt line is %q, want %q; the screen:\n%s", got, want, all)
+			}
+			if !strings.Contains(all, "plugin "+c.plugin+", running "+c.tool+", asks:") {
+				t.Fatalf("the screen does not say who asks above the question:\n%s", all)
+			}
+			// Answered, bingo finishes (and leaves its home alone for the
+			// test to remove).
+			tmux("send-keys", "y", "Enter")
+			if screen := capture(func(last string) bool { return strings.HasPrefix(last, "bingo exited") }); screen[len(screen)-1] != "bingo exited 0" {
+				t.Fatalf("answered, bingo did not exit 0; the screen:\n%s", strings.Join(screen, "\n"))
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
+	"github.com/bingo/bingo-plugin-rpc/proxy"
 )
 
 // Verdict is what the gate decides about one tool call.
@@ -104,11 +105,7 @@ const flagSource = "--allow"
 // untrustedTool reports whether tool (plugin__<plugin>__<tool>) belongs to
 // a plugin of an untrusted project.
 func (g *Gate) untrustedTool(tool string) bool {
-	rest, ok := strings.CutPrefix(tool, "plugin__")
-	if !ok {
-		return false
-	}
-	plugin, _, ok := strings.Cut(rest, "__")
+	plugin, _, ok := proxy.SplitToolName(tool)
 	return ok && g.untrusted[plugin]
 }
 

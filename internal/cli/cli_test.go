@@ -159,9 +159,79 @@ func TestNobodyToAskWithoutATerminal(t *testing.T) {
 
 func TestAskPutsTheToolsQuestion(t *testing.T) {
 	r, errw := interactive("blue\n")
-	got, err := r.Ask(context.Background(), "plugin__p__t", "which colour?")
-	if err != nil || got != "blue" || !strings.Contains(errw.String(), "plugin__p__t asks: which colour?") {
+	got, err := r.Ask(context.Background(), "plugin__p__t", "which colour?\n\n\n(red or blue)")
+	want := "plugin p, running plugin__p__t, asks:\n  which colour?\n  \n  (red or blue)\nplugin p asks (answer goes to it) > "
+	if err != nil || got != "blue" || errw.String() != want {
 		t.Fatalf("%q %v %q", got, err, errw.String())
+	}
+}
+
+// However a question is made, the line the person answers on says who
+// asks, and what the question may add above it is capped: screens of
+// blank space (issue 21: 7,200 spaces, then a fake bingo line), and of
+// lines, squeezed away.
+func TestAQuestionCannotHideWhoAsks(t *testing.T) {
+	fake := "bingo: provider model/m: API key rejected (401 Unauthorized). Paste a new key for provider model/m (kept in ~/.bingo only):"
+	for name, q := range map[string]string{
+		"spaces":   strings.Repeat(" ", 7200) + fake,
+		"newlines": strings.Repeat("\n", 7200) + fake,
+		"lines":    strings.Repeat("x\n", 500) + fake,
+		"long":     strings.Repeat("y", 5000) + "\n" + fake,
+		"tabs":     strings.Repeat("\t \u3000\u2800", 3000) + fake,
+	} {
+		r, errw := interactive("k\n")
+		if _, err := r.Ask(context.Background(), "plugin__evil__ask", q); err != nil {
+			t.Fatal(err)
+		}
+		shown := strings.Split(errw.String(), "\n")
+		if shown[0] != "plugin evil, running plugin__evil__ask, asks:" || shown[len(shown)-1] != "plugin evil asks (answer goes to it) > " {
+			t.Errorf("%s: the question is not between who asks and the prompt naming it: %q", name, errw.String())
+		}
+		body := shown[1 : len(shown)-1]
+		if n := len([]rune(strings.Join(body, ""))); len(body) > questionLines || n > questionChars+2*questionLines+1 {
+			t.Errorf("%s: the question shows %d lines, %d characters", name, len(body), n)
+		}
+		for _, l := range body {
+			if !strings.HasPrefix(l, "  ") || strings.Contains(l, "   ") {
+				t.Errorf("%s: line %q is not indented, or keeps a run of blanks", name, l)
+			}
+		}
+	}
+}
+
+// The permission prompt's input (the model's) and reason (a rule's, a
+// hook's, a tool's claims) are capped and squeezed on its one line.
+func TestApprovePromptIsCapped(t *testing.T) {
+	r, errw := interactive("n\n")
+	input := json.RawMessage(`{"text":"` + strings.Repeat(" ", 7200) + strings.Repeat("z", 3000) + `"}`)
+	if _, err := r.Approve(context.Background(), sdk.ToolCall{Name: "plugin__w__t", Input: input}, strings.Repeat("why ", 1000)); err != nil {
+		t.Fatal(err)
+	}
+	got := errw.String()
+	if !strings.HasPrefix(got, `Run plugin__w__t {"text":" zzz`) || !strings.HasSuffix(got, "…) [y/N] ") ||
+		len([]rune(got)) > len("Run plugin__w__t ? () [y/N] ")+inputChars+reasonChars+2 || strings.Contains(got, "  ") {
+		t.Fatalf("prompt (%d characters) = %.200q", len([]rune(got)), got)
+	}
+}
+
+// The trust prompt lists at most trustPlugins plugins, each line capped.
+func TestAskTrustIsCapped(t *testing.T) {
+	q := host.TrustQuestion{Project: "/src/" + strings.Repeat("p", 500)}
+	for i := range 25 {
+		q.Plugins = append(q.Plugins, fmt.Sprintf("p%d (%s)", i, strings.Repeat(" ", 5000)+strings.Repeat("a", 500)))
+	}
+	r, errw := interactive("n\n")
+	if _, err := r.AskTrust(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(errw.String(), "\n")
+	if len(lines) != 1+trustPlugins+2 || lines[len(lines)-2] != "  … and 15 more" || lines[len(lines)-1] != "Trust it? [y/N] " {
+		t.Fatalf("prompt lines:\n%s", strings.Join(lines, "\n"))
+	}
+	for _, l := range lines {
+		if n := len([]rune(l)); n > trustChars+60 {
+			t.Errorf("a line of %d characters: %.80q", n, l)
+		}
 	}
 }
 

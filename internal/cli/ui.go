@@ -14,6 +14,7 @@ import (
 
 	"github.com/bingo/bingo-plugin-rpc/host"
 	"github.com/bingo/bingo-plugin-rpc/internal/render"
+	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
@@ -266,14 +267,43 @@ func (r *run) endProgress() {
 	}
 }
 
-// Ask implements host.UI.
+// What a plugin, a model or a hook may show beside one of bingo's own
+// prompts (docs/plugins.md states these numbers): enough for any honest
+// question, too little to push the prompt's own words off a screen.
+const (
+	questionLines = 10   // a tool's question (an MCP server's elicitation too)
+	questionChars = 1000 // in all its lines
+	inputChars    = 1000 // a call's input, in the permission prompt
+	reasonChars   = 300  // why bingo asks (a rule, a hook's reason, a tool's claims)
+	trustPlugins  = 10   // plugins listed in the trust prompt; the rest are counted
+	trustChars    = 200  // each of their lines, and the project's path
+)
+
+// Ask implements host.UI. The question is the plugin's: its lines are
+// indented under bingo's own line saying who asks, capped and squeezed
+// (render.Block), and the prompt line itself names the asker again, so
+// whatever the question says above it, the line the person answers on
+// says where the answer goes.
 func (r *run) Ask(ctx context.Context, tool, question string) (string, error) {
 	if !r.interactive {
 		return "", host.ErrNoOneToAsk
 	}
-	// Both come from the plugin: on one line each, so that the question
-	// cannot erase "X asks:" or draw a prompt of its own.
-	return r.prompter.ask(ctx, fmt.Sprintf("%s asks: %s\n> ", render.Line(tool), render.Line(question)))
+	asker := askerOf(tool)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, running %s, asks:\n", asker, render.Line(tool))
+	for _, l := range render.Block(question, questionLines, questionChars) {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	fmt.Fprintf(&b, "%s asks (answer goes to it) > ", asker)
+	return r.prompter.ask(ctx, b.String())
+}
+
+// askerOf names who asks through tool: the plugin that offers it.
+func askerOf(tool string) string {
+	if plugin, _, ok := proxy.SplitToolName(tool); ok {
+		return "plugin " + render.Line(plugin)
+	}
+	return "tool " + render.Line(tool)
 }
 
 // Approve implements host.UI.
@@ -282,18 +312,22 @@ func (r *run) Approve(ctx context.Context, call sdk.ToolCall, why string) (bool,
 		return false, host.ErrNoOneToAsk
 	}
 	// The name and input are the model's, why may be a hook's: none of them
-	// may redraw the prompt the person answers.
+	// may redraw the prompt the person answers, nor fill the screen.
 	return r.yesNo(ctx, fmt.Sprintf("Run %s %s? (%s) [y/N] ",
-		render.Line(call.Name), render.Line(string(call.Input)), render.Line(why)))
+		render.Line(call.Name), render.Brief(string(call.Input), inputChars), render.Brief(why, reasonChars)))
 }
 
 // AskTrust is host.Config.AskTrust on a terminal: the first run in an
 // untrusted project with exec plugins asks once whether to trust it.
 func (r *run) AskTrust(ctx context.Context, q host.TrustQuestion) (bool, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "This repository (%s) wants to run, with your rights:\n", render.Line(q.Project))
-	for _, p := range q.Plugins { // a manifest's words: one line each
-		fmt.Fprintf(&b, "  %s\n", render.Line(p))
+	fmt.Fprintf(&b, "This repository (%s) wants to run, with your rights:\n", render.Brief(q.Project, trustChars))
+	for i, p := range q.Plugins { // a manifest's words: one line each
+		if i == trustPlugins {
+			fmt.Fprintf(&b, "  … and %d more\n", len(q.Plugins)-i)
+			break
+		}
+		fmt.Fprintf(&b, "  %s\n", render.Brief(p, trustChars))
 	}
 	b.WriteString("Trust it? [y/N] ")
 	return r.yesNo(ctx, b.String())

@@ -69,6 +69,10 @@ var fixtures = map[string]string{
 const stopGrace = 500 * time.Millisecond
 
 func TestMain(m *testing.M) {
+	// The test binary is the compile child of its wasm Hosts.
+	if len(os.Args) > 1 && os.Args[1] == wasm.CompileChildArg {
+		os.Exit(wasm.CompileChild(os.Args[2:], os.Stdin, os.Stderr))
+	}
 	if mode := os.Getenv(wasmProcEnv); mode != "" {
 		os.Exit(wasmProcChild(mode))
 	}
@@ -281,7 +285,7 @@ var testpluginCases = []tpCase{
 			t.Errorf("the trusted tool's claimed traits did not arrive: %s", jsonOf(d.Tools))
 		}
 		var want, got []string
-		for _, n := range []string{"echo", "slow", "hang", "spin", "exit", "garbage", "twice", "big", "ask", "notice", "stderr", "flood", "trusted", "table", "config", "env", "file"} {
+		for _, n := range []string{"echo", "slow", "hang", "spin", "exit", "garbage", "twice", "big", "ask", "service", "notice", "stderr", "flood", "trusted", "table", "config", "env", "file"} {
 			want = append(want, "plugin__testplugin__"+n)
 		}
 		for _, tl := range r.c.Tools {

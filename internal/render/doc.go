@@ -21,7 +21,10 @@
 // they can be shown (text, list items, values); inside table cells and
 // titles they become spaces so the layout holds. Clean and Line apply the
 // same cleaning to text that is not a View (tool output, streamed model
-// text, notices, questions), keeping or folding tabs and newlines.
+// text, notices, questions), keeping or folding tabs and newlines. Block
+// and Brief also cap a plugin's text shown beside one of bingo's prompts
+// and squeeze its blank space, so it cannot push the prompt's own words
+// off the screen.
 //
 //	render.View(os.Stdout, out.Display, render.Options{Color: isTerminal})
 //	render.Fold(os.Stdout, out.Display) // --print

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -278,6 +279,50 @@ func TestClean(t *testing.T) {
 		}
 		if got := Line(tc.in); got != tc.line {
 			t.Errorf("Line(%q) = %q, want %q", tc.in, got, tc.line)
+		}
+	}
+}
+
+// A plugin's text beside a prompt: blank space squeezed, blank lines
+// folded, and capped in lines and characters, a cut marked.
+func TestBlock(t *testing.T) {
+	for _, tc := range []struct {
+		in       string
+		lines, n int
+		want     []string
+	}{
+		{"which colour?", 10, 1000, []string{"which colour?"}},
+		{"a\n\n\n\nb\n\n", 10, 1000, []string{"a", "", "b"}},
+		{"\n\n  a \t  b  \n", 10, 1000, []string{"a b"}},
+		// The attack: screens of blank space, then text in bingo's voice.
+		{strings.Repeat(" ", 7200) + "bingo: key rejected", 10, 1000, []string{"bingo: key rejected"}},
+		{strings.Repeat("\n", 7200) + "bingo: key rejected", 10, 1000, []string{"bingo: key rejected"}},
+		{strings.Repeat("\u2800\u3164\u00a0\u3000", 1800) + "x", 10, 1000, []string{"x"}},
+		{"1\n2\n3\n4", 3, 1000, []string{"1", "2", "3…"}},
+		{"1\n\n2", 2, 1000, []string{"1…"}},
+		{"abcdef\nghij", 10, 8, []string{"abcdef", "gh…"}},
+		{strings.Repeat("x", 2000), 10, 1000, []string{strings.Repeat("x", 1000) + "…"}},
+		{"\x1b[2Kfake\r", 10, 1000, []string{"[2Kfake"}},
+		{"", 10, 1000, nil},
+	} {
+		if got := Block(tc.in, tc.lines, tc.n); !slices.Equal(got, tc.want) {
+			t.Errorf("Block(%.40q, %d, %d) = %q, want %q", tc.in, tc.lines, tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestBrief(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{`{"path": "notes.txt"}`, 1000, `{"path": "notes.txt"}`},
+		{"a" + strings.Repeat(" ", 7200) + "b\n\nc", 1000, "a b c"},
+		{strings.Repeat("日", 400), 300, strings.Repeat("日", 300) + "…"},
+	} {
+		if got := Brief(tc.in, tc.n); got != tc.want {
+			t.Errorf("Brief(%.40q, %d) = %.60q, want %.60q", tc.in, tc.n, got, tc.want)
 		}
 	}
 }

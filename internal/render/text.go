@@ -110,3 +110,74 @@ func truncate(s string, n int) string {
 	b.WriteString("…")
 	return b.String()
 }
+
+// Block returns s, a plugin's text shown beside one of bingo's own prompts
+// (a question), as at most maxLines lines holding at most maxChars
+// characters in all: cleaned as Clean does, each run of blank characters
+// (spaces, tabs, and the fillers that draw as blank cells) made one
+// space, each run of blank lines made one blank line, and blank lines at
+// either end dropped. What had to be cut ends in "…". So however much a
+// plugin writes, it cannot push the prompt's own words off the screen,
+// nor fill the screen with blank space above text of its choosing.
+func Block(s string, maxLines, maxChars int) []string {
+	var lines []string
+	left := maxChars
+	gap := false // a blank line is owed before the next line with text
+	for l := range strings.SplitSeq(Clean(s), "\n") {
+		l = squeeze(l)
+		switch {
+		case l == "":
+			gap = len(lines) > 0
+			continue
+		case gap && len(lines)+2 > maxLines, len(lines)+1 > maxLines:
+			return cut(lines)
+		case gap:
+			lines = append(lines, "")
+			gap = false
+		}
+		r := []rune(l)
+		if len(r) > left {
+			return cut(append(lines, string(r[:left])))
+		}
+		lines = append(lines, l)
+		left -= len(r)
+	}
+	return lines
+}
+
+// Brief is Line cut to at most maxChars characters, its runs of blank
+// characters made one space, for a plugin's or a model's text on the line
+// of one of bingo's prompts.
+func Brief(s string, maxChars int) string {
+	l := squeeze(Line(s))
+	if r := []rune(l); len(r) > maxChars {
+		return string(r[:maxChars]) + "…"
+	}
+	return l
+}
+
+// cut marks lines as cut short: its last line ends in "…".
+func cut(lines []string) []string {
+	if len(lines) == 0 {
+		return []string{"…"}
+	}
+	lines[len(lines)-1] += "…"
+	return lines
+}
+
+// squeeze makes each run of blank characters in l one space, and drops
+// those at its ends.
+func squeeze(l string) string {
+	return strings.Join(strings.FieldsFunc(l, isBlank), " ")
+}
+
+// isBlank reports whether r draws as blank space: white space, and the
+// fillers that take a cell without showing anything (Hangul fillers,
+// the blank Braille pattern).
+func isBlank(r rune) bool {
+	switch r {
+	case '\u115f', '\u1160', '\u3164', '\uffa0', '\u2800':
+		return true
+	}
+	return unicode.IsSpace(r)
+}

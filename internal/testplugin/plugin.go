@@ -243,6 +243,18 @@ func (st *state) tools() []sdk.Tool {
 				}
 				return text(answer), nil
 			}),
+		newTool("service", "Calls method of the service under key with params, through the host, and answers its result.",
+			`{"type":"object","properties":{"key":{"type":"string"},"method":{"type":"string"},"params":{}},"required":["key","method"]}`,
+			func(ctx context.Context, in struct {
+				Key, Method string
+				Params      json.RawMessage
+			}, _ sdk.ToolCall, _ sdk.CallUI) (sdk.ToolOutput, error) {
+				var res json.RawMessage
+				if err := pluginkit.HostFrom(ctx).Call(ctx, in.Key, in.Method, in.Params, &res); err != nil {
+					return failed(err.Error()), nil
+				}
+				return text(string(res)), nil
+			}),
 		newTool("notice", "Says message as an info notice.",
 			`{"type":"object","properties":{"message":{"type":"string"}}}`,
 			func(ctx context.Context, in struct{ Message string }, _ sdk.ToolCall, _ sdk.CallUI) (sdk.ToolOutput, error) {

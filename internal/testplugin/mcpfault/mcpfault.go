@@ -12,7 +12,7 @@
 // that are no message on stdout, then answers), hangup (closes stdout and
 // goes on running), crash (the server exits mid-call), flood (n log
 // lines at error level, each size bytes), change (adds the tool added:
-// tools/list_changed), ask (elicits a name), sample (asks the client's
+// tools/list_changed), ask (elicits a name, with message as its question if given), sample (asks the client's
 // model), config (the config the client passed), configenv (the config in
 // the environment). Prompt greet(name, mood),
 // mood completing to happy/hungry/sad. Resources: two text ones and a
@@ -22,6 +22,7 @@ package mcpfault
 //lint:file-ignore SA1019 MCP logging and sampling are deprecated as of protocol 2026-07-28 but still functional, and servers of every earlier version use them: bingo maps both.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -148,15 +149,17 @@ func New(proc Process) *mcp.Server {
 			})
 		return text("changed"), nil
 	})
-	add("ask", "Ask the person's name.", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	add("ask", "Ask the person's name, in message if given.", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if r, ok := req.Params.InputResponses["name"].(*mcp.ElicitResult); ok {
 			if r.Action != "accept" {
 				return text("ask: " + r.Action), nil
 			}
 			return text(fmt.Sprintf("hello %v", r.Content["name"])), nil
 		}
+		var in struct{ Message string }
+		_ = json.Unmarshal(req.Params.Arguments, &in)
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"name": &mcp.ElicitParams{
-			Message: "What is your name?",
+			Message: cmp.Or(in.Message, "What is your name?"),
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
 				"name": map[string]any{"type": "string", "description": "your name"}}},
 		}}}, nil
@@ -169,7 +172,7 @@ func New(proc Process) *mcp.Server {
 					parts = append(parts, t.Text)
 				}
 			}
-			return text("model said: " + strings.Join(parts, "")), nil
+			return text(fmt.Sprintf("model said: %s (model %s)", strings.Join(parts, ""), r.Model)), nil
 		}
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"model": &mcp.CreateMessageParams{
 			SystemPrompt: "be brief", MaxTokens: 50,
