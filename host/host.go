@@ -276,6 +276,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		// Nor is it compiled under wider bounds than the defaults.
 		var grant settings.Sandbox
 		bounds := settings.DefaultWasmCompile().Bounds()
+		bounds.CompileWall = untrustedCompileWall
 		if trusted {
 			grant = h.settings.Sandbox[m.Name]
 			bounds = h.settings.WasmCompile.Bounds()
@@ -375,6 +376,13 @@ func (h *Host) sandboxCwd() string {
 	})
 	return ""
 }
+
+// untrustedCompileWall bounds the wall time of compiling an untrusted
+// project's wasm module, whatever the machine is doing, so that no
+// repository holds bingo for more than about half a minute; the person's
+// and a trusted project's modules get five times their CPU bound, as a
+// busy machine takes that long over a module that is fine.
+const untrustedCompileWall = 25 * time.Second
 
 // dataDirFirst makes a plugin's data directory (0700) just before each
 // start of it, not when the host is opened: a run that starts none of its
