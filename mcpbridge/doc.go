@@ -129,7 +129,8 @@
 //	sampling/createMessage         refused unless Config.Sample is set (the
 //	                               person's mcp.<name>.sampling); then the host's
 //	                               configured provider answers, under the hooks
-//	                               at prompt/before
+//	                               at prompt/before; the result names the model
+//	                               that answered (SampleResult.Model)
 //	notifications/tools/list_changed,
 //	notifications/prompts/list_changed
 //	                               tools/list and prompts/list again, sent as a

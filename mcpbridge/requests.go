@@ -180,11 +180,11 @@ func (s *server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mc
 		}
 		sr.Messages = append(sr.Messages, sdk.Message{Role: role, Content: contentText(m.Content)})
 	}
-	text, err := s.cfg.Sample(ctx, sr)
+	res, err := s.cfg.Sample(ctx, sr)
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.CreateMessageResult{Role: "assistant", Model: "bingo", Content: &mcp.TextContent{Text: text}}, nil
+	return &mcp.CreateMessageResult{Role: "assistant", Model: res.Model, Content: &mcp.TextContent{Text: res.Text}}, nil
 }
 
 // Limits of the contributors: a context piece is for the model's next
