@@ -114,6 +114,7 @@ type Host struct {
 	sums         *trust.Sums      // every file digested this run, read once
 	decls        *declcache.Cache // what each plugin declared last time
 	keyEnv       []string         // the variables the person's provider key is read from: kept from plugins by default
+	skipped      []string         // settings files not applied for an error: what they set is not in force
 	plugins      []*loaded
 	held         map[string]*manifest.Manifest // untrusted project plugins held back, by the name the person's copy keeps
 	reg          *Registry
@@ -167,12 +168,12 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 				m.Layer, m.Root, sh.Layer, sh.Root)})
 		}
 	}
-	s, keyEnv := loadSettings(cfg, project, trust, found)
+	s, keyEnv, skipped := loadSettings(cfg, project, trust, found)
 	g, err := gate.New(s.Permissions, cfg.Allow, trust.untrustedNames()...)
 	if err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, keyEnv: keyEnv, sums: sums, held: held,
+	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, keyEnv: keyEnv, skipped: skipped, sums: sums, held: held,
 		decls: declcache.New(filepath.Join(cfg.Home, ".bingo", "data", "cache", "declarations"), sums)}
 	h.projectDecls = bridge.NewDeclarationBudget(MaxProjectDeclarations, "this project's plugins")
 	h.reg = newRegistry(notify)
