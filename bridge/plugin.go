@@ -454,7 +454,7 @@ func (p *Plugin) died(inst *instance, why error) {
 	if why != nil {
 		msg += " (" + why.Error() + ")"
 	}
-	inst.tell(&Notice{Plugin: p.opts.Name, Level: "warn", Message: msg + "; its contributions answer nothing until the next use restarts it"})
+	inst.tell(&Notice{Plugin: p.opts.Name, Level: "warn", Message: msg + "; its contributions answer nothing until the next use restarts it; see " + p.logName()})
 }
 
 // Call implements proxy.Caller.

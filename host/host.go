@@ -264,9 +264,13 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		}
 		// An untrusted project's module runs in the default sandbox:
 		// what the person granted a plugin of that name is not for it.
+		// Nor is it compiled under wider bounds than the defaults.
 		var grant settings.Sandbox
+		bounds := settings.DefaultWasmCompile().Bounds()
+		bounds.CompileWall = untrustedCompileWall
 		if trusted {
 			grant = h.settings.Sandbox[m.Name]
+			bounds = h.settings.WasmCompile.Bounds()
 		}
 		// It sees its data directory read-write and its own files
 		// read-only, beside the working directory; never ~/.bingo
@@ -300,6 +304,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
 			Dir: cwd, Writable: grant.Writable, Mounts: mounts, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
 			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow, SlowCompileAfter: h.cfg.SlowCompileAfter,
+			Bounds: bounds,
 		})
 	default:
 		env := h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)
@@ -358,6 +363,13 @@ func (h *Host) sandboxCwd() string {
 	})
 	return ""
 }
+
+// untrustedCompileWall bounds the wall time of compiling an untrusted
+// project's wasm module, whatever the machine is doing, so that no
+// repository holds bingo for more than about half a minute; the person's
+// and a trusted project's modules get five times their CPU bound, as a
+// busy machine takes that long over a module that is fine.
+const untrustedCompileWall = 25 * time.Second
 
 // dataDirFirst makes a plugin's data directory (0700) just before each
 // start of it, not when the host is opened: a run that starts none of its
