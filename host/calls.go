@@ -113,7 +113,7 @@ func (h *Host) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int, 
 		case errors.Is(err, ErrNoOneToAsk) && d.outcome == sdk.HookAsk:
 			return sdk.ToolOutput{}, &DeniedError{Tool: call.Name, Reason: hookUnanswered(d)}
 		case errors.Is(err, ErrNoOneToAsk):
-			return sdk.ToolOutput{}, &DeniedError{Tool: call.Name, Reason: why + " and " + err.Error() + "; " + h.gate.HowToAllow(call.Name)}
+			return sdk.ToolOutput{}, &DeniedError{Tool: call.Name, Reason: why + " and " + err.Error() + "; " + h.gate.HowToAllow(call.Name) + h.notInForce()}
 		}
 		if err != nil {
 			return sdk.ToolOutput{}, err

@@ -57,23 +57,38 @@ func withConfig(env []string, config []byte) []string {
 // provider, held to the hooks at prompt/before like a turn's own model
 // request. No one is there to answer a hook that asks, so that is a
 // refusal.
-func (h *Host) sample(ctx context.Context, r mcpbridge.SampleRequest) (string, error) {
+func (h *Host) sample(ctx context.Context, r mcpbridge.SampleRequest) (mcpbridge.SampleResult, error) {
+	var res mcpbridge.SampleResult
 	provider, err := h.Provider()
 	if err != nil {
-		return "", err
+		return res, err
 	}
 	req := sdk.ProviderRequest{System: r.System, Messages: r.Messages}
 	switch d := h.decide(ctx, sdk.PromptBefore, req); d.outcome {
 	case sdk.HookBlock, sdk.HookDeny, sdk.HookAsk:
-		return "", fmt.Errorf("the sampling request was stopped by hook %s: %s", d.hook, d.reason)
+		return res, fmt.Errorf("the sampling request was stopped by hook %s: %s", d.hook, d.reason)
 	}
 	var events []sdk.StreamEvent
 	if _, err := provider.Stream(ctx, req, func(e sdk.StreamEvent) { events = append(events, e) }); err != nil {
-		return "", fmt.Errorf("model provider %s: %w", provider.ID(), err)
+		return res, fmt.Errorf("model provider %s: %w", provider.ID(), err)
 	}
 	msg := sdk.Assemble(events)
 	if len(msg.ToolCalls) > 0 && msg.Content == "" {
-		return "", errors.New("the model answered the sampling request with tool calls, which bingo does not run for an MCP server")
+		return res, errors.New("the model answered the sampling request with tool calls, which bingo does not run for an MCP server")
 	}
-	return msg.Content, nil
+	return mcpbridge.SampleResult{Text: msg.Content, Model: h.modelName()}, nil
+}
+
+// modelName names the model the configured provider runs, as a sampling
+// server is told it: the model the settings choose, else the plugin's
+// provider ("<plugin>/<provider>"), which chose its own.
+func (h *Host) modelName() string {
+	c := h.settings.Provider
+	switch {
+	case c.OpenAI != nil:
+		return c.OpenAI.Model
+	case c.Model != "":
+		return c.Model
+	}
+	return c.Plugin
 }

@@ -60,6 +60,8 @@
 //	  structuredContent              the display: a keyValue view of an object
 //	                                 (a text view of anything else); a text part
 //	                                 too when there is no content
+//	  audience ["user"] content      the display (a text view, stacked with the
+//	                                 rest), never a part: the model does not read it
 //	  a JSON-RPC error               the call's error
 //	tool/cancel                    the sdk call's ctx is cancelled: the server gets
 //	                               notifications/cancelled, and the host is
@@ -84,6 +86,10 @@
 //	command/complete               completion/complete (ref/prompt) on the argument
 //	                               being typed; each value is answered as the
 //	                               whole line
+//	contributors[] "instructions"  declared when the server gave instructions at
+//	                               initialize: context/contribute answers one
+//	                               piece "MCP server instructions", at most 16 Ki
+//	                               characters and the query's budget
 //	contributors[] "resources"     declared only when Config.Resources (the
 //	                               person's mcp.<name>.resources)
 //	context/contribute             resources/list (to 100 pages), then
@@ -123,7 +129,8 @@
 //	sampling/createMessage         refused unless Config.Sample is set (the
 //	                               person's mcp.<name>.sampling); then the host's
 //	                               configured provider answers, under the hooks
-//	                               at prompt/before
+//	                               at prompt/before; the result names the model
+//	                               that answered (SampleResult.Model)
 //	notifications/tools/list_changed,
 //	notifications/prompts/list_changed
 //	                               tools/list and prompts/list again, sent as a

@@ -192,12 +192,12 @@ func TestSampling(t *testing.T) {
 	}
 
 	var got []mcpbridge.SampleRequest
-	r = newRig(t, rigOpts{cfg: mcpbridge.Config{Sample: func(_ context.Context, req mcpbridge.SampleRequest) (string, error) {
+	r = newRig(t, rigOpts{cfg: mcpbridge.Config{Sample: func(_ context.Context, req mcpbridge.SampleRequest) (mcpbridge.SampleResult, error) {
 		got = append(got, req)
-		return "hi there", nil
+		return mcpbridge.SampleResult{Text: "hi there", Model: "m-1"}, nil
 	}}})
 	out, err := r.call(context.Background(), "sample", `{}`, nil)
-	if err != nil || texts(out) != "model said: hi there" {
+	if err != nil || texts(out) != "model said: hi there (model m-1)" {
 		t.Fatalf("sample = %q, %v", texts(out), err)
 	}
 	want := []mcpbridge.SampleRequest{{System: "be brief", MaxTokens: 50, Messages: []sdk.Message{{Role: sdk.RoleUser, Content: "say hi"}}}}

@@ -46,7 +46,10 @@ func rawServer(answer func(method string) (any, error)) *mem.Transport {
 				res = n.result
 			}
 			var line []byte
+			var unread errUnread
 			switch {
+			case errors.As(err, &unread):
+				line, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32600, "message": err.Error()}})
 			case err != nil:
 				line, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": err.Error()}})
 			case res != nil:
@@ -61,6 +64,12 @@ func rawServer(answer func(method string) (any, error)) *mem.Transport {
 		return ctx.Err()
 	}, nil)
 }
+
+// errUnread is an error rawServer answers with a null id, as a server
+// that could not read the request's id does.
+type errUnread string
+
+func (e errUnread) Error() string { return string(e) }
 
 // notifiedFirst is an answer rawServer writes after notes, lines of
 // notifications sent before it.
@@ -389,5 +398,25 @@ func TestTaskRequiredNotOffered(t *testing.T) {
 	n := notices.All()
 	if len(n) != 1 || !strings.Contains(n[0].Message, "tool tasky: it can be run only as tasks") {
 		t.Errorf("notices %+v, want one naming tasky", n)
+	}
+}
+
+// A server that refuses server/discover with an error whose id is null is
+// initialized through initialize.
+func TestDiscoverRefusedWithNullID(t *testing.T) {
+	log := &testutil.SyncBuffer{}
+	p := bridge.New(bridge.Options{Name: "raw", Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
+		if method == "server/discover" {
+			return nil, errUnread("Invalid Request")
+		}
+		return legacy(method)
+	}), mcpbridge.Config{Name: "raw", Log: log})})
+	defer p.Close()
+	decl, err := p.Start(context.Background())
+	if err != nil || len(decl.Tools) != 1 {
+		t.Fatalf("Start: %+v, %v", decl, err)
+	}
+	if !strings.Contains(log.String(), "mcpbridge: server/discover was refused with an error of id null (-32600 Invalid Request): taken as its answer") {
+		t.Errorf("log: %s", log)
 	}
 }

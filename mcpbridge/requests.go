@@ -180,19 +180,19 @@ func (s *server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mc
 		}
 		sr.Messages = append(sr.Messages, sdk.Message{Role: role, Content: contentText(m.Content)})
 	}
-	text, err := s.cfg.Sample(ctx, sr)
+	res, err := s.cfg.Sample(ctx, sr)
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.CreateMessageResult{Role: "assistant", Model: "bingo", Content: &mcp.TextContent{Text: text}}, nil
+	return &mcp.CreateMessageResult{Role: "assistant", Model: res.Model, Content: &mcp.TextContent{Text: res.Text}}, nil
 }
 
-// Resource limits for the contributor: a context piece is for the model's
-// next request, so a server offering thousands of resources gives only a
-// few, each bounded.
+// Limits of the contributors: a context piece is for the model's next
+// request, so a server offering thousands of resources gives only a few,
+// and each piece (a resource, the instructions) is bounded.
 const (
-	maxResources    = 16
-	maxResourceText = 16 << 10 // characters
+	maxResources = 16
+	maxPieceText = 16 << 10 // characters
 )
 
 // cutRunes is s cut to at most n characters (the unit of a query's budget).
@@ -210,8 +210,16 @@ func cutRunes(s string, n int) string {
 	return s
 }
 
-// contribute offers the server's text resources as context pieces.
+// contribute offers the server's instructions, or its text resources, as
+// context pieces.
 func (s *server) contribute(ctx context.Context, cs *mcp.ClientSession, p protocol.ContextContributeParams) (any, error) {
+	if text := cs.InitializeResult().Instructions; p.ID == InstructionsID && text != "" {
+		text = cutRunes(text, maxPieceText)
+		if p.Query.Budget > 0 {
+			text = cutRunes(text, p.Query.Budget)
+		}
+		return protocol.ContextContributeResult{Pieces: []sdk.Piece{{Title: "MCP server instructions", Text: text}}}, nil
+	}
 	if p.ID != ContributorID || !s.cfg.Resources {
 		return nil, fmt.Errorf("no contributor %q", p.ID)
 	}
@@ -247,7 +255,7 @@ func (s *server) contribute(ctx context.Context, cs *mcp.ClientSession, p protoc
 			if c == nil || c.Blob != nil || c.Text == "" {
 				continue
 			}
-			text := cutRunes(c.Text, maxResourceText)
+			text := cutRunes(c.Text, maxPieceText)
 			if budget > 0 {
 				text = cutRunes(text, budget)
 				budget -= utf8.RuneCountInString(text)

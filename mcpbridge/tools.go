@@ -30,6 +30,11 @@ type names struct {
 // server's resources, when the person enabled it.
 const ContributorID = "resources"
 
+// InstructionsID is the id of the context contributor offering the
+// instructions the server gave at initialize, when it gave any: how to use
+// its tools is for the model, as their descriptions are.
+const InstructionsID = "instructions"
+
 // declaration reads what the server offers (tools, prompts, and
 // resources when enabled) and makes it a bingo declaration. The bridge
 // holds it to the same rules as any plugin's, entry by entry.
@@ -86,8 +91,11 @@ func (s *server) declaration(cs *mcp.ClientSession) (protocol.InitializeResult, 
 			decl.Commands = append(decl.Commands, promptSpec(name, p))
 		}
 	}
+	if init.Instructions != "" {
+		decl.Contributors = append(decl.Contributors, protocol.ContributorDecl{ID: InstructionsID, Description: "the MCP server's instructions"})
+	}
 	if s.cfg.Resources && caps.Resources != nil {
-		decl.Contributors = []protocol.ContributorDecl{{ID: ContributorID, Description: "the MCP server's resources"}}
+		decl.Contributors = append(decl.Contributors, protocol.ContributorDecl{ID: ContributorID, Description: "the MCP server's resources"})
 	}
 	s.mu.Lock()
 	s.names = n
@@ -305,12 +313,19 @@ func argsOf(input json.RawMessage) any {
 }
 
 // toolOutput is an MCP tool result as the host's ToolOutput: each content
-// block one part (text as it is; what is not text, described), isError
-// kept, and structuredContent shown to the person (and given to the model
-// when there is nothing else).
+// block one part (text as it is; what is not text, described), except a
+// block meant for the person only (audience ["user"]), which is shown to
+// the person and not sent to the model; isError kept, and
+// structuredContent shown to the person (and given to the model when
+// there is nothing else).
 func toolOutput(res *mcp.CallToolResult) sdk.ToolOutput {
 	out := sdk.ToolOutput{IsError: res.IsError, Parts: []sdk.Part{}}
+	var shown []sdk.View
 	for _, c := range res.Content {
+		if userOnly(c) {
+			shown = append(shown, sdk.View{Kind: sdk.ViewText, Text: contentText(c)})
+			continue
+		}
 		out.Parts = append(out.Parts, sdk.TextPart(contentText(c)))
 	}
 	if res.StructuredContent != nil {
@@ -318,9 +333,36 @@ func toolOutput(res *mcp.CallToolResult) sdk.ToolOutput {
 		if len(out.Parts) == 0 {
 			out.Parts = append(out.Parts, sdk.TextPart(string(raw)))
 		}
-		out.Display = structuredView(raw)
+		shown = append(shown, *structuredView(raw))
+	}
+	switch len(shown) {
+	case 0:
+	case 1:
+		out.Display = &shown[0]
+	default:
+		out.Display = &sdk.View{Kind: sdk.ViewStack, Views: shown}
 	}
 	return out
+}
+
+// userOnly reports whether a content block's audience is the person alone
+// (annotations.audience ["user"]): the spec's way for a server to say the
+// model should not read it.
+func userOnly(c mcp.Content) bool {
+	var a *mcp.Annotations
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		a = c.Annotations
+	case *mcp.ImageContent:
+		a = c.Annotations
+	case *mcp.AudioContent:
+		a = c.Annotations
+	case *mcp.ResourceLink:
+		a = c.Annotations
+	case *mcp.EmbeddedResource:
+		a = c.Annotations
+	}
+	return a != nil && len(a.Audience) > 0 && !slices.Contains(a.Audience, "assistant")
 }
 
 // contentText is one content block as text.

@@ -34,7 +34,7 @@ type Config struct {
 	// requests (the person's setting mcp.<name>.sampling). Unset, every
 	// sampling request is refused. The host routes it through its
 	// configured provider.
-	Sample func(ctx context.Context, req SampleRequest) (string, error)
+	Sample func(ctx context.Context, req SampleRequest) (SampleResult, error)
 	// Deadlines are the bridge's (the person's deadlines settings; zero
 	// fields take their defaults). The wire has no cancel for
 	// context/contribute, command/run or command/complete, so the
@@ -48,6 +48,14 @@ type SampleRequest struct {
 	System    string
 	Messages  []sdk.Message
 	MaxTokens int
+}
+
+// SampleResult is the host's answer to a sampling request: the model's
+// text, and the model that answered, which the server is told (the spec's
+// CreateMessageResult.model).
+type SampleResult struct {
+	Text  string
+	Model string
 }
 
 // Wrap returns a transport whose instances speak the bingo plugin wire,

@@ -282,21 +282,39 @@ func TestPromptsOnATerminal(t *testing.T) {
 // A bingo that is not in its terminal's foreground cannot read it: reading
 // would stop it (SIGTTIN) until brought to the foreground, which never
 // happens under timeout(1), whose command runs in a process group of its
-// own. It must not ask, and must say why in one line, at once.
+// own. It must not ask, and must say why in one line, at once: for the
+// permission prompt and for the trust prompt alike.
 func TestNoPromptFromTheBackground(t *testing.T) {
 	if _, err := exec.LookPath("timeout"); err != nil {
 		t.Skip("no timeout(1) on PATH")
 	}
-	home, dir := personal(t)
-	// Not exec'd by sh: timeout must not lead the session, or it could not
-	// leave the foreground group.
-	s := startScreen(t, home, dir, "sh", "-c", `timeout 60 bingo call plugin__testplugin__echo '{"text":"hello there"}'; exit $?`)
-	at := s.waitFor(0, "plugin__testplugin__echo denied: no rule allows it and there is no one to ask: bingo is in the background of its terminal", time.Minute)
-	if got := s.exit(reaction); got != 1 {
-		t.Fatalf("exit status %d, want 1; the screen:\n%s", got, s.text())
-	}
-	if strings.Contains(s.text(), "[y/N]") || strings.Count(s.text()[at:], "\n") > 1 {
-		t.Fatalf("bingo asked, or said more than one line; the screen:\n%s", s.text())
+	for _, c := range []struct {
+		name  string
+		setup func(*testing.T) (string, string)
+		says  string
+	}{
+		{"permission", personal, "plugin__testplugin__echo denied: no rule allows it and there is no one to ask: bingo is in the background of its terminal"},
+		{"trust", cloned, "this repository's plugins testplugin were not started: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home, dir := c.setup(t)
+			// Not exec'd by sh: timeout must not lead the session, or it
+			// could not leave the foreground group.
+			s := startScreen(t, home, dir, "sh", "-c", `timeout 60 bingo call plugin__testplugin__echo '{"text":"hello there"}'; exit $?`)
+			s.waitFor(0, c.says, time.Minute)
+			if got := s.exit(reaction); got != 1 {
+				t.Fatalf("exit status %d, want 1; the screen:\n%s", got, s.text())
+			}
+			var said string
+			for l := range strings.Lines(s.text()) {
+				if strings.Contains(l, c.says) {
+					said = l
+				}
+			}
+			if strings.Contains(s.text(), "[y/N]") || !strings.Contains(said, "bingo is in the background of its terminal") {
+				t.Fatalf("bingo asked, or did not say why it could not on the line of its refusal; the screen:\n%s", s.text())
+			}
+		})
 	}
 }
 

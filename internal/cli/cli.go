@@ -895,6 +895,12 @@ func (r *run) complete(ctx context.Context, h *host.Host, line string) int {
 		return ExitError
 	}
 	for _, c := range cs {
+		// A hint follows its value after a tab, as shells' completion
+		// protocols take it; neither may hold a tab of its own.
+		if c.Hint != "" {
+			fmt.Fprintf(r.stdout, "%s\t%s\n", render.Line(c.Value), render.Line(c.Hint))
+			continue
+		}
 		fmt.Fprintln(r.stdout, render.Line(c.Value))
 	}
 	return ExitOK

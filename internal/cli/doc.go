@@ -32,6 +32,7 @@
 // process group after 1 second, SIGKILL after 2 (host.Quit). Plugins run
 // in their own process groups, so exiting alone would leave one that
 // ignores the end of its stdin running. Should bingo itself be killed
-// (SIGKILL, a crash), Linux kills its plugin processes for it
-// (transport/exec: Pdeathsig).
+// (SIGKILL, a crash), each plugin's shepherd sees the end of its lifeline
+// and ends the plugin's whole tree (Linux: transport/exec,
+// internal/shepherd).
 package cli

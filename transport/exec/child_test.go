@@ -36,6 +36,10 @@ func TestMain(m *testing.M) {
 //	grandchild-stderr  the same, but the sleep holds our stderr
 //	escape             start `sleep 1000` in a new session (out of our
 //	                   group) holding our stderr; print "pid N"
+//	detach             start three `sleep 1000`s that leave us every way
+//	                   they can, stdio on /dev/null: in a new session, in a
+//	                   group of their own, and orphaned by a double fork;
+//	                   print "pid N" for each
 //	pwd                print the working directory and $BINGO_EXEC_TEST_VALUE
 //	exit3              exit with status 3 now
 //	exit               exit with status 0 now, without reading stdin
@@ -70,6 +74,17 @@ func child(modes string) int {
 			panic(err)
 		}
 		fmt.Fprintf(out, "pid %d\n", c.Process.Pid)
+	}
+	if has["detach"] {
+		for _, attr := range []*syscall.SysProcAttr{{Setsid: true}, {Setpgid: true}} {
+			c := osexec.Command("sleep", "1000")
+			c.SysProcAttr = attr
+			if err := c.Start(); err != nil {
+				panic(err)
+			}
+			fmt.Fprintf(out, "pid %d\n", c.Process.Pid)
+		}
+		fmt.Fprintf(out, "pid %d\n", shellSleep("sleep 1000 </dev/null >/dev/null 2>&1 & echo $!"))
 	}
 	if has["pwd"] {
 		wd, _ := os.Getwd()

@@ -21,6 +21,11 @@ type conn struct {
 	pgid  int // == the child's pid: it leads its own group
 	grace time.Duration
 
+	// lifeline is the host's end of the shepherd's lifeline; nil for a
+	// child started without one. The child is then the shepherd.
+	lifeline     *os.File
+	lifelineOnce sync.Once
+
 	stdin     *os.File // our end: Write
 	stdinOnce sync.Once
 	stdinErr  error
@@ -114,9 +119,11 @@ func (c *conn) Wait() error {
 
 // Kill stops the child in three steps, each only if the last did not end
 // it: close stdin and wait StopGrace; SIGTERM the process group and wait
-// StopGrace; SIGKILL the process group. A plugin that exits on stdin EOF
-// is gone at once; at worst Kill blocks for 2×StopGrace (plus up to one
-// more StopGrace if something outside the group holds stderr). Read and
+// StopGrace; SIGKILL the process group (under a shepherd: the whole tree,
+// see signal). A plugin that exits on stdin EOF is gone at once; at worst
+// Kill blocks for 2×StopGrace (plus up to one more StopGrace if something
+// outside the group holds stderr, or if the plugin stopped its shepherd,
+// which is then killed with its group). Read and
 // Write are unblocked at its first step. Idempotent: concurrent and later
 // calls return once the first has finished.
 func (c *conn) Kill() error {
@@ -141,7 +148,15 @@ func (c *conn) kill() error {
 		if c.waitExited(c.grace) {
 			break
 		}
-		if e := c.signalGroup(sig); e != nil && err == nil {
+		if e := c.signal(sig); e != nil && err == nil {
+			err = e
+		}
+	}
+	if c.lifeline != nil && !c.waitExited(c.grace) {
+		// A shepherd that has not ended the tree within the grace (the
+		// plugin stopped it, which it can: it runs as the person) is
+		// killed with its group, so that Kill still returns.
+		if e := c.signalGroup(syscall.SIGKILL); e != nil && err == nil {
 			err = e
 		}
 	}
@@ -160,6 +175,20 @@ func (c *conn) waitExited(d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
+}
+
+// signal sends sig to the instance. SIGKILL to a shepherded instance is
+// the end of its lifeline instead, on which the shepherd SIGKILLs the
+// plugin and every process it left, wherever they went, before it exits:
+// a SIGKILL would end the shepherd first and leave to init what had
+// escaped the group. Any other signal goes to the group, where the
+// shepherd ignores it: it is the plugin's to act on.
+func (c *conn) signal(sig syscall.Signal) error {
+	if sig == syscall.SIGKILL && c.lifeline != nil {
+		c.cutLifeline()
+		return nil
+	}
+	return c.signalGroup(sig)
 }
 
 // signalGroup sends sig to every process in the child's group. A group
@@ -191,8 +220,10 @@ func (c *conn) reap(stderr *os.File, stderrDone <-chan struct{}) {
 	// left behind is an orphan no one will stop: end it now, so it can
 	// hold neither the pipes nor the files the next instance needs. The
 	// group id cannot be reused while any member lives, so this signal
-	// reaches only what the plugin started.
+	// reaches only what the plugin started. (A shepherd has ended its
+	// tree before exiting; the group is empty unless it was killed.)
 	_ = c.signalGroup(syscall.SIGKILL)
+	c.cutLifeline()
 
 	if stderr != nil {
 		// Something outside the group (a setsid'd daemon) may still hold

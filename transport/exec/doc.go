@@ -27,17 +27,23 @@
 // turn a clean exit into ErrWaitDelay. The reaper below bounds the drain
 // with a read deadline instead.)
 //
-// # Process group
+// # Process group and shepherd
 //
-// Every instance leads its own process group (Setpgid), and the instance
-// is the whole group. Kill signals the group, so a plugin that runs a shell
-// or a helper cannot leave it behind; when the leader exits by itself,
-// whatever it left in the group is SIGKILLed at once, so an orphan holds
-// neither the pipes nor the files the next instance needs. A plugin that
-// wants its helpers to stop cleanly stops them before it exits. Anything
-// that escapes the group on purpose (setsid) is outside our reach; if it
-// holds stderr open, Wait stops draining it StopGrace after the leader is
-// gone rather than wait for it forever.
+// Every instance leads its own process group (Setpgid), so a ^C at the
+// terminal does not reach plugins behind the host's back, and Kill's
+// SIGTERM reaches the plugin and the helpers it started. On Linux the
+// instance is started under a shepherd (internal/shepherd): the running
+// binary re-executed, a child subreaper that starts the plugin with its
+// stdio as they are (the wire never passes through it), and that, when
+// the plugin exits or is told to stop, SIGKILLs every process the plugin
+// left, however it detached (setsid, a double fork, a group of its own),
+// before it exits as the plugin did. The instance is then the whole tree.
+// Without a shepherd (other systems, no /proc) the instance is the group:
+// when the leader exits, whatever it left in the group is SIGKILLed at
+// once; anything that escaped the group on purpose is out of reach, and if
+// it holds stderr open, Wait stops draining it StopGrace after the leader
+// is gone rather than wait for it forever. Either way a plugin that wants
+// its helpers to stop cleanly stops them before it exits.
 //
 // # Stop sequence
 //
@@ -50,8 +56,13 @@
 //  2. after StopGrace, SIGTERM the group: for a plugin busy in a call and
 //     not reading stdin, and for its helpers, which never saw stdin.
 //  3. after another StopGrace, SIGKILL the group: nothing survives it.
+//     Under a shepherd, the host closes the lifeline instead, and the
+//     shepherd SIGKILLs the whole tree (a SIGKILL would end the shepherd
+//     first); a shepherd that has not ended within one more StopGrace (the
+//     plugin stopped it) is SIGKILLed with its group.
 //
-// So Kill may block for up to 2×StopGrace (default 2 s each). It unblocks
+// So Kill may block for up to 2×StopGrace (default 2 s each), 3× for a
+// plugin that stops its own shepherd. It unblocks
 // Read and Write at step 1 (they return ErrKilled), without closing stdout:
 // a child that writes while shutting down must not die of SIGPIPE. (That
 // is a read deadline in the past; the conn's SetReadDeadline, with which
@@ -65,12 +76,13 @@
 //
 // # When the host dies
 //
-// On Linux every child is started with a parent-death signal of SIGKILL
-// (Pdeathsig): if the host dies without stopping its plugins — SIGKILL, a
-// crash — the kernel kills them. The reaper is gone with the host, so
-// what a child started in its own group outlives it only if it ignores
-// the end of its pipes; on other systems there is no such signal and the
-// stop sequence is all there is.
+// A shepherd holds one end of a socket pair whose other end only the host
+// holds: when the host dies, however it dies (SIGKILL, a crash), the
+// kernel closes it, and the shepherd ends the tree. Unshepherded children
+// on Linux are started with a parent-death signal of SIGKILL (Pdeathsig),
+// which reaches the child itself; what it started in its group outlives
+// it only if it ignores the end of its pipes. On other systems there is no
+// such signal and the stop sequence is all there is.
 //
 // # Wait and reaping
 //

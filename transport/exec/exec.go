@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/internal/lookpath"
+	"github.com/bingo/bingo-plugin-rpc/internal/shepherd"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 )
 
@@ -51,6 +52,10 @@ type Config struct {
 type Transport struct {
 	cfg Config
 
+	// shepherded: each instance runs under a shepherd (internal/shepherd),
+	// which ends what its program leaves behind, detached or not.
+	shepherded bool
+
 	mu   sync.Mutex
 	live map[*conn]struct{} // instances not yet reaped, for Signal
 }
@@ -67,18 +72,19 @@ func New(cfg Config) *Transport {
 	// would mean the host's environment).
 	cfg.Args = slices.Clone(cfg.Args)
 	cfg.Env = slices.Clone(cfg.Env)
-	return &Transport{cfg: cfg, live: make(map[*conn]struct{})}
+	return &Transport{cfg: cfg, shepherded: shepherd.Available(), live: make(map[*conn]struct{})}
 }
 
 // Signal sends sig to the process group of every instance of this
-// transport that has not been reaped yet. It is how a host that must quit
-// now shortens the stop sequence: Kill waits StopGrace between its steps,
-// and a person who asked to quit does not.
+// transport that has not been reaped yet; SIGKILL ends a shepherded
+// instance's whole tree instead (see conn.signal). It is how a host that
+// must quit now shortens the stop sequence: Kill waits StopGrace between
+// its steps, and a person who asked to quit does not.
 func (t *Transport) Signal(sig syscall.Signal) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for c := range t.live {
-		_ = c.signalGroup(sig)
+		_ = c.signal(sig)
 	}
 }
 
@@ -144,7 +150,7 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 		cmd.Stderr = stderrW
 	} // else nil: os/exec connects the child's stderr to /dev/null.
 
-	err = cmd.Start()
+	lifeline, err := t.startCmd(cmd)
 	// The child holds its own copies now; ours would keep the pipes open
 	// and hide the child's end (EOF) from us.
 	closeAll(stdinR, stdoutW)
@@ -160,14 +166,15 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 	}
 
 	c := &conn{
-		name:   t.cfg.Command,
-		cmd:    cmd,
-		pgid:   cmd.Process.Pid,
-		grace:  t.cfg.StopGrace,
-		stdin:  stdinW,
-		stdout: stdoutR,
-		exited: make(chan struct{}),
-		done:   make(chan struct{}),
+		name:     t.cfg.Command,
+		cmd:      cmd,
+		pgid:     cmd.Process.Pid,
+		grace:    t.cfg.StopGrace,
+		lifeline: lifeline,
+		stdin:    stdinW,
+		stdout:   stdoutR,
+		exited:   make(chan struct{}),
+		done:     make(chan struct{}),
 	}
 	stderrDone := make(chan struct{})
 	if stderrR != nil {

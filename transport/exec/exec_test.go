@@ -571,26 +571,30 @@ func TestAlwaysReaped(t *testing.T) {
 
 func BenchmarkStartEcho(b *testing.B) {
 	tr := New(config(b, "echo"))
-	ctx := context.Background()
-	line := []byte("ping\n")
-	buf := make([]byte, len(line))
 	for b.Loop() {
-		c, err := tr.Start(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := c.Write(line); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := io.ReadFull(c, buf); err != nil {
-			b.Fatal(err)
-		}
-		if err := c.Close(); err != nil {
-			b.Fatal(err)
-		}
-		if err := c.Wait(); err != nil {
-			b.Fatal(err)
-		}
+		echoOnce(b, tr)
+	}
+}
+
+// echoOnce starts an instance of an echoing plugin, has it echo a line,
+// and waits for its exit on the end of stdin.
+func echoOnce(b *testing.B, tr *Transport) {
+	line := []byte("ping\n")
+	c, err := tr.Start(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.Write(line); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.ReadFull(c, make([]byte, len(line))); err != nil {
+		b.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := c.Wait(); err != nil {
+		b.Fatal(err)
 	}
 }
 

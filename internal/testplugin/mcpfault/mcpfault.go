@@ -172,7 +172,7 @@ func New(proc Process) *mcp.Server {
 					parts = append(parts, t.Text)
 				}
 			}
-			return text("model said: " + strings.Join(parts, "")), nil
+			return text(fmt.Sprintf("model said: %s (model %s)", strings.Join(parts, ""), r.Model)), nil
 		}
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"model": &mcp.CreateMessageParams{
 			SystemPrompt: "be brief", MaxTokens: 50,

@@ -1,0 +1,41 @@
+// Package shepherd keeps a plugin's whole process tree inside the life of
+// its instance, however the plugin's processes detach (setsid, a double
+// fork, a group of their own), and ends that tree when the instance ends
+// or the host dies by any means, SIGKILL included. It is Linux's; on other
+// systems Available is false and the exec transport falls back to its
+// process group.
+//
+// The shepherd is the running binary itself, re-executed through
+// /proc/self/exe with a marker in its environment. It makes itself a child
+// subreaper (PR_SET_CHILD_SUBREAPER), so every orphan of the plugin's tree
+// is re-parented to it rather than to init, starts the plugin, and then
+// only waits: the plugin inherits stdin, stdout and stderr, and the
+// shepherd lets go of stdin and stdout, so it is never on the wire. When
+// the plugin exits, or the lifeline ends, it SIGKILLs every child it has
+// and reaps them until none is left (each kill re-parents the next level
+// of the tree to it), then exits as the plugin did: the same status, or
+// the same signal.
+//
+// The lifeline is one end of a socket pair, the shepherd's descriptor 3;
+// the host holds the other end. The shepherd reports on it whether the
+// plugin started; after that, the end of the lifeline means "end the tree
+// now": the host closes it to stop the instance at once, and the kernel
+// closes it when the host dies, SIGKILL included. Unlike a parent-death
+// signal it does not depend on which thread of the host started the
+// shepherd. The group signals of the exec transport's stop sequence
+// (SIGTERM, and SIGINT or SIGHUP from a terminal) reach the shepherd too;
+// it ignores them, as they are the plugin's to act on.
+//
+// Every binary that links this package can shepherd, because the marker
+// is handled by this package's init, not by a main: a program or test
+// binary that re-executes itself can never start a second run of its own
+// main by accident. Init also runs before the heavy package initialisation
+// of the rest of bingo (json schema compilation): see run_linux.go, and
+// docs/performance.md for what a shepherd costs.
+//
+// What is outside its reach: a plugin runs as the person, so it can kill
+// its own shepherd on purpose (its orphans then go to init), and a process
+// it has another service start (systemd-run, at, a daemon it talks to) was
+// never in its tree. Only a cgroup or a container holds those, and neither
+// is writable everywhere bingo runs.
+package shepherd

@@ -1,0 +1,22 @@
+//go:build !linux
+
+package shepherd
+
+import (
+	"errors"
+	"os"
+)
+
+// Available reports whether plugins can be started under a shepherd:
+// never on this system, which has no child subreaper.
+func Available() bool { return false }
+
+var errUnavailable = errors.New("shepherd: not available on this system")
+
+// Wrap fails: see Available.
+func Wrap(Command) (shepherd Command, lifeline, child *os.File, err error) {
+	return Command{}, nil, nil, errUnavailable
+}
+
+// Started fails: see Available.
+func Started(*os.File, string) error { return errUnavailable }

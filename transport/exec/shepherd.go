@@ -1,0 +1,53 @@
+package exec
+
+import (
+	"os"
+	osexec "os/exec"
+	"syscall"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/shepherd"
+)
+
+// startCmd starts cmd, under a shepherd where there is one (see
+// internal/shepherd), and returns the instance's lifeline: nil for a
+// child started directly. The shepherd has reported whether the program
+// itself started by the time startCmd returns, so a program that cannot
+// be executed fails Start either way.
+func (t *Transport) startCmd(cmd *osexec.Cmd) (*os.File, error) {
+	if !t.shepherded {
+		return nil, cmd.Start()
+	}
+	path := cmd.Path
+	s, lifeline, child, err := shepherd.Wrap(shepherd.Command{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env})
+	if err != nil {
+		return nil, err
+	}
+	cmd.Path, cmd.Args, cmd.Env = s.Path, s.Args, s.Env
+	cmd.ExtraFiles = []*os.File{child}
+	// Its own group, as every instance, but no parent-death signal: that
+	// would end the shepherd before it could end the tree. The shepherd
+	// learns of the host's death from the lifeline instead.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	_ = child.Close()
+	if err == nil {
+		if err = shepherd.Started(lifeline, path); err != nil {
+			_ = lifeline.Close()
+			_ = cmd.Wait() // the shepherd exits at once after its report
+			return nil, err
+		}
+	}
+	if err != nil {
+		_ = lifeline.Close()
+		return nil, err
+	}
+	return lifeline, nil
+}
+
+// cutLifeline orders the shepherd to end the instance's whole tree now;
+// it is also how the shepherd learns that the host has died. Idempotent.
+func (c *conn) cutLifeline() {
+	if c.lifeline != nil {
+		c.lifelineOnce.Do(func() { _ = c.lifeline.Close() })
+	}
+}

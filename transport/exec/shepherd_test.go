@@ -1,0 +1,211 @@
+package exec
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/shepherd"
+)
+
+// needShepherd skips where there is none (not Linux, no /proc).
+func needShepherd(t testing.TB) {
+	t.Helper()
+	if !shepherd.Available() {
+		t.Skip("no shepherd on " + runtime.GOOS)
+	}
+}
+
+// startDetached starts a plugin that leaves three sleeps behind, each
+// detached in its own way (see child's "detach"), and returns their pids
+// once all three run.
+func startDetached(t *testing.T, tr *Transport) (*conn, []int) {
+	t.Helper()
+	tc, err := tr.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tc.(*conn)
+	t.Cleanup(func() { _ = c.Kill(); _ = c.Wait() })
+	r := bufio.NewReader(c)
+	var pids []int
+	for range 3 {
+		pid := readPid(t, r)
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+		pids = append(pids, pid)
+	}
+	if got := readLine(t, r); got != "ready" {
+		t.Fatalf("got %q", got)
+	}
+	for _, pid := range pids {
+		if gone(pid) {
+			t.Fatalf("detached sleep %d is not running", pid)
+		}
+	}
+	return c, pids
+}
+
+// Whatever ends an instance ends every process it started, however it
+// left the plugin: a new session, a group of its own, a double fork.
+func TestInstanceEndEndsDetachedDescendants(t *testing.T) {
+	needShepherd(t)
+	for _, tc := range []struct {
+		name  string
+		modes string
+		end   func(*Transport, *conn)
+	}{
+		// The plugin exits by itself: a crash, or the end of its stdin.
+		{"natural exit", "detach,ready", func(_ *Transport, c *conn) { _ = c.Close() }},
+		{"kill", "detach,ready,ignore-term,ignore-eof", func(_ *Transport, c *conn) { _ = c.Kill() }},
+		// What host.Quit sends, and what the host's death amounts to: the
+		// end of the lifeline.
+		{"signal sigkill", "detach,ready,ignore-term,ignore-eof", func(tr *Transport, _ *conn) { tr.Signal(syscall.SIGKILL) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := New(config(t, tc.modes))
+			c, pids := startDetached(t, tr)
+			tc.end(tr, c)
+			_ = waitWithin(t, c, 20*time.Second)
+			for _, pid := range pids {
+				if !gone(pid) {
+					t.Errorf("detached sleep %d outlived its instance", pid)
+				}
+			}
+		})
+	}
+}
+
+// Without a shepherd (other systems) the instance is its process group:
+// what stays in it ends with it, what left it is out of reach.
+func TestUnshepherdedInstanceIsItsGroup(t *testing.T) {
+	tr := New(config(t, "detach,ready"))
+	tr.shepherded = false
+	c, pids := startDetached(t, tr)
+	if c.lifeline != nil {
+		t.Fatal("started under a shepherd")
+	}
+	_ = c.Close()
+	if err := waitWithin(t, c, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pids[2]) // the double fork's sleep stayed in the group
+	if gone(pids[0]) || gone(pids[1]) {
+		t.Fatal("a sleep outside the group ended: is this run shepherded after all?")
+	}
+}
+
+// Wait sees what the plugin's own wait status would have been, even for a
+// signal the Go runtime of the shepherd would otherwise handle itself.
+func TestShepherdPassesOnTheExit(t *testing.T) {
+	needShepherd(t)
+	for _, tc := range []struct {
+		script string
+		check  func(syscall.WaitStatus) bool
+	}{
+		{"exit 3", func(ws syscall.WaitStatus) bool { return ws.Exited() && ws.ExitStatus() == 3 }},
+		{"kill -USR1 $$", func(ws syscall.WaitStatus) bool { return ws.Signaled() && ws.Signal() == syscall.SIGUSR1 }},
+		{"kill -TERM $$", func(ws syscall.WaitStatus) bool { return ws.Signaled() && ws.Signal() == syscall.SIGTERM }},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			c := start(t, Config{Command: "sh", Args: []string{"-c", tc.script}})
+			if c.lifeline == nil {
+				t.Fatal("not started under a shepherd")
+			}
+			var ee *osexec.ExitError
+			if err := c.Wait(); !errors.As(err, &ee) || !tc.check(ee.Sys().(syscall.WaitStatus)) {
+				t.Fatalf("Wait = %v", err)
+			}
+		})
+	}
+}
+
+// A program that cannot be executed fails Start, as it does without a
+// shepherd, with the same error; and no shepherd is left behind.
+func TestShepherdReportsAnExecFailure(t *testing.T) {
+	needShepherd(t)
+	path := filepath.Join(t.TempDir(), "not-executable")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, shepherded := range []bool{true, false} {
+		tr := New(Config{Command: path})
+		tr.shepherded = shepherded
+		_, err := tr.Start(context.Background())
+		var pe *fs.PathError
+		if !errors.Is(err, fs.ErrPermission) || !errors.As(err, &pe) || pe.Path != path {
+			t.Fatalf("shepherded %v: Start = %v, want a permission error naming %s", shepherded, err, path)
+		}
+	}
+	var ws syscall.WaitStatus
+	if pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); !errors.Is(err, syscall.ECHILD) {
+		t.Fatalf("an unreaped child is left: Wait4 = %d, %v", pid, err)
+	}
+}
+
+// The shepherd holds neither end of the wire: the plugin's output reaches
+// the reader, and its end is the end of stdout, even while the shepherd
+// is still ending the tree.
+func TestShepherdIsNotOnTheWire(t *testing.T) {
+	needShepherd(t)
+	c := start(t, config(t, "echo"))
+	if _, err := c.Write([]byte("ping\n")); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	if got := readLine(t, r); got != "ping" {
+		t.Fatalf("got %q", got)
+	}
+	for _, fd := range []string{"0", "1"} {
+		if target, err := os.Readlink("/proc/" + strconv.Itoa(c.pgid) + "/fd/" + fd); err == nil {
+			t.Fatalf("the shepherd holds fd %s (%s)", fd, target)
+		}
+	}
+	_ = c.Close()
+	if _, err := r.ReadByte(); err != io.EOF {
+		t.Fatalf("Read after the plugin's exit = %v, want EOF", err)
+	}
+}
+
+// The shepherd's cost: the life of one instance (start, one line echoed,
+// exit on the end of stdin), started directly and under a shepherd,
+// alternately in the same run, for a plugin that starts as fast as a
+// program can (cat) and one that starts like a Go plugin (this test
+// binary). The shepherd here is the test binary, as it is bingo for bingo.
+func BenchmarkShepherdStart(b *testing.B) {
+	needShepherd(b)
+	for _, p := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"cat", Config{Command: "cat"}},
+		{"go", config(b, "echo")},
+	} {
+		b.Run(p.name, func(b *testing.B) {
+			direct, shepherded := New(p.cfg), New(p.cfg)
+			direct.shepherded = false
+			var took [2]time.Duration
+			n := 0
+			for b.Loop() {
+				for i, tr := range []*Transport{direct, shepherded} {
+					began := time.Now()
+					echoOnce(b, tr)
+					took[i] += time.Since(began)
+				}
+				n++
+			}
+			b.ReportMetric(float64(took[0].Microseconds())/float64(n), "direct-µs")
+			b.ReportMetric(float64(took[1].Microseconds())/float64(n), "shepherd-µs")
+			b.ReportMetric(float64(took[1])/float64(took[0]), "shepherd/direct")
+		})
+	}
+}
