@@ -349,6 +349,13 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	}
 	var problem error
 	l.key, l.cached, problem = h.decls.Lookup(m, start)
+	if l.cached != nil && budget != nil {
+		// A cached declaration counts as a handshake's would: past the
+		// budget the plugin is started, and refused there with why.
+		if budget.Take(m.Name, len(l.cached.Declaration)) != nil {
+			l.cached = nil
+		}
+	}
 	if l.cached != nil {
 		decl, err := l.cached.Decode()
 		if err != nil {
