@@ -26,6 +26,10 @@ type Layer struct {
 	// the plugin being written rather than a directory of plugins. The
 	// layer holds that plugin only.
 	Single bool
+	// Most, if not 0, caps how many plugin directories of the layer are
+	// read: the first Most by name. The rest are one Problem naming how
+	// many were left out, not a Problem each.
+	Most int
 	// MCPFile, if set, is an MCP configuration file whose servers are
 	// plugins of the layer too (LoadMCPFile): the project's .mcp.json.
 	MCPFile string
@@ -34,8 +38,13 @@ type Layer struct {
 // ProjectLayer is the project layer of the project at root: the plugins
 // of root/.bingo/plugins and the servers of root/.mcp.json.
 func ProjectLayer(root string) Layer {
-	return Layer{Name: LayerProject, Dir: filepath.Join(root, ".bingo", "plugins"), MCPFile: filepath.Join(root, MCPFileName)}
+	return Layer{Name: LayerProject, Dir: filepath.Join(root, ".bingo", "plugins"), Most: MaxProjectPlugins, MCPFile: filepath.Join(root, MCPFileName)}
 }
+
+// MaxProjectPlugins is the Most of a project's layer: a repository chooses
+// how many plugins it ships, and each costs a manifest read, a trust digest
+// and, for a wasm plugin, a start.
+const MaxProjectPlugins = 32
 
 // Problem is a manifest (or a layer directory) that could not be used. It
 // is one clear line for a notice: "plugin <file>: <reason>".
@@ -163,6 +172,14 @@ func Discover(layers []Layer) (found []*Manifest, problems []Problem) {
 		}
 		if l.MCPFile != "" {
 			servers, problems := LoadMCPFile(l.MCPFile, l.Name)
+			// Its servers count against the layer's cap with its
+			// directories: a repository's .mcp.json is as cheap to
+			// fill.
+			if room := max(l.Most-len(dirs), 0); l.Most > 0 && len(servers) > room {
+				problems = append(problems, Problem{File: l.MCPFile, Err: fmt.Errorf("holds %d servers, and at most %d plugins of a %s layer are loaded (its directories first): servers from %q on not loaded",
+					len(servers), l.Most, l.Name, servers[room].Server)})
+				servers = servers[:room]
+			}
 			cands = append(cands, candidate{problems: problems})
 			for _, m := range servers {
 				cands = append(cands, candidate{m: m, layer: l.Name})
@@ -251,6 +268,15 @@ func pluginDirs(l Layer) (dirs []string, problems []Problem) {
 		if isDir {
 			dirs = append(dirs, dir)
 		}
+	}
+	if l.Most > 0 && len(dirs) > l.Most {
+		left := filepath.Base(dirs[l.Most])
+		if more := len(dirs) - l.Most - 1; more > 0 {
+			left += fmt.Sprintf(" and %d more", more)
+		}
+		problems = append(problems, Problem{File: l.Dir, Err: fmt.Errorf("holds %d plugin directories, and at most %d of a %s layer are loaded (the first by name): %s not loaded",
+			len(dirs), l.Most, l.Name, left)})
+		dirs = dirs[:l.Most]
 	}
 	return dirs, problems
 }

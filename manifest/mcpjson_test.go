@@ -1,6 +1,7 @@
 package manifest_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -107,5 +108,21 @@ func TestParseMCPConfigVSCode(t *testing.T) {
 	}
 	if _, err := manifest.ParseMCPConfig([]byte(`{"other": {}}`), "/x"); err == nil {
 		t.Error("a file without mcpServers or servers was accepted")
+	}
+}
+
+// A repository's .mcp.json counts against the project layer's cap with its
+// directories.
+func TestDiscoverMCPFileCap(t *testing.T) {
+	proj := t.TempDir()
+	for i := range manifest.MaxProjectPlugins - 1 {
+		plugin(t, filepath.Join(proj, ".bingo", "plugins"), fmt.Sprintf("p%02d", i), "1")
+	}
+	if err := os.WriteFile(filepath.Join(proj, ".mcp.json"), []byte(`{"mcpServers": {"s1": {"command": "x"}, "s2": {"command": "x"}, "s3": {"command": "x"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	found, problems := manifest.Discover([]manifest.Layer{manifest.ProjectLayer(proj)})
+	if len(found) != manifest.MaxProjectPlugins || len(problems) != 1 || !strings.Contains(problems[0].Error(), `servers from "s2" on not loaded`) {
+		t.Errorf("found %d, problems %v; want %d and one problem naming s2", len(found), problems, manifest.MaxProjectPlugins)
 	}
 }

@@ -283,7 +283,7 @@ func buildTable() []Key {
 			Doc: "The conversation's size at which it is compacted before the next model request: the bytes of every message's content and of its tool calls' names and inputs (the system prompt is not counted). The built-in compaction keeps the newest messages that fit in half of it."},
 
 		{Path: "wasmCompile", Kind: KindSection, Layer: LayerTrusted,
-			Doc: "What compiling one wasm module may cost, for your plugins and a trusted project's: an untrusted project's plugins always get the defaults. A module past a bound is refused with a notice naming the key that raises it. A later file wins key by key."},
+			Doc: "What compiling one wasm module may cost, for your plugins and a trusted project's: an untrusted project's plugins always get the defaults, and at most 25s of wall time. A module past a bound is refused with a notice naming the key that raises it. A later file wins key by key."},
 		{Path: "wasmCompile.moduleMiB", Kind: KindCount, Unit: "MiB", Default: strconv.Itoa(def.WasmCompile.ModuleMiB),
 			Doc: "The module file's size."},
 		{Path: "wasmCompile.functionKiB", Kind: KindCount, Unit: "KiB", Default: strconv.Itoa(def.WasmCompile.FunctionKiB),

@@ -23,6 +23,11 @@ type Bounds struct {
 	// it runs out: its CPU time on Linux (where the wall time may be
 	// wallFactor times as long), its wall time elsewhere.
 	CompileTime time.Duration
+	// CompileWall bounds the child's wall time where CompileTime is CPU
+	// time; 0 means wallFactor times CompileTime. A caller that must not
+	// wait long whatever the machine is doing (the bingo host, for an
+	// untrusted project's module) sets it.
+	CompileWall time.Duration
 	// CompileMemoryMiB bounds that child's resident memory.
 	CompileMemoryMiB int
 	// Key is the settings object whose keys raise these bounds: a refusal
@@ -92,7 +97,7 @@ type BoundError struct {
 	// Limit and Size are the bound and what the module needed, in the
 	// bound's unit for sizes and counts (bytes for sizes). For the time
 	// bound Size is 0 when the CPU time ran out, and the wall time the
-	// child had when that ran out instead.
+	// child had (CompileWall) when that ran out instead.
 	Limit, Size int64
 	// Function is the function's index, for a function's bound.
 	Function int64
@@ -114,8 +119,8 @@ func (e *BoundError) Error() string {
 		msg = fmt.Sprintf("function %d has more than %d blocks, loops and ifs, the bound on a function", e.Function, e.Limit)
 	case BoundTime:
 		if e.Size > 0 {
-			msg = fmt.Sprintf("compiling it took longer than %s, %d times the bound of %s, the machine being too busy to give it that much time (it is tried again next time)",
-				time.Duration(e.Size), e.Size/e.Limit, time.Duration(e.Limit))
+			msg = fmt.Sprintf("compiling it took longer than %s of wall time, before its bound of %s of CPU ran out: the machine is busy, or the module slow to compile (it is tried again next time)",
+				time.Duration(e.Size), time.Duration(e.Limit))
 		} else {
 			msg = fmt.Sprintf("compiling it took longer than the bound of %s", time.Duration(e.Limit))
 		}

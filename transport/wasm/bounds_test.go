@@ -140,16 +140,22 @@ func TestBoundsStopTheCompileChild(t *testing.T) {
 		if err := os.WriteFile(sleeper, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		b := Bounds{CompileTime: 100 * time.Millisecond}
-		for i := range 2 {
+		// The wall time is five times the CPU time's bound, or what
+		// CompileWall says; either way the next Host tries again.
+		for i, wall := range []time.Duration{0, 300 * time.Millisecond, 0} {
+			b := Bounds{CompileTime: 100 * time.Millisecond, CompileWall: wall}
 			h, err := NewHost(context.Background(), HostConfig{CacheDir: dir, Compiler: sleeper})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = h.Close(context.Background()) })
 			be := boundOf(t, startErr(t, h, bin, b, 10*time.Second), BoundTime)
-			if be.Remembered || h.children.Load() != 1 || be.Size != int64(wallFactor*b.CompileTime) {
-				t.Fatalf("host %d: %v (remembered %v, %d compile children): want a wall-time refusal, tried again", i, be, be.Remembered, h.children.Load())
+			want := wall
+			if want == 0 {
+				want = wallFactor * b.CompileTime
+			}
+			if be.Remembered || h.children.Load() != 1 || be.Size != int64(want) {
+				t.Fatalf("host %d: %v (remembered %v, %d compile children): want a refusal at %v of wall time, tried again", i, be, be.Remembered, h.children.Load(), want)
 			}
 		}
 	})

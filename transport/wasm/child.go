@@ -83,10 +83,11 @@ func CompileChild(args []string, stdin io.Reader, stderr io.Writer) int {
 // rssPoll, and it is killed when either passes its bound: a module that
 // did is remembered (rememberRefusal). CPU time, not wall time, because
 // on a busy machine a module that is fine takes many times its CPU time
-// to compile; the wall time is bounded too, at wallFactor times the
-// bound, and a module that ran out of that is not remembered, as it says
-// more of the machine than of the module. Elsewhere only the wall time is
-// bounded, at CompileTime, and nothing is remembered.
+// to compile; the wall time is bounded too, at CompileWall (by default
+// wallFactor times the CPU bound), and a module that ran out of that is
+// not remembered, as it says more of the machine than of the module.
+// Elsewhere only the wall time is bounded, at CompileTime unless
+// CompileWall says otherwise, and nothing is remembered.
 func (h *Host) compileInChild(ctx context.Context, key [32]byte, bin []byte, b Bounds) error {
 	cmd := exec.Command(h.compiler, CompileChildArg, h.cacheDir, strconv.Itoa(b.CompileMemoryMiB))
 	cmd.Stdin = bytes.NewReader(bin)
@@ -101,7 +102,10 @@ func (h *Host) compileInChild(ctx context.Context, key [32]byte, bin []byte, b B
 
 	_, _, watched := procStat(cmd.Process.Pid)
 	wall := b.CompileTime
-	if watched {
+	switch {
+	case b.CompileWall > 0:
+		wall = b.CompileWall
+	case watched:
 		wall *= wallFactor
 	}
 	deadline := time.NewTimer(wall)

@@ -161,8 +161,9 @@
 //     resident memory every 20 ms and kills it past CompileTime of CPU
 //     or CompileMemoryMiB; CPU time, because on a busy machine a module
 //     that is fine can take many times its CPU time to compile, so the
-//     wall time is bounded only at five times CompileTime. Elsewhere the
-//     child is killed at CompileTime of wall time. Only a Host with a
+//     wall time is bounded only at CompileWall, by default five times
+//     CompileTime. Elsewhere the child is killed at CompileTime (or
+//     CompileWall) of wall time. Only a Host with a
 //     CacheDir has a child: without one the compiled code could not come
 //     back, and the cheap caps alone apply.
 //
