@@ -108,13 +108,16 @@ type Host struct {
 	// directory (sandboxCwd).
 	privateCwd sync.Once
 
-	trust   *projectTrust
-	sums    *trust.Sums      // every file digested this run, read once
-	decls   *declcache.Cache // what each plugin declared last time
-	keyEnv  []string         // the variables the person's provider key is read from: kept from plugins by default
-	plugins []*loaded
-	held    map[string]*manifest.Manifest // untrusted project plugins held back, by the name the person's copy keeps
-	reg     *Registry
+	trust *projectTrust
+	// projectDecls caps what the project's plugins declare together.
+	projectDecls *bridge.DeclarationBudget
+	sums         *trust.Sums      // every file digested this run, read once
+	decls        *declcache.Cache // what each plugin declared last time
+	keyEnv       []string         // the variables the person's provider key is read from: kept from plugins by default
+	skipped      []string         // settings files not applied for an error: what they set is not in force
+	plugins      []*loaded
+	held         map[string]*manifest.Manifest // untrusted project plugins held back, by the name the person's copy keeps
+	reg          *Registry
 
 	observers sync.WaitGroup // hook observations in flight
 	obsMu     sync.Mutex
@@ -165,13 +168,14 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 				m.Layer, m.Root, sh.Layer, sh.Root)})
 		}
 	}
-	s, keyEnv := loadSettings(cfg, project, trust, found)
+	s, keyEnv, skipped := loadSettings(cfg, project, trust, found)
 	g, err := gate.New(s.Permissions, cfg.Allow, trust.untrustedNames()...)
 	if err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, keyEnv: keyEnv, sums: sums, held: held,
+	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, keyEnv: keyEnv, skipped: skipped, sums: sums, held: held,
 		decls: declcache.New(filepath.Join(cfg.Home, ".bingo", "data", "cache", "declarations"), sums)}
+	h.projectDecls = bridge.NewDeclarationBudget(MaxProjectDeclarations, "this project's plugins")
 	h.reg = newRegistry(notify)
 	ranks := map[string]int{}
 	for _, m := range found {
@@ -229,6 +233,12 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	return h, nil
 }
 
+// MaxProjectDeclarations caps, in bytes, what a project's plugins declare
+// together (bridge.DeclarationBudget): with manifest.MaxProjectPlugins and
+// bridge.MaxDeclaration it bounds what a repository's declarations can
+// make the host hold.
+const MaxProjectDeclarations = 4 << 20
+
 // build makes a plugin's transport and bridge, without starting it.
 func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	l := &loaded{m: m}
@@ -264,9 +274,13 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		}
 		// An untrusted project's module runs in the default sandbox:
 		// what the person granted a plugin of that name is not for it.
+		// Nor is it compiled under wider bounds than the defaults.
 		var grant settings.Sandbox
+		bounds := settings.DefaultWasmCompile().Bounds()
+		bounds.CompileWall = untrustedCompileWall
 		if trusted {
 			grant = h.settings.Sandbox[m.Name]
+			bounds = h.settings.WasmCompile.Bounds()
 		}
 		// It sees its data directory read-write and its own files
 		// read-only, beside the working directory; never ~/.bingo
@@ -300,6 +314,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
 			Dir: cwd, Writable: grant.Writable, Mounts: mounts, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
 			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow, SlowCompileAfter: h.cfg.SlowCompileAfter,
+			Bounds: bounds,
 		})
 	default:
 		env := h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)
@@ -319,17 +334,28 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	if dataDir != "" {
 		tr = dataDirFirst{tr, dataDir}
 	}
+	var budget *bridge.DeclarationBudget
+	if m.Layer == manifest.LayerProject {
+		budget = h.projectDecls
+	}
 	opts := bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: tr,
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env, DataDir: dataDir,
 		Deadlines: launchedDeadlines(m, h.settings.Deadlines), Limits: h.settings.Limits,
-		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace,
+		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace, Budget: budget,
 		Services:   h.routeService,
 		Redeclared: func(protocol.InitializeResult) { h.reg.replace(m.Name, l.plugin.Contributions()) },
 		Handshook:  func(decl protocol.InitializeResult) { h.cache(l, decl) },
 	}
 	var problem error
 	l.key, l.cached, problem = h.decls.Lookup(m, start)
+	if l.cached != nil && budget != nil {
+		// A cached declaration counts as a handshake's would: past the
+		// budget the plugin is started, and refused there with why.
+		if budget.Take(m.Name, len(l.cached.Declaration)) != nil {
+			l.cached = nil
+		}
+	}
 	if l.cached != nil {
 		decl, err := l.cached.Decode()
 		if err != nil {
@@ -358,6 +384,13 @@ func (h *Host) sandboxCwd() string {
 	})
 	return ""
 }
+
+// untrustedCompileWall bounds the wall time of compiling an untrusted
+// project's wasm module, whatever the machine is doing, so that no
+// repository holds bingo for more than about half a minute; the person's
+// and a trusted project's modules get five times their CPU bound, as a
+// busy machine takes that long over a module that is fine.
+const untrustedCompileWall = 25 * time.Second
 
 // dataDirFirst makes a plugin's data directory (0700) just before each
 // start of it, not when the host is opened: a run that starts none of its

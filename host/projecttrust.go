@@ -78,23 +78,35 @@ func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest
 		cfg.Notify(bridge.Notice{Level: "error", Message: fmt.Sprintf("cannot read your trust record: %v; %s is treated as untrusted", err, root)})
 		ok = false
 	}
-	now, problems := snapshot(scopeOf(root, cfg.Cwd, cfg.Environ), project, sums)
 	each := &perPlugin{notify: cfg.Notify}
 	defer each.done()
-	for _, name := range slices.Sorted(maps.Keys(problems)) {
-		t.why[name] = "cannot be checked: " + problems[name].Error()
-		each.add(bridge.Notice{Plugin: name, Level: "error", Message: "untrusted: " + problems[name].Error()})
+	// What the plugins would run is read only when there is a record to
+	// compare it with or an answer to record: a cloned repository never
+	// trusted costs no reading of its plugins' directories.
+	var now map[string]trust.Plugin
+	read := func() {
+		var problems map[string]error
+		now, problems = snapshot(scopeOf(root, cfg.Cwd, cfg.Environ), project, sums)
+		for _, name := range slices.Sorted(maps.Keys(problems)) {
+			t.why[name] = "cannot be checked: " + problems[name].Error()
+			each.add(bridge.Notice{Plugin: name, Level: "error", Message: "untrusted: " + problems[name].Error()})
+		}
+	}
+	if ok {
+		read()
 	}
 	trustedBefore := ok && !rec.Declined
 	for _, m := range project {
+		if !trustedBefore {
+			t.plugins[m.Name] = false
+			if _, problem := t.why[m.Name]; !problem {
+				t.why[m.Name] = "this project is not trusted; " + howToTrust(root)
+			}
+			continue
+		}
 		p, snapped := now[m.Name]
 		if !snapped {
 			t.plugins[m.Name] = false
-			continue
-		}
-		if !trustedBefore {
-			t.plugins[m.Name] = false
-			t.why[m.Name] = "this project is not trusted; " + howToTrust(root)
 			continue
 		}
 		good, lapse := rec.Check(p)
@@ -115,6 +127,9 @@ func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest
 	if declined := ok && rec.Declined && sameAsRecord(rec, now, project); t.hasUntrustedExec(project) {
 		notAsked := "" // why the person, though at a terminal, was not asked
 		if !declined && cfg.AskTrust != nil {
+			if !ok {
+				read()
+			}
 			yes, err := cfg.AskTrust(ctx, t.question(project))
 			switch {
 			case err == nil:
@@ -330,7 +345,7 @@ func Trust(home, cwd string) (TrustReport, error) {
 	}
 	// A broken manifest runs nothing, so it is not trusted: once fixed, it
 	// is a new plugin, and trusted only when the person says so again.
-	found, problems := manifest.Discover([]manifest.Layer{{Name: manifest.LayerProject, Dir: filepath.Join(root, ".bingo", "plugins")}})
+	found, problems := manifest.Discover([]manifest.Layer{{Name: manifest.LayerProject, Dir: filepath.Join(root, ".bingo", "plugins"), Most: manifest.MaxProjectPlugins}})
 	sc := scopeOf(root, cwd, nil)
 	now, errs := snapshot(sc, found, trust.NewSums())
 	rec, err := record(root, now, false)

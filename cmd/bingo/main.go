@@ -9,9 +9,15 @@ import (
 	"runtime/debug"
 
 	"github.com/bingo/bingo-plugin-rpc/internal/cli"
+	"github.com/bingo/bingo-plugin-rpc/transport/wasm"
 )
 
 func main() {
+	// The hidden mode first: a child that compiles one wasm module for
+	// the bingo that started it, under that bingo's bounds.
+	if len(os.Args) > 1 && os.Args[1] == wasm.CompileChildArg {
+		os.Exit(wasm.CompileChild(os.Args[2:], os.Stdin, os.Stderr))
+	}
 	startingHeap()
 	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -3,10 +3,11 @@
 // and start it only when one of them is used.
 //
 // A declaration is cached under a key that digests everything it may
-// depend on: the plugin's files, by package trust's digest rule (the
-// manifest, and the entry's files it names: entry.wasm, entry.command,
-// the arguments and entry.env values that are paths), taken over the
-// whole file system rather than one project; the protocol version; and
+// depend on: the plugin's files, by package trust's digest rule (its
+// whole directory, and the files its entry names: entry.wasm, the program
+// entry.command runs, the arguments and entry.env values that are paths),
+// taken over the whole file system rather than one repository; the
+// protocol version; and
 // what the plugin is started with: its transport, directory, data
 // directory and working directory, its configuration (plugins.<name>),
 // the environment it is given (an exec plugin's, filtered as the host
@@ -14,7 +15,8 @@
 // module's mounts, writable working directory, memory). A shell's own
 // bookkeeping variables (_, OLDPWD, SHLVL) are left out: they change
 // between two commands and mean nothing to a plugin. What the key cannot
-// see (a module a script imports, a file the plugin reads) is caught when
+// see (a module a script imports from elsewhere, a file the plugin reads
+// outside its directory) is caught when
 // the plugin next starts: a handshake that declares otherwise replaces
 // the cached declaration, with a notice (package bridge).
 //

@@ -192,7 +192,7 @@ func TestPatternsAreTheParsers(t *testing.T) {
 // the parser's messages list them in.
 func TestChildren(t *testing.T) {
 	for parent, want := range map[string][]string{
-		"":                   {"permissions", "plugins", "deadlines", "limits", "sandbox", "mcp", "provider", "turn", "env"},
+		"":                   {"permissions", "plugins", "deadlines", "limits", "sandbox", "mcp", "provider", "turn", "wasmCompile", "env"},
 		"mcp.<name>":         {"resources", "sampling"},
 		"permissions":        {"allow", "deny", "ask"},
 		"sandbox.<name>":     {"writable", "memoryMiB"},

@@ -33,6 +33,10 @@ type layer struct {
 		openai *openAILayer
 	}
 	maxSteps, compactAt *int
+	wasmCompile         struct {
+		counts map[string]int
+		time   *time.Duration
+	}
 	// keys are the keys one below the top that the file sets, dotted
 	// ("permissions.allow", "plugins.deploy", "provider.openai"), in file
 	// order.
@@ -83,6 +87,11 @@ func (l *layer) drop(top, sub string) {
 		delete(l.limits, sub)
 	case "turn":
 		*l.turn(sub) = nil
+	case "wasmCompile":
+		delete(l.wasmCompile.counts, sub)
+		if sub == "time" {
+			l.wasmCompile.time = nil
+		}
 	case "sandbox":
 		l.sandbox = nil
 	case "mcp":
@@ -109,6 +118,7 @@ var (
 	providerKeys    = children("provider")
 	openAIKeys      = children("provider.openai")
 	turnKeys        = children("turn")
+	wasmCompileKeys = children("wasmCompile")
 	envKeys         = children("env")
 	pluginEnvKeys   = children("env.plugins.<name>")
 )
@@ -395,6 +405,8 @@ func (p *parser) top(l *layer) error {
 			return p.provider(l)
 		case "turn":
 			return p.turn(l)
+		case "wasmCompile":
+			return p.wasmCompile(l)
 		case "env":
 			return p.env(l)
 		}
@@ -600,6 +612,26 @@ func (p *parser) turn(l *layer) error {
 		}
 		n, err := p.positive("turn." + key)
 		*dst = n
+		return err
+	})
+}
+
+func (p *parser) wasmCompile(l *layer) error {
+	l.wasmCompile.counts = make(map[string]int)
+	var scratch WasmCompile
+	return p.section(l, "wasmCompile", func(key string, at int64) error {
+		if key == "time" {
+			d, err := p.duration("wasmCompile.time", "")
+			l.wasmCompile.time = &d
+			return err
+		}
+		if scratch.count(key) == nil {
+			return p.unknown(at, key, "wasmCompile", wasmCompileKeys)
+		}
+		n, err := p.positive("wasmCompile." + key)
+		if n != nil {
+			l.wasmCompile.counts[key] = *n
+		}
 		return err
 	})
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/transport/wasm"
 )
 
 // Settings is the merged result of every settings layer. Its zero value is
@@ -37,6 +39,52 @@ type Settings struct {
 	// Env says which of the host's environment variables exec plugins do
 	// not see.
 	Env Env
+	// WasmCompile bounds what compiling one wasm module may cost, for the
+	// person's plugins and a trusted project's; an untrusted project's
+	// plugins always get DefaultWasmCompile.
+	WasmCompile WasmCompile
+}
+
+// WasmCompile bounds what compiling one wasm module may cost the host
+// (package wasm's Bounds): the module's size, a function's size and
+// blocks, and the time and memory of the compilation. In JSON each is
+// under wasmCompile.<key>: moduleMiB, functionKiB, blocksPerFunction and
+// memoryMiB are counts, time a duration.
+type WasmCompile struct {
+	ModuleMiB, FunctionKiB, BlocksPerFunction int
+	Time                                      time.Duration
+	MemoryMiB                                 int
+}
+
+// DefaultWasmCompile returns the compile bounds used where settings say
+// nothing: the wasm transport's own defaults.
+func DefaultWasmCompile() WasmCompile {
+	b := wasm.DefaultBounds()
+	return WasmCompile{ModuleMiB: b.ModuleMiB, FunctionKiB: b.FunctionKiB, BlocksPerFunction: b.BlocksPerFunction,
+		Time: b.CompileTime, MemoryMiB: b.CompileMemoryMiB}
+}
+
+// Bounds are w as the wasm transport takes them: a refusal names the
+// key of this section that raises the bound it met.
+func (w WasmCompile) Bounds() wasm.Bounds {
+	return wasm.Bounds{ModuleMiB: w.ModuleMiB, FunctionKiB: w.FunctionKiB, BlocksPerFunction: w.BlocksPerFunction,
+		CompileTime: w.Time, CompileMemoryMiB: w.MemoryMiB, Key: "wasmCompile"}
+}
+
+// count returns the count field wasmCompile.<key> names, or nil for time
+// or an unknown key.
+func (w *WasmCompile) count(key string) *int {
+	switch key {
+	case "moduleMiB":
+		return &w.ModuleMiB
+	case "functionKiB":
+		return &w.FunctionKiB
+	case "blocksPerFunction":
+		return &w.BlocksPerFunction
+	case "memoryMiB":
+		return &w.MemoryMiB
+	}
+	return nil
 }
 
 // Permissions are tool-name patterns, as written in permissions.allow,
@@ -133,6 +181,8 @@ func Default() Settings {
 		Deadlines: DefaultDeadlines(),
 		Limits:    DefaultLimits(),
 		Turn:      Turn{MaxSteps: 20, CompactAt: 200000},
+
+		WasmCompile: DefaultWasmCompile(),
 	}
 }
 
@@ -223,6 +273,10 @@ func (s *Settings) apply(l *layer) {
 	}
 	set(&s.Turn.MaxSteps, l.maxSteps)
 	set(&s.Turn.CompactAt, l.compactAt)
+	for key, n := range l.wasmCompile.counts {
+		*s.WasmCompile.count(key) = n
+	}
+	set(&s.WasmCompile.Time, l.wasmCompile.time)
 }
 
 // putAll replaces (*dst)[name] whole for every name in src, making *dst

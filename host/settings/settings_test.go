@@ -100,6 +100,7 @@ func TestLoadEveryKey(t *testing.T) {
   "mcp": {"docs": {"resources": true, "sampling": true}, "plain": {}},
   "provider": {"openai": {"baseURL": "https://api.example.com/v1", "model": "gpt-x", "apiKeyEnv": "OPENAI_API_KEY"}},
   "turn": {"maxSteps": 7, "compactAt": 1000},
+  "wasmCompile": {"moduleMiB": 64, "functionKiB": 512, "blocksPerFunction": 9000, "time": "1m", "memoryMiB": 1024},
   "env": {"withhold": ["AWS_SECRET_ACCESS_KEY"], "plugins": {"deploy": {"withhold": ["GITHUB_TOKEN"], "pass": ["OPENAI_API_KEY"]}, "bare": {}}}
 }`)
 	s := loadOK(t, f)
@@ -131,7 +132,8 @@ func TestLoadEveryKey(t *testing.T) {
 		Provider: ProviderChoice{OpenAI: &OpenAI{
 			BaseURL: "https://api.example.com/v1", Model: "gpt-x", APIKeyEnv: "OPENAI_API_KEY",
 		}},
-		Turn: Turn{MaxSteps: 7, CompactAt: 1000},
+		Turn:        Turn{MaxSteps: 7, CompactAt: 1000},
+		WasmCompile: WasmCompile{ModuleMiB: 64, FunctionKiB: 512, BlocksPerFunction: 9000, Time: time.Minute, MemoryMiB: 1024},
 		Env: Env{
 			Withhold: []string{"AWS_SECRET_ACCESS_KEY"},
 			Plugins: map[string]PluginEnv{
@@ -295,7 +297,7 @@ func TestMalformed(t *testing.T) {
 		{"truncated", "{\"turn\": {", 1, 11, "ends in the middle"},
 		{"trailing text", "{}\n{}", 2, 1, "not valid JSON"},
 		{"not an object", "[1]", 1, 1, "the settings file must be an object, not an array"},
-		{"unknown top key", "{\n  \"permisions\": {}\n}", 2, 3, `unknown key "permisions" in the settings file (known keys: permissions, plugins, deadlines, limits, sandbox, mcp, provider, turn, env)`},
+		{"unknown top key", "{\n  \"permisions\": {}\n}", 2, 3, `unknown key "permisions" in the settings file (known keys: permissions, plugins, deadlines, limits, sandbox, mcp, provider, turn, wasmCompile, env)`},
 		{"unknown mcp key", `{"mcp": {"s": {"tools": true}}}`, 1, 16, `unknown key "tools" in mcp.s (known keys: resources, sampling)`},
 		{"mcp sampling not a bool", `{"mcp": {"s": {"sampling": 1}}}`, 1, 28, "mcp.s.sampling must be true or false, not a number"},
 		{"unknown permissions key", `{"permissions": {"alow": []}}`, 1, 18, `unknown key "alow" in permissions (known keys: allow, deny, ask)`},

@@ -376,3 +376,59 @@ func TestSnapshotWithoutAManifestFile(t *testing.T) {
 		t.Error("Snapshot of a manifest with no file succeeded")
 	}
 }
+
+// A symlink in the plugin's directory is pinned by its target, and what it
+// leads to with it: a directory of the repository is walked (once, however
+// many links lead there, and a link back up ends), one outside is listed.
+func TestSymlinkedDirectories(t *testing.T) {
+	root := newProject(t)
+	dir := pluginDir(root, "deploy")
+	outside := t.TempDir()
+	writeFile(t, filepath.Join(root, "shared", "lib", "util.py"), "Y = 2\n")
+	writeFile(t, filepath.Join(outside, "site.py"), "outside\n")
+	m := install(t, root, "deploy", "1", pyEntry)
+	for link, target := range map[string]string{
+		"lib":   "../../../shared/lib",
+		"again": "../../../shared/lib",
+		"up":    "..",
+		"site":  outside,
+	} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := snap(t, root, m)
+	for rel, want := range map[string]string{
+		".bingo/plugins/deploy/lib":   "symlink ../../../shared/lib",
+		".bingo/plugins/deploy/again": "symlink ../../../shared/lib",
+		".bingo/plugins/deploy/up":    "symlink ..",
+		".bingo/plugins/deploy/site":  "symlink " + outside,
+		"shared/lib/util.py":          fileRec("Y = 2\n"),
+	} {
+		if got := p.Files[rel]; got != want {
+			t.Errorf("%s: %q, want %q", rel, got, want)
+		}
+	}
+	if !slices.Contains(p.Outside, outside) {
+		t.Errorf("Outside = %q, want %q in it", p.Outside, outside)
+	}
+	writeFile(t, filepath.Join(root, "shared", "lib", "util.py"), "Y = 3\n")
+	mustLapse(t, p, snap(t, root, m), "shared/lib/util.py")
+}
+
+// Past the byte cap the plugin cannot be pinned, and the error says so
+// (the file cap, which takes 10 001 files to pass, is tested through the
+// binary: testdata/trust/pin_caps.txtar).
+func TestPluginByteCap(t *testing.T) {
+	root := newProject(t)
+	m := install(t, root, "deploy", "1", pyEntry)
+	big := filepath.Join(pluginDir(root, "deploy"), "big.bin")
+	writeFile(t, big, "")
+	if err := os.Truncate(big, MaxPluginBytes); err != nil { // sparse: nothing written
+		t.Fatal(err)
+	}
+	_, err := Snapshot(Scope{Project: root}, m)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "256 MiB") || !strings.Contains(err.Error(), "deploy") {
+		t.Errorf("Snapshot = %v; want ErrTooLarge naming the byte cap and the plugin", err)
+	}
+}

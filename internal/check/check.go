@@ -91,6 +91,7 @@ type checker struct {
 	opts     Options
 	dl       bridge.Deadlines
 	limits   bridge.Limits
+	bounds   wasm.Bounds // the person's: checking a plugin is their act
 	rep      *Report
 	tap      *tap
 	stderr   *counter
@@ -138,7 +139,7 @@ func (c *checker) settings(ctx context.Context) {
 	var notices []bridge.Notice
 	s := host.LoadSettings(ctx, host.Config{Home: c.opts.Home, Cwd: c.opts.Cwd,
 		Notify: func(n bridge.Notice) { notices = append(notices, n) }})
-	c.dl, c.limits = s.Deadlines, s.Limits
+	c.dl, c.limits, c.bounds = s.Deadlines, s.Limits, s.WasmCompile.Bounds()
 	for _, n := range notices {
 		c.add(Warn, "settings", "%s", n.Message)
 	}
@@ -187,6 +188,15 @@ func (c *checker) timed(subject string, elapsed, deadline time.Duration, err err
 	c.rep.Findings = append(c.rep.Findings, f)
 }
 
+// demote lowers the latest finding, if it is OK, to a warning saying why.
+func (c *checker) demote(why string) {
+	f := &c.rep.Findings[len(c.rep.Findings)-1]
+	if f.Level == OK {
+		f.Level = Warn
+	}
+	f.Message += why
+}
+
 func round(d time.Duration) time.Duration {
 	if d < time.Millisecond {
 		return d.Round(time.Microsecond)
@@ -232,7 +242,7 @@ func (c *checker) run(ctx context.Context) {
 		// A first start compiles the module, which the host does not
 		// count against the handshake's deadline: neither does the check.
 		compileStart := time.Now()
-		if err := wh.Compile(ctx, m.Entry.Wasm); err != nil {
+		if err := wh.Compile(ctx, m.Entry.Wasm, c.bounds); err != nil {
 			c.add(Fail, "start", "%v", err)
 			return
 		}
@@ -244,7 +254,7 @@ func (c *checker) run(ctx context.Context) {
 			dir = ""
 		}
 		tr = wh.Transport(wasm.Config{Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
-			Dir: dir, Stderr: c.stderr, InstantiateTimeout: c.dl.Initialize})
+			Dir: dir, Stderr: c.stderr, InstantiateTimeout: c.dl.Initialize, Bounds: c.bounds})
 	} else {
 		tr = exec.New(exec.Config{Command: m.Entry.Command, Args: m.Entry.Args, Env: m.Environ(c.opts.Environ),
 			Dir: c.opts.Cwd, Stderr: c.stderr})
@@ -344,6 +354,17 @@ func (c *checker) exercise(ctx context.Context) {
 			what = fmt.Sprintf(" with no arguments (a %q outcome)", out.Kind)
 		}
 		c.timed("command /"+name, time.Since(start), c.dl.Command, err, what)
+		switch {
+		case err != nil || out.Kind != sdk.OutcomeError:
+		case cmd.Spec().Args.Kind == sdk.ArgsNone:
+			// A command that takes no arguments was run as it always
+			// is, and failed: that is not "ok".
+			c.demote(fmt.Sprintf("; it failed: %s", oneLine(out.Message, 100)))
+		default:
+			// Refusing a bare call is what a command that needs
+			// arguments does; the line says so rather than "ok" alone.
+			c.rep.Findings[len(c.rep.Findings)-1].Message += fmt.Sprintf(", refusing a bare call: %s", oneLine(out.Message, 100))
+		}
 		start = time.Now()
 		cs, err := cmd.Complete(ctx, sdk.CompleteRequest{Name: name, Partial: "", Cwd: c.opts.Cwd})
 		c.timed("completion /"+name, time.Since(start), c.dl.Complete, err, fmt.Sprintf(" from \"\" (%d completions)", len(cs)))
@@ -397,6 +418,11 @@ func (c *checker) service(ctx context.Context, s sdk.Service, d protocol.Service
 			return
 		}
 		c.serviceCall(ctx, s, in.Method, in.Params, "the input from --inputs")
+		// --inputs gives one method's input: the others are named, not
+		// silently left out.
+		if others := slices.DeleteFunc(slices.Clone(d.Methods), func(m string) bool { return m == in.Method }); len(others) > 0 {
+			c.add(Warn, subject, "%s not called: --inputs gives an input for %s only", strings.Join(others, ", "), in.Method)
+		}
 		return
 	}
 	var unsampled []string

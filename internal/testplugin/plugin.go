@@ -41,8 +41,12 @@ func newPlugin(stdout io.Writer, stderr io.Writer, stdin *valve) *pluginkit.Plug
 	} else {
 		st.stdout = NewLockedWriter(stdout)
 	}
+	name := Name
+	if n := os.Getenv("TESTPLUGIN_NAME"); n != "" {
+		name = n
+	}
 	return &pluginkit.Plugin{
-		Name:    Name,
+		Name:    name,
 		Version: Version,
 		Initialize: func(_ context.Context, p protocol.InitializeParams) error {
 			st.mu.Lock()

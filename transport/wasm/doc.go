@@ -125,17 +125,55 @@
 //     the same context check that stops a spinning guest (below), and
 //     Start returns promptly.
 //   - Compiling is not bounded by InstantiateTimeout: it is the host's
-//     work on a capped file, done once per module content and then cached,
-//     and a cold compile of a Go guest can take longer than a handshake
-//     deadline on a slow machine. Only the caller's ctx bounds the wait
-//     for it (a Ctrl-C ends the wait). The compilation itself outlives a
-//     caller who gives up, so the next Start finds it done, but not the
-//     Host: Close cancels it (wazero checks between functions) and waits
+//     work, done once per module content and then cached, and a cold
+//     compile of a Go guest can take longer than a handshake deadline on
+//     a slow machine. It is bounded by Config.Bounds instead (below). The
+//     caller's ctx bounds the wait for it (a Ctrl-C ends the wait). The
+//     compilation itself outlives a caller who gives up, so the next
+//     Start finds it done, but not the Host: Close cancels it (wazero
+//     checks between functions, and a compile child is killed) and waits
 //     for it. A read of a module file is not waited for; it ends, unused,
 //     once the read does.
 //   - _start runs after Start has returned; a guest that loops before
 //     reading its stdin is the caller's to stop when its handshake
 //     deadline passes (the bingo bridge does, with Kill).
+//
+// # Bounds on compilation
+//
+// wazero's compile time and memory grow faster than the module: with the
+// square of the blocks and loops in a function, for one. A module that
+// costs minutes or gigabytes to compile must cost the host neither, and
+// no check made up front catches every such module, so Config.Bounds
+// (DefaultBounds where zero) hold it two ways:
+//   - Cheap caps, checked as the module is read and metered, before
+//     anything is compiled: the file's size (ModuleMiB), each function's
+//     size (FunctionKiB) and its blocks, ifs and loops (BlocksPerFunction,
+//     a loop counting four, for the if and call its check adds). The
+//     meter also refuses a module it would more than double (plus a
+//     KiB): a loop every few bytes, each given a check of nineteen.
+//   - A module the Host has not compiled before (no metered module kept
+//     for it) is compiled first in a compile child: the program
+//     HostConfig.Compiler, by default this executable, run with
+//     CompileChildArg (CompileChild is its main). It writes the compiled
+//     code to the disk cache; the Host then compiles the same module,
+//     which loads from the cache. CompileModule cannot be interrupted,
+//     but a process can. On Linux the Host reads the child's CPU time and
+//     resident memory every 20 ms and kills it past CompileTime of CPU
+//     or CompileMemoryMiB; CPU time, because on a busy machine a module
+//     that is fine can take many times its CPU time to compile, so the
+//     wall time is bounded only at CompileWall, by default five times
+//     CompileTime. Elsewhere the child is killed at CompileTime (or
+//     CompileWall) of wall time. Only a Host with a
+//     CacheDir has a child: without one the compiled code could not come
+//     back, and the cheap caps alone apply.
+//
+// A module refused for its CPU time or memory is remembered by its sha256
+// (refused-v1/ in the cache directory: the bound and the bounds it failed
+// under), so that a later Host refuses it under the same or narrower
+// bounds without compiling it, and tries again under wider ones. One that
+// ran out of wall time is not: the machine was busy, and the module may
+// be fine. Every refusal is a *BoundError, one line that names the bound
+// and, with Bounds.Key, the setting that raises it.
 //
 // # The sandbox
 //

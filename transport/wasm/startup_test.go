@@ -315,7 +315,7 @@ func TestCloseDoesNotWaitForAStuckRead(t *testing.T) {
 	h.mu.Lock()
 	h.files["stuck.wasm"] = f
 	h.mu.Unlock()
-	go h.loadFrom("stuck.wasm", pr, nil, f, time.Now())
+	go h.loadFrom("stuck.wasm", pr, nil, f, time.Now(), DefaultBounds())
 
 	closeWithin(t, h, 30*time.Second)
 	// The input ends: the compilation sees the Host closed and ends

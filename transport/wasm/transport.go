@@ -75,6 +75,10 @@ type Config struct {
 	// SlowCompileAfter is how long Start waits for a compilation before
 	// it calls SlowCompile; 0 means DefaultSlowCompileAfter.
 	SlowCompileAfter time.Duration
+	// Bounds cap what compiling the module may cost; a zero field means
+	// its DefaultBounds value. Wider bounds are for a module the person
+	// trusts.
+	Bounds Bounds
 }
 
 // DefaultSlowCompileAfter is the SlowCompileAfter used when Config leaves
@@ -152,11 +156,13 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 		}
 		slow = time.AfterFunc(after, t.cfg.SlowCompile)
 	}
-	cm, err := t.h.compiled(ctx, t.cfg.Path)
+	bounds := t.cfg.Bounds.withDefaults()
+	cm, err := t.h.compiled(ctx, t.cfg.Path, bounds)
 	if slow != nil {
 		slow.Stop()
 	}
 	var notMod *notModuleError
+	var bound *BoundError
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrHostClosed):
@@ -165,6 +171,8 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 		return nil, t.cutShort(ctx)
 	case errors.As(err, &notMod):
 		return nil, fmt.Errorf("wasm plugin %s: %w", name, err)
+	case errors.As(err, &bound):
+		return nil, fmt.Errorf("wasm plugin %s: %s refused: %w", name, t.cfg.Path, withKey(err, bounds))
 	default:
 		return nil, fmt.Errorf("wasm plugin %s: compile %s: %w", name, t.cfg.Path, err)
 	}

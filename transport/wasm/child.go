@@ -1,0 +1,254 @@
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/capped"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// CompileChildArg, as a program's first argument, makes it the compile
+// child: the process in which a Host compiles a module it has not
+// compiled before (see the package doc, "Bounds on compilation"). A
+// program that runs Hosts with a disk cache (the bingo binary, and the
+// test binaries of packages that do) starts with
+//
+//	if len(os.Args) > 1 && os.Args[1] == wasm.CompileChildArg {
+//		os.Exit(wasm.CompileChild(os.Args[2:], os.Stdin, os.Stderr))
+//	}
+//
+// It looks like a flag so that a program that does not know it (a test
+// binary whose TestMain was not told) refuses it at once, rather than run
+// as itself.
+const CompileChildArg = "-bingo-wasm-compile-child"
+
+// CompileChild is the compile child's main: it reads a metered module
+// from stdin, compiles it into the disk cache named by args[0] (wazero
+// keeps the compiled code there, where the Host that started it then
+// loads it) and returns the exit code: 0 once it is kept, 1 if wazero
+// refuses the module (its reason on stderr), 2 for a misuse.
+func CompileChild(args []string, stdin io.Reader, stderr io.Writer) int {
+	if len(args) != 2 {
+		fmt.Fprintln(stderr, "usage: "+CompileChildArg+" CACHE-DIR MEMORY-MIB < module.wasm")
+		return 2
+	}
+	if mib, err := strconv.Atoi(args[1]); err == nil && mib > 0 {
+		// Collect harder as the bound nears: a module that fits when
+		// garbage is collected is not refused for the garbage.
+		debug.SetMemoryLimit(int64(mib) << 20 * 3 / 4)
+	}
+	bin, err := io.ReadAll(io.LimitReader(stdin, 2*MaxModuleSize+meterSlack+1))
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	ctx := experimental.WithCompilationWorkers(context.Background(), runtime.GOMAXPROCS(0))
+	cache, err := wazero.NewCompilationCacheWithDir(args[0])
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	// The runtime's configuration is the Host's (NewHost): wazero keys its
+	// disk cache by it, and the Host must find what the child keeps.
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(cache).WithCloseOnContextDone(false))
+	if _, err := rt.CompileModule(ctx, bin); err != nil {
+		fmt.Fprintln(stderr, oneLine(err.Error()))
+		return 1
+	}
+	return 0
+}
+
+// compileInChild compiles bin, a metered module whose original's sha256
+// is key, in a compile child under b's time and memory bounds, so that
+// wazero keeps its code in the disk cache; the Host's own CompileModule
+// then loads it. CompileModule cannot be interrupted, and no size checked
+// up front bounds its cost: only a process can be stopped whatever it is
+// doing.
+//
+// On Linux the child's CPU time and resident memory are read every
+// rssPoll, and it is killed when either passes its bound: a module that
+// did is remembered (rememberRefusal). CPU time, not wall time, because
+// on a busy machine a module that is fine takes many times its CPU time
+// to compile; the wall time is bounded too, at CompileWall (by default
+// wallFactor times the CPU bound), and a module that ran out of that is
+// not remembered, as it says more of the machine than of the module.
+// Elsewhere only the wall time is bounded, at CompileTime unless
+// CompileWall says otherwise, and nothing is remembered.
+func (h *Host) compileInChild(ctx context.Context, key [32]byte, bin []byte, b Bounds) error {
+	cmd := exec.Command(h.compiler, CompileChildArg, h.cacheDir, strconv.Itoa(b.CompileMemoryMiB))
+	cmd.Stdin = bytes.NewReader(bin)
+	var stderr bytes.Buffer // its first lines: a refusal, or a crash
+	cmd.Stderr = &headWriter{buf: &stderr, n: 4 << 10}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("cannot start the compiler process %s: %w", h.compiler, err)
+	}
+	h.children.Add(1)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	_, _, watched := procStat(cmd.Process.Pid)
+	wall := b.CompileTime
+	switch {
+	case b.CompileWall > 0:
+		wall = b.CompileWall
+	case watched:
+		wall *= wallFactor
+	}
+	deadline := time.NewTimer(wall)
+	defer deadline.Stop()
+	tick := time.NewTicker(rssPoll)
+	defer tick.Stop()
+	cancelled := ctx.Done()
+	memory := int64(b.CompileMemoryMiB) << 20
+	var over *BoundError // why the child was killed
+	var remember bool    // and whether that is the module's doing
+	kill := func(e *BoundError, module bool) {
+		if over == nil {
+			over, remember = e, module
+			_ = cmd.Process.Kill()
+		}
+	}
+	for {
+		select {
+		case err := <-done:
+			switch {
+			case h.life.Err() != nil:
+				return ErrHostClosed
+			case over != nil:
+				if remember {
+					h.rememberRefusal(key, b, over.Bound)
+				}
+				return over
+			case err == nil:
+				return nil
+			}
+			if line := oneLine(stderr.String()); line != "" {
+				return errors.New(line)
+			}
+			return fmt.Errorf("the compiler process failed: %w", err)
+		case <-tick.C:
+			cpu, rss, ok := procStat(cmd.Process.Pid)
+			switch {
+			case !ok:
+			case rss > memory:
+				kill(&BoundError{Bound: BoundMemory, Limit: memory}, true)
+			case cpu > b.CompileTime:
+				kill(&BoundError{Bound: BoundTime, Limit: int64(b.CompileTime)}, true)
+			}
+		case <-deadline.C:
+			e := &BoundError{Bound: BoundTime, Limit: int64(b.CompileTime)}
+			if watched {
+				e.Size = int64(wall)
+			}
+			kill(e, false)
+		case <-cancelled:
+			cancelled = nil
+			_ = cmd.Process.Kill()
+		}
+	}
+}
+
+// rssPoll is how often the compile child's CPU time and memory are read:
+// a compiler allocating fast gains a few tens of MiB between two reads.
+const rssPoll = 20 * time.Millisecond
+
+// wallFactor is how many times its CPU time bound the compile child may
+// take in wall time, where that bound is CPU time.
+const wallFactor = 5
+
+// refusalVersion names the directory, under HostConfig.CacheDir, of the
+// modules remembered as over a compile bound. A module is remembered by
+// its sha256 and the meter's version, as what was compiled was its
+// metered form.
+const refusalVersion = "refused-v1"
+
+func (h *Host) refusedPath(key [32]byte) string {
+	return filepath.Join(h.cacheDir, refusalVersion, hex.EncodeToString(key[:]))
+}
+
+// rememberRefusal keeps, by the module's sha256, the bounds under which
+// its compilation failed and which it failed: a few dozen bytes. A
+// failure to keep it costs the next run the same wait.
+func (h *Host) rememberRefusal(key [32]byte, b Bounds, bound string) {
+	rec := fmt.Sprintf("%s %s %d %d\n", meterCacheVersion, bound, int64(b.CompileTime), b.CompileMemoryMiB)
+	keepWhole(h.refusedPath(key), []byte(rec))
+}
+
+// refused returns the refusal remembered for the module whose sha256 is
+// key, if b are no wider than the bounds it failed under; nil if none is
+// remembered, or if b give it more time or memory than it had.
+func (h *Host) refused(key [32]byte, b Bounds) *BoundError {
+	if h.cacheDir == "" {
+		return nil
+	}
+	rec, err := capped.Read(h.refusedPath(key), 256)
+	if err != nil {
+		return nil
+	}
+	var version, bound string
+	var t int64
+	var mib int
+	if _, err := fmt.Sscanf(string(rec), "%s %s %d %d\n", &version, &bound, &t, &mib); err != nil || version != meterCacheVersion {
+		return nil
+	}
+	if int64(b.CompileTime) > t || b.CompileMemoryMiB > mib {
+		return nil
+	}
+	e := &BoundError{Bound: bound, Remembered: true}
+	switch bound {
+	case BoundTime:
+		e.Limit = t
+	case BoundMemory:
+		e.Limit = int64(mib) << 20
+	default:
+		return nil
+	}
+	return e
+}
+
+// defaultCompiler is the compile child's program: this executable.
+func defaultCompiler() string {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	return exe
+}
+
+// headWriter keeps the first n bytes written to it and drops the rest,
+// so a child that writes without end costs no memory.
+type headWriter struct {
+	buf *bytes.Buffer
+	n   int
+}
+
+func (w *headWriter) Write(p []byte) (int, error) {
+	if room := w.n - w.buf.Len(); room > 0 {
+		w.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// oneLine is s's first non-empty line, trimmed.
+func oneLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}
