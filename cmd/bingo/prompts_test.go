@@ -36,8 +36,8 @@ type screen struct {
 	err  error         // bingo's exit, once done
 }
 
-// startScreen runs bingo with args (or, with a shell line, sh -c line)
-// in dir, HOME=home, on a fresh pty.
+// startScreen runs argv (bingo's path and arguments, or a shell that runs
+// bingo) in dir, HOME=home, on a fresh pty whose session it leads.
 func startScreen(t *testing.T, home, dir string, argv ...string) *screen {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
