@@ -318,6 +318,24 @@ func TestNoPromptFromTheBackground(t *testing.T) {
 	}
 }
 
+// An exec plugin never holds bingo's terminal: its stdin, stdout and
+// stderr are pipes, and it runs in a process group of its own, never the
+// terminal's foreground one, so the person's keys (an answer, Ctrl-C) go
+// to bingo alone.
+func TestPluginsNeverGetTheTerminal(t *testing.T) {
+	home, dir := personal(t)
+	s := startScreen(t, home, dir, filepath.Join(binDir, "bingo"), "call", "--allow", "plugin__testplugin__terminal", "plugin__testplugin__terminal")
+	s.waitFor(0, "foreground: ", time.Minute)
+	if got := s.exit(time.Minute); got != 0 {
+		t.Fatalf("exit status %d; the screen:\n%s", got, s.text())
+	}
+	for _, want := range []string{"stdin: pipe:", "stdout: pipe:", "stderr: pipe:", "foreground: false"} {
+		if !strings.Contains(s.text(), want) {
+			t.Errorf("the plugin does not say %q; the screen:\n%s", want, s.text())
+		}
+	}
+}
+
 // A question of screens of blank space followed by text in bingo's voice
 // (issue 21) must still show, on the 160×40 screen the person answers
 // on, who asks and where the answer goes, right at the prompt: the screen
