@@ -155,6 +155,11 @@ func list[T any](r *declReader, key string, rule func(e T, at string) error) []T
 	}
 	var entries []json.RawMessage
 	_ = json.Unmarshal(raw, &entries) // an array, from a valid message
+	if len(entries) > MaxContributions {
+		r.refuse("%s: %d declared, and a plugin may offer at most %d of a kind; %s[%d] and after not offered",
+			key, len(entries), MaxContributions, key, MaxContributions)
+		entries = entries[:MaxContributions]
+	}
 	var out []T
 	for i, e := range entries {
 		at := key + "[" + strconv.Itoa(i) + "]"

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -164,5 +165,44 @@ func TestHookPointsCannotBeChangedByAnImporter(t *testing.T) {
 	}
 	if hooks := e.plugin.Contributions().Hooks; len(hooks) != 1 || hooks[0].ID() != "good" {
 		t.Fatalf("kept %d hooks, want only \"good\"", len(hooks))
+	}
+}
+
+// A declaration offers at most MaxContributions of a kind, the first ones,
+// with one message for the rest.
+func TestDeclarationCapsEachKind(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"protocol":5,"name":"t","version":"1","tools":[`)
+	for i := range MaxContributions + 10 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"name":"m%d","description":"","inputSchema":{"type":"object"}}`, i)
+	}
+	b.WriteString(`]}`)
+	decl, refused, err := readDeclaration("t", json.RawMessage(b.String()))
+	if err != nil || len(decl.Tools) != MaxContributions || decl.Tools[MaxContributions-1].Name != fmt.Sprintf("m%d", MaxContributions-1) {
+		t.Fatalf("kept %d tools, %v", len(decl.Tools), err)
+	}
+	if want := fmt.Sprintf("tools: %d declared, and a plugin may offer at most %d of a kind; tools[%d] and after not offered", MaxContributions+10, MaxContributions, MaxContributions); len(refused) != 1 || refused[0] != want {
+		t.Fatalf("refused %q", refused)
+	}
+}
+
+// A budget counts each plugin's latest declaration once.
+func TestDeclarationBudget(t *testing.T) {
+	b := NewDeclarationBudget(100, "these plugins")
+	for _, step := range []struct {
+		plugin string
+		n      int
+		ok     bool
+	}{{"a", 60, true}, {"b", 50, false}, {"a", 30, true}, {"b", 50, true}, {"c", 21, false}, {"c", 20, true}} {
+		if err := b.Take(step.plugin, step.n); (err == nil) != step.ok {
+			t.Fatalf("%s %d: %v", step.plugin, step.n, err)
+		}
+	}
+	var nobody *DeclarationBudget
+	if err := nobody.Take("a", 1<<30); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -113,6 +113,12 @@
 //   - A stdout line: Options.MaxLine (protocol.DefaultMaxLine, 64 MiB). A
 //     longer one is let go as it streams past, costing at most the cap;
 //     one line in the log says so, and the wire goes on.
+//   - A declaration: MaxDeclaration (1 MiB). The answer to initialize is
+//     read under that line cap, so a longer one is let go as it arrives
+//     and the handshake fails; a longer plugin/declare is refused before
+//     it is decoded. Of each kind, MaxContributions (1024) are offered.
+//     Options.Budget caps what several plugins (a project's) declare
+//     together.
 //
 // The deadline and the cap of a provider's response are the person's to
 // set (deadlines.providerTotal, limits.providerResponseMiB; see

@@ -3,9 +3,11 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -49,6 +51,11 @@ type instance struct {
 	dead     chan struct{} // closed once everything the instance started has ended
 	handlers sync.WaitGroup
 
+	// While the handshake waits for the declaration, handshake ends the
+	// wait; a line past MaxDeclaration then ends it and sets tooLong.
+	handshake atomic.Pointer[context.CancelFunc]
+	tooLong   atomic.Bool
+
 	// The plugin's requests being answered (see MaxPluginRequests).
 	inflight  chan struct{} // a token each
 	starting  sync.Mutex    // orders a handler's start before the instance's end
@@ -68,6 +75,10 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 		MaxLine: p.opts.MaxLine,
 		Skipped: func(line []byte, why error) {
 			fmt.Fprintf(p.opts.Log, "bridge: skipped a stdout line (%v): %q\n", why, line)
+			if end := inst.handshake.Load(); end != nil && errors.Is(why, protocol.ErrLineTooLong) {
+				inst.tooLong.Store(true)
+				(*end)()
+			}
 		},
 		Notification: inst.notification,
 		Answer:       inst.takeAnswer,
@@ -221,6 +232,10 @@ func (inst *instance) notification(method string, params json.RawMessage) {
 		}
 		fmt.Fprintf(p.opts.Log, "bridge: provider/delta for no running stream: %s\n", params)
 	case protocol.NotifyPluginDeclare:
+		if len(params) > MaxDeclaration {
+			p.notices.raise(Notice{Plugin: p.opts.Name, Level: "warn", Message: fmt.Sprintf("its new declaration was refused: it is %s, over the %s a declaration may be", size(len(params)), size(MaxDeclaration))})
+			return
+		}
 		if protocol.KindOf(params) != "an object" {
 			fmt.Fprintf(p.opts.Log, "bridge: plugin/declare is not a declaration (%s): %.512s\n", protocol.KindOf(params), params)
 			return

@@ -178,6 +178,9 @@ type Options struct {
 	Backoff   Backoff
 	// MaxLine caps one wire line (protocol.DefaultMaxLine if 0).
 	MaxLine int
+	// Budget, if set, is shared with other plugins (a project's) whose
+	// declarations may hold only so much together (DeclarationBudget).
+	Budget *DeclarationBudget
 
 	// Notify receives notices: deaths, refusals, a plugin's own notice.
 	Notify func(Notice)

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -173,7 +174,12 @@ func (p *Plugin) tellRefused(refused []string, raise func(Notice)) {
 // any number of times, so its notices are the plugin's own, through the
 // notice limiter, and the host hears only of a change.
 func (p *Plugin) declareAgain(raw json.RawMessage) {
-	decl, refused, err := readDeclaration(p.opts.Name, raw)
+	err := p.opts.Budget.Take(p.opts.Name, len(raw))
+	var decl protocol.InitializeResult
+	var refused []string
+	if err == nil {
+		decl, refused, err = readDeclaration(p.opts.Name, raw)
+	}
 	if err != nil {
 		p.notices.raise(Notice{Plugin: p.opts.Name, Level: "warn", Message: "its new declaration was refused: " + err.Error()})
 		return
@@ -299,12 +305,20 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 	inst := p.newInstance(conn)
 	hctx, cancel := context.WithTimeout(ctx, p.opts.Deadlines.Initialize)
 	defer cancel()
+	// The declaration is read under its own cap (MaxDeclaration): a
+	// longer line ends the handshake as it arrives.
+	inst.handshake.Store(&cancel)
+	inst.stream.SetMaxLine(min(MaxDeclaration, cmp.Or(p.opts.MaxLine, protocol.DefaultMaxLine)))
 	var answer json.RawMessage
 	err = inst.rpc.Call(hctx, protocol.MethodInitialize, protocol.InitializeParams{
 		Protocol: protocol.Version, PluginRoot: p.opts.Root, Config: orNull(p.opts.Config), Env: orEmpty(p.opts.Env),
 		DataDir: p.opts.DataDir,
 	}, &answer)
+	inst.handshake.Store(nil)
+	inst.stream.SetMaxLine(0)
 	switch {
+	case inst.tooLong.Load():
+		err = fmt.Errorf("sent a line over %s before its declaration was read, the most a declaration may be", size(MaxDeclaration))
 	case errors.Is(err, context.DeadlineExceeded):
 		err = fmt.Errorf("no answer to initialize within %s (deadlines.initialize)", p.opts.Deadlines.Initialize)
 	case gone(err):
@@ -313,7 +327,9 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 	case err != nil:
 		err = fmt.Errorf("initialize failed: %w", err)
 	default:
-		decl, refused, err = readDeclaration(p.opts.Name, answer)
+		if err = p.opts.Budget.Take(p.opts.Name, len(answer)); err == nil {
+			decl, refused, err = readDeclaration(p.opts.Name, answer)
+		}
 	}
 	if err != nil {
 		inst.stop()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
@@ -21,7 +22,7 @@ var errUntrusted = errors.New("not started: its project is not trusted")
 // what of the project's file did not apply. It returns the settings in
 // force and the environment variables the person's provider key is read
 // from, which plugins do not see unless the person passes them on.
-func loadSettings(cfg Config, project string, t *projectTrust, found []*manifest.Manifest) (settings.Settings, []string) {
+func loadSettings(cfg Config, project string, t *projectTrust, found []*manifest.Manifest) (s settings.Settings, keyEnv, skipped []string) {
 	notify := cfg.Notify
 	userFile := settings.Files(cfg.Home, "")[0]
 	p := settings.Project{Trusted: t.settings, ValidPattern: gate.Valid,
@@ -37,7 +38,12 @@ func loadSettings(cfg Config, project string, t *projectTrust, found []*manifest
 	}
 	l := settings.LoadLayered(userFile, p)
 	for _, err := range l.Errs {
-		notify(bridge.Notice{Level: "error", Message: err.Error()})
+		msg := err.Error()
+		var fe *settings.Error
+		if errors.As(err, &fe) && slices.Contains(l.Skipped, fe.File) {
+			msg += "; the whole file is skipped"
+		}
+		notify(bridge.Notice{Level: "error", Message: msg})
 	}
 	if len(l.Ignored) > 0 {
 		notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("%s applies only its deny and ask rules until you trust this project, so these keys are ignored: %s; %s",
@@ -51,12 +57,11 @@ func loadSettings(cfg Config, project string, t *projectTrust, found []*manifest
 		notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("your %s in %s are not given to the untrusted project's plugins of those names; %s",
 			strings.Join(l.Withheld, ", "), userFile, howToTrust(project))})
 	}
-	s := keyStaysHome(l.Settings, l.User, p.File, notify)
-	var keyEnv []string
+	s = keyStaysHome(l.Settings, l.User, p.File, notify)
 	if o := l.User.Provider.OpenAI; o != nil && o.APIKeyEnv != "" {
 		keyEnv = []string{o.APIKeyEnv}
 	}
-	return s, keyEnv
+	return s, keyEnv, l.Skipped
 }
 
 // keyStaysHome sends an API key only to the endpoint the user's own file

@@ -108,13 +108,16 @@ type Host struct {
 	// directory (sandboxCwd).
 	privateCwd sync.Once
 
-	trust   *projectTrust
-	sums    *trust.Sums      // every file digested this run, read once
-	decls   *declcache.Cache // what each plugin declared last time
-	keyEnv  []string         // the variables the person's provider key is read from: kept from plugins by default
-	plugins []*loaded
-	held    map[string]*manifest.Manifest // untrusted project plugins held back, by the name the person's copy keeps
-	reg     *Registry
+	trust *projectTrust
+	// projectDecls caps what the project's plugins declare together.
+	projectDecls *bridge.DeclarationBudget
+	sums         *trust.Sums      // every file digested this run, read once
+	decls        *declcache.Cache // what each plugin declared last time
+	keyEnv       []string         // the variables the person's provider key is read from: kept from plugins by default
+	skipped      []string         // settings files not applied for an error: what they set is not in force
+	plugins      []*loaded
+	held         map[string]*manifest.Manifest // untrusted project plugins held back, by the name the person's copy keeps
+	reg          *Registry
 
 	observers sync.WaitGroup // hook observations in flight
 	obsMu     sync.Mutex
@@ -165,13 +168,14 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 				m.Layer, m.Root, sh.Layer, sh.Root)})
 		}
 	}
-	s, keyEnv := loadSettings(cfg, project, trust, found)
+	s, keyEnv, skipped := loadSettings(cfg, project, trust, found)
 	g, err := gate.New(s.Permissions, cfg.Allow, trust.untrustedNames()...)
 	if err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, keyEnv: keyEnv, sums: sums, held: held,
+	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, keyEnv: keyEnv, skipped: skipped, sums: sums, held: held,
 		decls: declcache.New(filepath.Join(cfg.Home, ".bingo", "data", "cache", "declarations"), sums)}
+	h.projectDecls = bridge.NewDeclarationBudget(MaxProjectDeclarations, "this project's plugins")
 	h.reg = newRegistry(notify)
 	ranks := map[string]int{}
 	for _, m := range found {
@@ -228,6 +232,12 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	}
 	return h, nil
 }
+
+// MaxProjectDeclarations caps, in bytes, what a project's plugins declare
+// together (bridge.DeclarationBudget): with manifest.MaxProjectPlugins and
+// bridge.MaxDeclaration it bounds what a repository's declarations can
+// make the host hold.
+const MaxProjectDeclarations = 4 << 20
 
 // build makes a plugin's transport and bridge, without starting it.
 func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
@@ -324,17 +334,28 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	if dataDir != "" {
 		tr = dataDirFirst{tr, dataDir}
 	}
+	var budget *bridge.DeclarationBudget
+	if m.Layer == manifest.LayerProject {
+		budget = h.projectDecls
+	}
 	opts := bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: tr,
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env, DataDir: dataDir,
 		Deadlines: launchedDeadlines(m, h.settings.Deadlines), Limits: h.settings.Limits,
-		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace,
+		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace, Budget: budget,
 		Services:   h.routeService,
 		Redeclared: func(protocol.InitializeResult) { h.reg.replace(m.Name, l.plugin.Contributions()) },
 		Handshook:  func(decl protocol.InitializeResult) { h.cache(l, decl) },
 	}
 	var problem error
 	l.key, l.cached, problem = h.decls.Lookup(m, start)
+	if l.cached != nil && budget != nil {
+		// A cached declaration counts as a handshake's would: past the
+		// budget the plugin is started, and refused there with why.
+		if budget.Take(m.Name, len(l.cached.Declaration)) != nil {
+			l.cached = nil
+		}
+	}
 	if l.cached != nil {
 		decl, err := l.cached.Decode()
 		if err != nil {

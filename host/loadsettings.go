@@ -23,7 +23,7 @@ func LoadSettings(ctx context.Context, cfg Config) settings.Settings {
 	}
 	cfg.AskTrust = nil
 	project, _ := projectOf(cfg)
-	s, _ := loadSettings(cfg, project, assessTrust(ctx, cfg, project, nil, trust.NewSums()), nil)
+	s, _, _ := loadSettings(cfg, project, assessTrust(ctx, cfg, project, nil, trust.NewSums()), nil)
 	return s
 }
 

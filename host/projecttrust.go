@@ -345,7 +345,7 @@ func Trust(home, cwd string) (TrustReport, error) {
 	}
 	// A broken manifest runs nothing, so it is not trusted: once fixed, it
 	// is a new plugin, and trusted only when the person says so again.
-	found, problems := manifest.Discover([]manifest.Layer{{Name: manifest.LayerProject, Dir: filepath.Join(root, ".bingo", "plugins")}})
+	found, problems := manifest.Discover([]manifest.Layer{{Name: manifest.LayerProject, Dir: filepath.Join(root, ".bingo", "plugins"), Most: manifest.MaxProjectPlugins}})
 	sc := scopeOf(root, cwd, nil)
 	now, errs := snapshot(sc, found, trust.NewSums())
 	rec, err := record(root, now, false)

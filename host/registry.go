@@ -365,6 +365,20 @@ func (r *Registry) Provider(owner, id string) (sdk.Provider, bool) {
 	return nil, false
 }
 
+// providerIDs returns the ids of the providers owner offers, sorted.
+func (r *Registry) providerIDs(owner string) []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var ids []string
+	for _, p := range r.providers {
+		if p.Owner == owner {
+			ids = append(ids, p.Value.ID())
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
 // toolOwner returns the plugin that keeps the tool named name ("" for the
 // host's own, or none).
 func (r *Registry) toolOwner(name string) string {

@@ -39,12 +39,25 @@ type TurnResult struct {
 // ErrNoProvider is the error of a turn with no model provider configured.
 var ErrNoProvider = errors.New(`no model provider is configured: set "provider": {"openai": {"baseURL": …, "model": …, "apiKeyEnv": …}} or "provider": {"plugin": "<plugin>/<provider>"} in ~/.bingo/settings.json`)
 
+// notInForce says, after a message about a setting that is missing, that
+// a settings file was skipped for an error: the person may well have set
+// it there ("" when every file applied).
+func (h *Host) notInForce() string {
+	if len(h.skipped) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s was skipped for the error shown above, so nothing it sets is in force: fix it first)", strings.Join(h.skipped, " and "))
+}
+
 // Provider returns the provider the settings choose.
 func (h *Host) Provider() (sdk.Provider, error) {
 	choice := h.settings.Provider
 	if plugin, id, ok := choice.PluginProvider(); ok {
 		p, found := h.reg.Provider(plugin, id)
 		if !found {
+			if ids := h.reg.providerIDs(plugin); len(ids) > 0 {
+				return nil, fmt.Errorf("the configured provider %s/%s is not one plugin %s offers; it offers: %s", plugin, id, plugin, strings.Join(ids, ", "))
+			}
 			return nil, fmt.Errorf("the configured provider %s/%s is not offered by any loaded plugin (bingo plugins lists what loaded)", plugin, id)
 		}
 		// The provider hears the system prompt, every message and every
@@ -69,6 +82,9 @@ func (h *Host) Provider() (sdk.Provider, error) {
 	}
 	if o := choice.OpenAI; o != nil {
 		return openai.New("openai", openai.Config{BaseURL: o.BaseURL, Model: o.Model, APIKeyEnv: o.APIKeyEnv})
+	}
+	if len(h.skipped) > 0 {
+		return nil, fmt.Errorf("%w%s", ErrNoProvider, h.notInForce())
 	}
 	return nil, ErrNoProvider
 }

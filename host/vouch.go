@@ -26,7 +26,7 @@ func UntrustedProject(home, cwd, dir string, environ []string) string {
 	if err != nil || !ok || rec.Declined {
 		return root
 	}
-	found, _ := manifest.Discover([]manifest.Layer{{Name: manifest.LayerProject, Dir: filepath.Join(root, ".bingo", "plugins")}})
+	found, _ := manifest.Discover([]manifest.Layer{{Name: manifest.LayerProject, Dir: filepath.Join(root, ".bingo", "plugins"), Most: manifest.MaxProjectPlugins}})
 	now, problems := snapshot(scopeOf(root, cwd, environ), found, trust.NewSums())
 	if len(problems) > 0 || !sameAsRecord(rec, now, found) {
 		return root

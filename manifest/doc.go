@@ -1,7 +1,9 @@
 // Package manifest owns plugin.json: reading and validating one manifest,
 // expanding ${PLUGIN_ROOT}, the layers plugins are installed in, discovering
-// the plugins of every layer, and the environment an exec plugin runs with.
-// It starts nothing and speaks no wire; the bridge builds on what it returns.
+// the plugins of every layer, the environment an exec plugin runs with, and
+// the least time its start may need (Entry.StartAllowance: a package runner
+// may install it first). It starts nothing and speaks no wire; the bridge
+// builds on what it returns.
 //
 // # The manifest
 //

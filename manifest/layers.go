@@ -26,7 +26,16 @@ type Layer struct {
 	// the plugin being written rather than a directory of plugins. The
 	// layer holds that plugin only.
 	Single bool
+	// Most, if not 0, caps how many plugin directories of the layer are
+	// read: the first Most by name. The rest are one Problem naming how
+	// many were left out, not a Problem each.
+	Most int
 }
+
+// MaxProjectPlugins is the Most of a project's layer: a repository chooses
+// how many plugins it ships, and each costs a manifest read, a trust digest
+// and, for a wasm plugin, a start.
+const MaxProjectPlugins = 32
 
 // Problem is a manifest (or a layer directory) that could not be used. It
 // is one clear line for a notice: "plugin <file>: <reason>".
@@ -89,7 +98,7 @@ func Layers(home, cwd string, extraDirs []string) []Layer {
 		layers = append(layers, Layer{Name: LayerUser, Dir: filepath.Join(home, ".bingo", "plugins")})
 	}
 	if root := ProjectRoot(cwd); root != "" && (home == "" || !samePath(root, home)) {
-		layers = append(layers, Layer{Name: LayerProject, Dir: filepath.Join(root, ".bingo", "plugins")})
+		layers = append(layers, Layer{Name: LayerProject, Dir: filepath.Join(root, ".bingo", "plugins"), Most: MaxProjectPlugins})
 	}
 	for _, d := range extraDirs {
 		if d == "" {
@@ -229,6 +238,15 @@ func pluginDirs(l Layer) (dirs []string, problems []Problem) {
 		if isDir {
 			dirs = append(dirs, dir)
 		}
+	}
+	if l.Most > 0 && len(dirs) > l.Most {
+		left := filepath.Base(dirs[l.Most])
+		if more := len(dirs) - l.Most - 1; more > 0 {
+			left += fmt.Sprintf(" and %d more", more)
+		}
+		problems = append(problems, Problem{File: l.Dir, Err: fmt.Errorf("holds %d plugin directories, and at most %d of a %s layer are loaded (the first by name): %s not loaded",
+			len(dirs), l.Most, l.Name, left)})
+		dirs = dirs[:l.Most]
 	}
 	return dirs, problems
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,7 +27,8 @@ const DefaultMaxLine = 64 << 20
 type LineStream struct {
 	rwc     io.ReadWriteCloser
 	r       *bufio.Reader
-	maxLine int
+	maxLine atomic.Int64 // SetMaxLine may change it while a read is on
+	defLine int          // the cap the stream was made with
 	skipped func(line []byte, why error)
 	notify  func(method string, params json.RawMessage)
 	answer  func(line []byte) bool
@@ -98,9 +100,22 @@ func NewLineStream(rwc io.ReadWriteCloser, opts LineStreamOptions) *LineStream {
 	if opts.MaxLine <= 0 {
 		opts.MaxLine = DefaultMaxLine
 	}
-	s := &LineStream{rwc: rwc, r: bufio.NewReaderSize(rwc, 64<<10), maxLine: opts.MaxLine, skipped: opts.Skipped, notify: opts.Notification, answer: opts.Answer, trace: opts.Trace}
+	s := &LineStream{rwc: rwc, r: bufio.NewReaderSize(rwc, 64<<10), defLine: opts.MaxLine, skipped: opts.Skipped, notify: opts.Notification, answer: opts.Answer, trace: opts.Trace}
+	s.maxLine.Store(int64(opts.MaxLine))
 	s.turns.init(opts.SetReadDeadline)
 	return s
+}
+
+// SetMaxLine caps the lines read from now on at n bytes, the line being
+// read included; 0 restores the cap the stream was made with. A caller
+// that expects one answer it can bound (a declaration) lowers the cap
+// while it waits, so a line past that bound is let go as it arrives
+// instead of being held whole.
+func (s *LineStream) SetMaxLine(n int) {
+	if n <= 0 {
+		n = s.defLine
+	}
+	s.maxLine.Store(int64(n))
 }
 
 // WriteObject writes obj as one line.
@@ -237,7 +252,7 @@ func (s *LineStream) readLine() ([]byte, error) {
 func (s *LineStream) readRaw() ([]byte, error) {
 	for {
 		frag, err := s.r.ReadSlice('\n')
-		if !s.skipping && s.n+len(frag) > s.maxLine {
+		if !s.skipping && int64(s.n+len(frag)) > s.maxLine.Load() {
 			s.head, s.pieces, s.skipping = headOf(append(s.pieces, frag)), nil, true
 		}
 		if s.skipping {

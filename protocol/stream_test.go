@@ -168,6 +168,25 @@ func TestReadLine(t *testing.T) {
 	}
 }
 
+// SetMaxLine lowers the cap for the lines read from then on, and 0 gives
+// back the stream's own.
+func TestSetMaxLine(t *testing.T) {
+	skipped := 0
+	s := NewLineStream(&rwc{in: strings.NewReader("0123456789\nabc\n")}, LineStreamOptions{MaxLine: 100, Skipped: func([]byte, error) {
+		skipped++
+	}})
+	s.SetMaxLine(5)
+	if line, err := s.ReadLine(); err != nil || string(line) != "abc" || skipped != 1 {
+		t.Fatalf("under a cap of 5: skipped %d, read %q, %v", skipped, line, err)
+	}
+	s = NewLineStream(&rwc{in: strings.NewReader("0123456789\n")}, LineStreamOptions{MaxLine: 100})
+	s.SetMaxLine(5)
+	s.SetMaxLine(0)
+	if line, err := s.ReadLine(); err != nil || string(line) != "0123456789" {
+		t.Fatalf("with the cap restored: %q, %v", line, err)
+	}
+}
+
 // Trace sees every line both ways, in order, blank lines aside; unset it
 // costs a read no allocation beyond the line's own.
 func TestTrace(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -164,7 +165,36 @@ func TestCLI(t *testing.T) {
 func TestTrust(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/trust", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
 		"status": status,
+		"rss":    rss,
 	}})
+}
+
+// rss MiB PROG ARGS... runs PROG (the built bingo, or one on PATH) in the script's directory, with its HOME
+// and PATH, and fails if its peak resident memory passed MiB. Its output
+// is dropped: run it again with exec to look at that.
+func rss(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: rss MiB prog args...")
+	}
+	most, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	path := filepath.Join(binDir, args[1]) // bingo; or a program on PATH
+	if _, err := os.Stat(path); err != nil {
+		path = args[1]
+	}
+	cmd := exec.Command(path, args[2:]...)
+	cmd.Dir = ts.MkAbs(".")
+	cmd.Env = append(os.Environ(), "HOME="+ts.Getenv("HOME"), "PATH="+ts.Getenv("PATH"), "NO_COLOR=1")
+	_ = cmd.Run() // its status is not the question
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		ts.Fatalf("no resource usage on this system")
+	}
+	got := ru.Maxrss >> 10 // KiB on Linux
+	ts.Logf("%s: peak RSS %d MiB", args[1], got)
+	if got > int64(most) {
+		ts.Fatalf("%s: peak RSS %d MiB, over %d MiB", args[1], got, most)
+	}
 }
 
 // status N PROG ARGS... runs PROG and fails unless it exits with status N;

@@ -48,6 +48,10 @@ type Loaded struct {
 	// Errs are *Error values: one per file not applied, as Load's errs,
 	// and one per pattern dropped from the project file.
 	Errs []error
+	// Skipped are the files not applied at all, for an error in Errs:
+	// what they set is not in force, and a message about a missing
+	// setting must not read as if the person had not set it.
+	Skipped []string
 }
 
 // LoadLayered reads the user's settings file and then a project's, which
@@ -84,6 +88,7 @@ func (ld *Loaded) read(file string) *layer {
 	l, err := read(file)
 	if err != nil {
 		ld.Errs = append(ld.Errs, err)
+		ld.Skipped = append(ld.Skipped, file)
 		return nil
 	}
 	return l

@@ -124,7 +124,7 @@ func snapshot(sc Scope, m *manifest.Manifest, sums *Sums) (Plugin, error) {
 	if sc.Repository == "" {
 		sc.Repository = sc.Project
 	}
-	p := &pinner{files: map[string]string{}, walked: map[string]bool{}, outside: map[string]bool{}, sums: sums}
+	p := &pinner{files: map[string]string{}, walked: map[string]bool{}, outside: map[string]bool{}, sums: sums, hasher: newHasher()}
 	var err error
 	if p.project, err = RealRoot(sc.Project); err != nil {
 		return Plugin{}, err
@@ -161,6 +161,7 @@ type pinner struct {
 	entries               int   // towards MaxPluginFiles
 	bytes                 int64 // towards MaxPluginBytes
 	sums                  *Sums
+	hasher                *hasher
 }
 
 // key is path's relpath from the project, slash-separated ("../lib/x.py"
@@ -252,7 +253,7 @@ func (p *pinner) entry(path string) error {
 		if p.bytes += fi.Size(); p.bytes > MaxPluginBytes {
 			return fmt.Errorf("more than %d bytes (256 MiB) to pin (the last %s); a plugin this large cannot be trusted: %w", MaxPluginBytes, path, ErrTooLarge)
 		}
-		sum, err := hashRegular(path, fi, false, p.sums)
+		sum, err := p.hasher.hashRegular(path, fi, false, p.sums)
 		if err != nil {
 			return err
 		}
@@ -389,7 +390,7 @@ func record(path string, follow bool, sums *Sums) (string, error) {
 	}
 	switch {
 	case fi.Mode().IsRegular():
-		sum, err := hashRegular(path, fi, false, sums)
+		sum, err := newHasher().hashRegular(path, fi, false, sums)
 		if err != nil {
 			return "", err
 		}
@@ -410,7 +411,7 @@ func record(path string, follow bool, sums *Sums) (string, error) {
 		case err != nil:
 			return "", fmt.Errorf("cannot examine %s: %w", path, bareErr(err))
 		case sfi.Mode().IsRegular():
-			sum, err := hashRegular(path, sfi, true, sums)
+			sum, err := newHasher().hashRegular(path, sfi, true, sums)
 			if err != nil {
 				return "", err
 			}
@@ -451,12 +452,22 @@ func typeName(m fs.FileMode) string {
 	}
 }
 
+// hasher hashes files one after another with one sha256 state and one
+// buffer: a plugin's directory may hold thousands of small files, and a
+// fresh 32 KiB buffer for each was most of the memory a snapshot churned.
+type hasher struct {
+	h   hash.Hash
+	buf []byte
+}
+
+func newHasher() *hasher { return &hasher{h: sha256.New(), buf: make([]byte, 32<<10)} }
+
 // hashRegular returns the hex sha256 of the regular file at path, which
 // want (from Lstat, or Stat with follow) describes. It opens without
 // blocking and checks that what it opened is that same regular file, so a
 // file swapped for a FIFO in between is refused, not waited on. A version
 // sums knows is not read again; one it reads, sums keeps.
-func hashRegular(path string, want fs.FileInfo, follow bool, sums *Sums) (string, error) {
+func (hr *hasher) hashRegular(path string, want fs.FileInfo, follow bool, sums *Sums) (string, error) {
 	if want.Size() > MaxFileSize {
 		return "", tooLarge(path, want.Size())
 	}
@@ -482,10 +493,11 @@ func hashRegular(path string, want fs.FileInfo, follow bool, sums *Sums) (string
 	if fi.Size() > MaxFileSize {
 		return "", tooLarge(path, fi.Size())
 	}
-	h := sha256.New()
+	h := hr.h
+	h.Reset()
 	// The file may grow while it is read: read one byte past the cap to
 	// notice.
-	n, err := io.Copy(h, io.LimitReader(f, MaxFileSize+1))
+	n, err := io.CopyBuffer(h, io.LimitReader(f, MaxFileSize+1), hr.buf)
 	if err != nil {
 		return "", fmt.Errorf("cannot read %s: %w", path, bareErr(err))
 	}

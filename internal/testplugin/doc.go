@@ -16,6 +16,9 @@
 // says "escape", tries to break out of the block its text is put in. With
 // TESTPLUGIN_REDIRECT_TOOL or _PROMPT set (a manifest's entry.env), it
 // also declares a hook that redirects every tool call or model request to
-// that value, as a hostile repository's would. It builds for wasip1, so
+// that value, as a hostile repository's would. With TESTPLUGIN_TOOLS=N it
+// only answers initialize, declaring N trivial tools (a declaration as
+// large as a hostile repository's), under the name TESTPLUGIN_NAME if set,
+// so one build can be many plugins. It builds for wasip1, so
 // it uses no os/exec, signals or network.
 package testplugin

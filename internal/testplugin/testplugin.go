@@ -1,16 +1,20 @@
 package testplugin
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 
 	"github.com/bingo/bingo-plugin-rpc/pluginkit"
+	"github.com/bingo/bingo-plugin-rpc/protocol"
 )
 
 // Name and Version are what the plugin says it is in the handshake.
@@ -34,6 +38,9 @@ func (e *ExitError) ExitCode() int { return e.Code }
 // as a process exiting 0 would report). It has the shape of transport/mem's
 // Main.
 func Serve(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+	if n, _ := strconv.Atoi(os.Getenv("TESTPLUGIN_TOOLS")); n > 0 {
+		return declareMany(stdin, stdout, n)
+	}
 	out := NewLockedWriter(stdout)
 	in, v := newValve(stdin, ctx.Done())
 	err := newPlugin(out, stderr, v).Serve(ctx, in, out)
@@ -112,4 +119,37 @@ func withID(line []byte, id string) []byte {
 	m["id"] = json.RawMessage(id)
 	b, _ := json.Marshal(m)
 	return append(b, '\n')
+}
+
+// declareMany answers initialize with a declaration of n trivial tools
+// (m0, m1, …), as large as a hostile repository's, then reads stdin to its
+// end answering nothing. It writes the answer by hand, as it goes:
+// encoding hundreds of thousands of tools through the kit takes a wasm
+// guest longer than a handshake's deadline, and a hostile plugin would not
+// hold its declaration either.
+func declareMany(stdin io.Reader, stdout io.Writer, n int) error {
+	br := bufio.NewReader(stdin)
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		return err
+	}
+	var req struct{ ID json.RawMessage }
+	if err := json.Unmarshal(line, &req); err != nil {
+		return err
+	}
+	name := cmp.Or(os.Getenv("TESTPLUGIN_NAME"), Name)
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocol":%d,"name":%q,"version":%q,"tools":[`, req.ID, protocol.Version, name, Version)
+	for i := range n {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		fmt.Fprintf(w, `{"name":"m%d","description":"","inputSchema":{"type":"object"}}`, i)
+	}
+	w.WriteString("]}}\n")
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, br)
+	return err
 }
