@@ -206,6 +206,46 @@ func TestCompileChildCompilesOnce(t *testing.T) {
 	}
 }
 
+// TestCompileChildrenOneAtATime: a Host runs one compile child at a
+// time, however many modules it compiles at once, so that their memory
+// bounds never add up. The children here are a script that notes when it
+// finds another running.
+func TestCompileChildrenOneAtATime(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the stand-in child is a shell script")
+	}
+	tmp := t.TempDir()
+	child := filepath.Join(tmp, "child")
+	script := "#!/bin/sh\nmkdir " + tmp + "/running || touch " + tmp + "/overlap\nsleep 0.3\nrmdir " + tmp + "/running\nexit 1\n"
+	if err := os.WriteFile(child, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHost(context.Background(), HostConfig{CacheDir: t.TempDir(), Compiler: child})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	errs := make(chan error, 3)
+	for i := range 3 {
+		path := writeModule(t, "m.wasm", command([]byte{0}, [][]byte{fnBody(vec(), 0x41, byte(i), 0x10, 0)}))
+		go func() {
+			_, err := h.Transport(Config{Path: path, Name: "m"}).Start(context.Background())
+			errs <- err
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err == nil {
+			t.Fatal("a module started though its compile child failed")
+		}
+	}
+	if n := h.children.Load(); n != 3 {
+		t.Fatalf("%d compile children, want 3", n)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "overlap")); err == nil {
+		t.Fatal("two compile children ran at once")
+	}
+}
+
 // cachedHost is a Host on the cache directory dir, closed at the end of
 // the test.
 func cachedHost(t *testing.T, dir string) *Host {

@@ -163,7 +163,8 @@
 //     that is fine can take many times its CPU time to compile, so the
 //     wall time is bounded only at CompileWall, by default five times
 //     CompileTime. Elsewhere the child is killed at CompileTime (or
-//     CompileWall) of wall time. Only a Host with a
+//     CompileWall) of wall time. A Host runs one child at a time: each
+//     uses every core, and their memory would add up. Only a Host with a
 //     CacheDir has a child: without one the compiled code could not come
 //     back, and the cheap caps alone apply.
 //

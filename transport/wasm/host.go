@@ -49,10 +49,13 @@ var ErrHostClosed = errors.New("wasm host closed")
 // modules compiled in it and every instance started from it. Transports
 // made by one Host share all of those. A Host is safe for concurrent use.
 type Host struct {
-	rt        wazero.Runtime
-	cache     wazero.CompilationCache
-	cacheDir  string // HostConfig.CacheDir
-	compiler  string // the compile child's program; "" compiles in this process
+	rt       wazero.Runtime
+	cache    wazero.CompilationCache
+	cacheDir string // HostConfig.CacheDir
+	compiler string // the compile child's program; "" compiles in this process
+	// childSlot holds the one compile child that runs at a time: each
+	// uses every core, and their memory bounds would add up.
+	childSlot chan struct{}
 	meterDir  string // where metered modules are kept by content; "" keeps none
 	sumsDir   string // where module files' sums are kept (sums.go); "" keeps none
 	unmetered bool   // HostConfig.TerminationChecks
@@ -151,6 +154,7 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 	return &Host{
 		cacheDir:  cfg.CacheDir,
 		compiler:  compiler,
+		childSlot: make(chan struct{}, 1),
 		unmetered: cfg.TerminationChecks,
 		meterDir:  meterDir,
 		sumsDir:   sumsDir,
