@@ -62,12 +62,11 @@
 //     plugin stopped it) is SIGKILLed with its group.
 //
 // So Kill may block for up to 2×StopGrace (default 2 s each), 3× for a
-// plugin that stops its own shepherd. It unblocks
-// Read and Write at step 1 (they return ErrKilled), without closing stdout:
-// a child that writes while shutting down must not die of SIGPIPE. (That
-// is a read deadline in the past; the conn's SetReadDeadline, with which
-// the bridge interrupts a read to hand the reading to a waiting caller,
-// never lifts it.) This is
+// plugin that stops its own shepherd. It unblocks Read and Write at step 1
+// (they return ErrKilled), without closing stdout: a child that writes
+// while shutting down must not die of SIGPIPE. (That is a read deadline in
+// the past; the conn's SetReadDeadline, with which the bridge interrupts a
+// read to hand the reading to a waiting caller, never lifts it.) This is
 // the sequence of the MCP Go SDK's command transport and hashicorp's
 // go-plugin, with StopGrace shortened by tests. A host that must quit
 // sooner (the person pressed Ctrl-C twice, or bingo got SIGTERM or SIGHUP)
