@@ -197,12 +197,12 @@ func TestDeclarationBudget(t *testing.T) {
 		n      int
 		ok     bool
 	}{{"a", 60, true}, {"b", 50, false}, {"a", 30, true}, {"b", 50, true}, {"c", 21, false}, {"c", 20, true}} {
-		if err := b.take(step.plugin, step.n); (err == nil) != step.ok {
+		if err := b.Take(step.plugin, step.n); (err == nil) != step.ok {
 			t.Fatalf("%s %d: %v", step.plugin, step.n, err)
 		}
 	}
 	var nobody *DeclarationBudget
-	if err := nobody.take("a", 1<<30); err != nil {
+	if err := nobody.Take("a", 1<<30); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -39,9 +39,9 @@ func NewDeclarationBudget(limit int, what string) *DeclarationBudget {
 	return &DeclarationBudget{limit: limit, what: what, used: map[string]int{}}
 }
 
-// take records that plugin's declaration is now n bytes, or says why it
+// Take records that plugin's declaration is now n bytes, or says why it
 // may not be. A nil budget takes anything.
-func (b *DeclarationBudget) take(plugin string, n int) error {
+func (b *DeclarationBudget) Take(plugin string, n int) error {
 	if b == nil {
 		return nil
 	}

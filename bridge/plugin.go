@@ -174,7 +174,7 @@ func (p *Plugin) tellRefused(refused []string, raise func(Notice)) {
 // any number of times, so its notices are the plugin's own, through the
 // notice limiter, and the host hears only of a change.
 func (p *Plugin) declareAgain(raw json.RawMessage) {
-	err := p.opts.Budget.take(p.opts.Name, len(raw))
+	err := p.opts.Budget.Take(p.opts.Name, len(raw))
 	var decl protocol.InitializeResult
 	var refused []string
 	if err == nil {
@@ -327,7 +327,7 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 	case err != nil:
 		err = fmt.Errorf("initialize failed: %w", err)
 	default:
-		if err = p.opts.Budget.take(p.opts.Name, len(answer)); err == nil {
+		if err = p.opts.Budget.Take(p.opts.Name, len(answer)); err == nil {
 			decl, refused, err = readDeclaration(p.opts.Name, answer)
 		}
 	}
