@@ -151,8 +151,10 @@
 //     a loop counting four, for the if and call its check adds). The
 //     meter also refuses a module it would more than double (plus a
 //     KiB): a loop every few bytes, each given a check of nineteen.
-//   - A module the Host has not compiled before (no metered module kept
-//     for it) is compiled first in a compile child: the program
+//   - A module that this build of the host has not compiled before (no
+//     mark for it in compiled-v1/ under the cache directory, in the
+//     build's own directory, as wazero keeps its code by its version) is
+//     compiled first in a compile child: the program
 //     HostConfig.Compiler, by default this executable, run with
 //     CompileChildArg (CompileChild is its main). It writes the compiled
 //     code to the disk cache; the Host then compiles the same module,
