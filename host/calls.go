@@ -274,12 +274,12 @@ func (h *Host) unredirected(at sdk.HookPoint, e HookEntry, d sdk.HookDecision) s
 	return sdk.HookDecision{Outcome: sdk.HookAsk, Reason: fmt.Sprintf("it would run the call with the input %s instead (not applied: its project is not trusted)", proposed)}
 }
 
-// observedBy is what an observer of owner is told at at: everything, but
-// for a plugin of a project the person has not trusted, which hears only
-// its own tools' outputs and the end of a turn without the model's words.
-// It needs no more to watch what it contributes, and what the person's
-// tools answered is the person's business, not a repository's.
-// full is payload as everyone else is told it.
+// observedBy is what an observer owned by owner is told of payload, and
+// whether it is told at all; full is payload as every other observer is
+// told it. A plugin of a project the person has not trusted hears only its
+// own tools' outputs and the end of a turn without the model's words: it
+// needs no more to watch what it contributes, and what the person's tools
+// answered is the person's business, not a repository's.
 func (h *Host) observedBy(owner string, payload any, full json.RawMessage) (json.RawMessage, bool) {
 	if !h.trust.untrustedOwner(owner) {
 		return full, true

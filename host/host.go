@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -243,11 +245,25 @@ const MaxProjectDeclarations = 4 << 20
 func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	l := &loaded{m: m}
 	trusted := h.trust.trusted(m)
-	if !trusted && m.Entry.Transport() == manifest.TransportExec {
-		// A repository's process runs with the person's rights: not
-		// before the person trusts it. Its log is not even opened.
+	if !trusted && m.Entry.Transport() != manifest.TransportWasm {
+		// A repository's process runs with the person's rights, and its
+		// remote server is reached from the person's machine: not before
+		// the person trusts it. Its log is not even opened.
 		l.err = errUntrusted
 		return l
+	}
+	if trusted && m.Entry.Protocol == manifest.ProtocolMCP {
+		// ${VAR} in an MCP server's entry is the person's environment,
+		// read only into what the person trusts (manifest.Entry.Expand).
+		e, err := m.Entry.Expand(h.lookupEnv)
+		if err != nil {
+			l.err = err
+			h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: " + err.Error()})
+			return l
+		}
+		expanded := *m
+		expanded.Entry = e
+		m = &expanded
 	}
 	log := NewLog(h.logPath(m), DefaultLogCap, func(err error) {
 		h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: fmt.Sprintf("its log cannot be written (%v); what it says there is lost", err)})
@@ -316,6 +332,10 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow, SlowCompileAfter: h.cfg.SlowCompileAfter,
 			Bounds: bounds,
 		})
+	case manifest.TransportHTTP:
+		l.err = errors.New("not loaded: remote MCP servers are not supported by this build")
+		h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: l.err.Error()})
+		return l
 	default:
 		env := h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)
 		if m.Entry.Protocol == manifest.ProtocolMCP {
@@ -370,6 +390,17 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	}
 	l.plugin = bridge.New(opts)
 	return l
+}
+
+// lookupEnv looks a variable up in the person's environment, as the run
+// was given it.
+func (h *Host) lookupEnv(name string) (string, bool) {
+	for _, kv := range slices.Backward(h.cfg.Environ) {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // sandboxCwd is the working directory as wasm plugins see it: "" (none)

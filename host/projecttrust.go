@@ -201,11 +201,12 @@ func (t *projectTrust) hasUntrustedExec(project []*manifest.Manifest) bool {
 	return len(t.untrustedExec(project)) > 0
 }
 
-// untrustedExec names the project's exec plugins that may not start.
+// untrustedExec names the project's plugins that may not start: its
+// processes and its remote servers (a wasm module runs sandboxed).
 func (t *projectTrust) untrustedExec(project []*manifest.Manifest) []string {
 	var names []string
 	for _, m := range project {
-		if m.Entry.Transport() == manifest.TransportExec && !t.plugins[m.Name] {
+		if m.Entry.Transport() != manifest.TransportWasm && !t.plugins[m.Name] {
 			names = append(names, m.Name)
 		}
 	}
@@ -213,13 +214,16 @@ func (t *projectTrust) untrustedExec(project []*manifest.Manifest) []string {
 }
 
 // question names what the repository would run, one line per plugin: its
-// command line as the manifest spells it, cut to maxShown characters (a
+// command line (a remote server's URL) as the manifest spells it, cut to maxShown characters (a
 // manifest may hold a megabyte of arguments).
 func (t *projectTrust) question(project []*manifest.Manifest) TrustQuestion {
 	q := TrustQuestion{Project: t.root}
 	for _, m := range project {
-		if m.Entry.Transport() == manifest.TransportExec && !t.plugins[m.Name] {
+		if m.Entry.Transport() != manifest.TransportWasm && !t.plugins[m.Name] {
 			line := strings.Join(append([]string{m.Entry.Command}, m.Entry.Args...), " ")
+			if m.Entry.URL != "" {
+				line = m.Entry.URL
+			}
 			if r := []rune(line); len(r) > maxShown {
 				line = string(r[:maxShown]) + "…"
 			}
@@ -345,7 +349,7 @@ func Trust(home, cwd string) (TrustReport, error) {
 	}
 	// A broken manifest runs nothing, so it is not trusted: once fixed, it
 	// is a new plugin, and trusted only when the person says so again.
-	found, problems := manifest.Discover([]manifest.Layer{{Name: manifest.LayerProject, Dir: filepath.Join(root, ".bingo", "plugins"), Most: manifest.MaxProjectPlugins}})
+	found, problems := manifest.Discover([]manifest.Layer{manifest.ProjectLayer(root)})
 	sc := scopeOf(root, cwd, nil)
 	now, errs := snapshot(sc, found, trust.NewSums())
 	rec, err := record(root, now, false)

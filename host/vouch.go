@@ -1,8 +1,6 @@
 package host
 
 import (
-	"path/filepath"
-
 	"github.com/bingo/bingo-plugin-rpc/host/trust"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 )
@@ -26,7 +24,7 @@ func UntrustedProject(home, cwd, dir string, environ []string) string {
 	if err != nil || !ok || rec.Declined {
 		return root
 	}
-	found, _ := manifest.Discover([]manifest.Layer{{Name: manifest.LayerProject, Dir: filepath.Join(root, ".bingo", "plugins"), Most: manifest.MaxProjectPlugins}})
+	found, _ := manifest.Discover([]manifest.Layer{manifest.ProjectLayer(root)})
 	now, problems := snapshot(scopeOf(root, cwd, environ), found, trust.NewSums())
 	if len(problems) > 0 || !sameAsRecord(rec, now, found) {
 		return root

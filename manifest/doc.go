@@ -1,7 +1,9 @@
 // Package manifest owns plugin.json: reading and validating one manifest,
 // expanding ${PLUGIN_ROOT}, the layers plugins are installed in, discovering
-// the plugins of every layer, and the environment an exec plugin runs with.
-// It starts nothing and speaks no wire; the bridge builds on what it returns.
+// the plugins of every layer, the environment an exec plugin runs with, and
+// the least time its start may need (Entry.StartAllowance: a package runner
+// may install it first). It starts nothing and speaks no wire; the bridge
+// builds on what it returns.
 //
 // # The manifest
 //
@@ -31,7 +33,9 @@
 //     non-empty and contain neither "=" nor NUL), and an optional protocol:
 //     "bingo" (the default; "" means the same) or "mcp", for a Model Context
 //     Protocol server on stdio, run by either transport and translated by
-//     package mcpbridge. Any other value is refused.
+//     package mcpbridge. Any other value is refused. Instead of command or
+//     wasm, an "mcp" entry may give url (http or https) and headers (an
+//     object of strings): a remote MCP server over Streamable HTTP.
 //   - config, if present, is a JSON object: a JSON Schema for the person's
 //     plugins.<name> settings slice. It is documentation only and is never
 //     used to validate anything.
@@ -80,4 +84,14 @@
 // [Problem]; the others still load, and a broken manifest in a higher layer
 // does not hide a valid one of the same name in a lower layer: the lower
 // one is used and the broken one is reported.
+//
+// # MCP configuration files
+//
+// The project layer also holds the servers of the project's .mcp.json
+// ([LoadMCPFile], [ParseMCPConfig]): each a manifest with protocol "mcp",
+// named by [PluginName], whose Server and Raw say which entry of the file
+// it is. Nothing in such an entry is expanded at load: ${VAR} and
+// ${VAR:-default} are the person's environment, which [Entry.Expand]
+// reads in only when the host starts a server the person trusts. A plugin
+// directory of the same layer keeps its name over a server's.
 package manifest

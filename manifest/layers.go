@@ -30,6 +30,15 @@ type Layer struct {
 	// read: the first Most by name. The rest are one Problem naming how
 	// many were left out, not a Problem each.
 	Most int
+	// MCPFile, if set, is an MCP configuration file whose servers are
+	// plugins of the layer too (LoadMCPFile): the project's .mcp.json.
+	MCPFile string
+}
+
+// ProjectLayer is the project layer of the project at root: the plugins
+// of root/.bingo/plugins and the servers of root/.mcp.json.
+func ProjectLayer(root string) Layer {
+	return Layer{Name: LayerProject, Dir: filepath.Join(root, ".bingo", "plugins"), Most: MaxProjectPlugins, MCPFile: filepath.Join(root, MCPFileName)}
 }
 
 // MaxProjectPlugins is the Most of a project's layer: a repository chooses
@@ -85,8 +94,9 @@ func ProjectRoot(cwd string) string {
 // precedence:
 //
 //   - {"user", home/.bingo/plugins}, unless home is "";
-//   - {"project", <project>/.bingo/plugins}, if cwd has a [ProjectRoot] and
-//     it is not home itself (then it would be the user layer twice);
+//   - [ProjectLayer] (<project>/.bingo/plugins and <project>/.mcp.json),
+//     if cwd has a [ProjectRoot] and it is not home itself (then it would
+//     be the user layer twice);
 //   - {"dir", d} for each extra dir in order, so a later --plugin-dir wins
 //     over an earlier one. A relative d is taken relative to cwd (the
 //     session's directory, not the process's); empty entries are ignored.
@@ -98,7 +108,7 @@ func Layers(home, cwd string, extraDirs []string) []Layer {
 		layers = append(layers, Layer{Name: LayerUser, Dir: filepath.Join(home, ".bingo", "plugins")})
 	}
 	if root := ProjectRoot(cwd); root != "" && (home == "" || !samePath(root, home)) {
-		layers = append(layers, Layer{Name: LayerProject, Dir: filepath.Join(root, ".bingo", "plugins"), Most: MaxProjectPlugins})
+		layers = append(layers, ProjectLayer(root))
 	}
 	for _, d := range extraDirs {
 		if d == "" {
@@ -160,6 +170,21 @@ func Discover(layers []Layer) (found []*Manifest, problems []Problem) {
 		for _, dir := range dirs {
 			cands = append(cands, candidate{dir: dir, layer: l.Name})
 		}
+		if l.MCPFile != "" {
+			servers, problems := LoadMCPFile(l.MCPFile, l.Name)
+			// Its servers count against the layer's cap with its
+			// directories: a repository's .mcp.json is as cheap to
+			// fill.
+			if room := max(l.Most-len(dirs), 0); l.Most > 0 && len(servers) > room {
+				problems = append(problems, Problem{File: l.MCPFile, Err: fmt.Errorf("holds %d servers, and at most %d plugins of a %s layer are loaded (its directories first): servers from %q on not loaded",
+					len(servers), l.Most, l.Name, servers[room].Server)})
+				servers = servers[:room]
+			}
+			cands = append(cands, candidate{problems: problems})
+			for _, m := range servers {
+				cands = append(cands, candidate{m: m, layer: l.Name})
+			}
+		}
 	}
 	// Loaded in parallel, folded in order below: with many plugins
 	// installed, reading and checking their manifests one after another
@@ -167,7 +192,7 @@ func Discover(layers []Layer) (found []*Manifest, problems []Problem) {
 	par.Each(len(cands), func(i int) {
 		c := &cands[i]
 		if c.dir == "" {
-			return
+			return // a layer's problems, or a server already read
 		}
 		c.m, c.err = Load(c.dir, c.layer)
 		// A directory without a plugin.json is no plugin directory, but a
@@ -185,7 +210,7 @@ func Discover(layers []Layer) (found []*Manifest, problems []Problem) {
 	byName := make(map[string]*Manifest)
 	for _, c := range cands {
 		problems = append(problems, c.problems...)
-		if c.dir == "" {
+		if c.dir == "" && c.m == nil {
 			continue
 		}
 		m, err := c.m, c.err
@@ -195,6 +220,11 @@ func Discover(layers []Layer) (found []*Manifest, problems []Problem) {
 				p = Problem{File: filepath.Join(c.dir, FileName), Err: err}
 			}
 			problems = append(problems, p)
+			continue
+		}
+		if prev := byName[m.Name]; prev != nil && prev.Layer == m.Layer && m.Server != "" {
+			// One layer holds one plugin of a name: its directory's.
+			problems = append(problems, Problem{File: m.File, Err: fmt.Errorf("server %q: its plugin name %s is the plugin %s's", m.Server, m.Name, prev.Root)})
 			continue
 		}
 		if prev := byName[m.Name]; prev != nil {

@@ -90,7 +90,7 @@ func TestLayers(t *testing.T) {
 	outside := mkdir(t, filepath.Join(tmp, "outside"))
 
 	user := manifest.Layer{Name: "user", Dir: filepath.Join(home, ".bingo", "plugins")}
-	project := manifest.Layer{Name: "project", Dir: filepath.Join(proj, ".bingo", "plugins"), Most: manifest.MaxProjectPlugins}
+	project := manifest.Layer{Name: "project", Dir: filepath.Join(proj, ".bingo", "plugins"), Most: manifest.MaxProjectPlugins, MCPFile: filepath.Join(proj, ".mcp.json")}
 
 	t.Run("user, project, then extra dirs in order", func(t *testing.T) {
 		got := manifest.Layers(home, cwd, []string{"/opt/a", "rel/b", "", "/opt/c/"})

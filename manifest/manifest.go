@@ -30,6 +30,7 @@ const RootVar = "${PLUGIN_ROOT}"
 const (
 	TransportExec = "exec"
 	TransportWasm = "wasm"
+	TransportHTTP = "http" // a remote MCP server over Streamable HTTP
 )
 
 // Manifest is one validated plugin.json.
@@ -41,6 +42,12 @@ type Manifest struct {
 	Root    string          // absolute directory the manifest was read from (= ${PLUGIN_ROOT})
 	File    string          // absolute path of plugin.json
 	Layer   string          // name of the layer it came from ("user", "project", "dir")
+	// Server is the server's name as an MCP configuration file (.mcp.json)
+	// spells it, for a plugin read from one ([LoadMCPFile]); "" for a
+	// plugin.json. Raw is then that server's entry as the file holds it,
+	// which is what trust pins of it.
+	Server string
+	Raw    json.RawMessage
 	// Shadows holds the valid manifests of the same name in lower layers
 	// that this one hides, highest layer first. [Discover] sets it; the
 	// host shows them, so a repository taking the name of one of the
@@ -54,12 +61,18 @@ const (
 	ProtocolMCP   = "mcp"   // a Model Context Protocol server on stdio (see package mcpbridge)
 )
 
-// Entry says how to run a plugin. Exactly one of Command and Wasm is set.
+// Entry says how to run a plugin. Exactly one of Command, Wasm and URL is
+// set.
 type Entry struct {
 	Command string            `json:"command,omitempty"` // exec transport: a bare name (PATH lookup) or an absolute path
 	Wasm    string            `json:"wasm,omitempty"`    // wasm transport: absolute path to a .wasm
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
+	// URL is a remote MCP server's Streamable HTTP endpoint (http
+	// transport, protocol "mcp" only); Headers are sent with each of its
+	// requests.
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
 	// Protocol is what the entry speaks on its stdio: [ProtocolBingo] or
 	// [ProtocolMCP]. Load sets it to ProtocolBingo when the manifest says
 	// nothing, so it is never empty in a loaded manifest.
@@ -67,10 +80,13 @@ type Entry struct {
 }
 
 // Transport returns the transport the entry selects: [TransportExec] when
-// Command is set, [TransportWasm] otherwise.
+// Command is set, [TransportHTTP] when URL is, [TransportWasm] otherwise.
 func (e Entry) Transport() string {
-	if e.Command != "" {
+	switch {
+	case e.Command != "":
 		return TransportExec
+	case e.URL != "":
+		return TransportHTTP
 	}
 	return TransportWasm
 }
@@ -132,7 +148,7 @@ func bareErr(err error) error {
 
 var (
 	topFields   = []string{"name", "version", "entry", "config"}
-	entryFields = []string{"command", "wasm", "args", "env", "protocol"}
+	entryFields = []string{"command", "wasm", "url", "args", "env", "headers", "protocol"}
 )
 
 // parse validates one manifest read from root (absolute) and expands it.
@@ -203,13 +219,20 @@ func parse(data []byte, root string) (*Manifest, error) {
 
 func parseEntry(entry map[string]json.RawMessage, root string) (Entry, error) {
 	var e Entry
+	var err error
 	_, hasCmd := entry["command"]
 	_, hasWasm := entry["wasm"]
+	_, hasURL := entry["url"]
 	switch {
+	case hasURL:
+		return parseRemote(entry)
 	case hasCmd && hasWasm:
 		return e, errors.New(`"entry" has both "command" and "wasm"; give exactly one ("command" runs a process, "wasm" runs a WASI module)`)
 	case !hasCmd && !hasWasm:
-		return e, errors.New(`"entry" needs one of "command" (runs a process) or "wasm" (runs a WASI module)`)
+		return e, errors.New(`"entry" needs one of "command" (runs a process), "wasm" (runs a WASI module) or "url" (a remote MCP server)`)
+	}
+	if _, ok := entry["headers"]; ok {
+		return e, errors.New(`"entry.headers" is for a remote MCP server's "url" only`)
 	}
 	expand := func(s string) string { return strings.ReplaceAll(s, RootVar, root) }
 
@@ -274,47 +297,95 @@ func parseEntry(entry map[string]json.RawMessage, root string) (Entry, error) {
 		}
 	}
 
-	e.Protocol = ProtocolBingo
-	if _, ok := entry["protocol"]; ok {
-		proto, err := requiredString(entry, "protocol", "entry.")
-		if err != nil {
-			return e, err
-		}
-		switch proto {
-		case ProtocolBingo, ProtocolMCP:
-			e.Protocol = proto
-		case "":
-			// The same as leaving it out.
-		default:
-			return e, fmt.Errorf(`"entry.protocol" is %q; it must be "bingo" (the plugin wire, the default) or "mcp" (a Model Context Protocol server)`, proto)
-		}
+	if e.Protocol, err = entryProtocol(entry); err != nil {
+		return e, err
 	}
-
-	if raw, ok := entry["env"]; ok {
-		vars, names, err := object(raw, `"entry.env"`, "", nil)
-		if err != nil {
-			return e, err
-		}
-		e.Env = make(map[string]string, len(vars))
-		for _, name := range names { // in file order, so the first bad one is reported
-			v := vars[name]
-			if err := validVarName(name); err != nil {
-				return e, err
-			}
-			if k := protocol.KindOf(v); k != "a string" {
-				return e, fmt.Errorf(`"entry.env.%s" must be a string, found %s`, name, k)
-			}
-			var s string
-			if err := json.Unmarshal(v, &s); err != nil {
-				return e, fmt.Errorf(`"entry.env.%s": %w`, name, err)
-			}
-			if strings.ContainsRune(s, 0) {
-				return e, fmt.Errorf(`"entry.env.%s" contains a NUL character`, name)
-			}
-			e.Env[name] = expand(s)
-		}
+	if e.Env, err = stringMap(entry, "env", validVarName); err != nil {
+		return e, err
+	}
+	for k, v := range e.Env {
+		e.Env[k] = expand(v)
 	}
 	return e, nil
+}
+
+// entryProtocol is entry.protocol, [ProtocolBingo] if it is left out.
+func entryProtocol(entry map[string]json.RawMessage) (string, error) {
+	if _, ok := entry["protocol"]; !ok {
+		return ProtocolBingo, nil
+	}
+	proto, err := requiredString(entry, "protocol", "entry.")
+	if err != nil {
+		return "", err
+	}
+	switch proto {
+	case ProtocolBingo, ProtocolMCP:
+		return proto, nil
+	case "":
+		return ProtocolBingo, nil // the same as leaving it out
+	}
+	return "", fmt.Errorf(`"entry.protocol" is %q; it must be "bingo" (the plugin wire, the default) or "mcp" (a Model Context Protocol server)`, proto)
+}
+
+// parseRemote reads an entry naming a remote MCP server: url, headers and
+// protocol "mcp", nothing that runs.
+func parseRemote(entry map[string]json.RawMessage) (Entry, error) {
+	var e Entry
+	for _, k := range []string{"command", "wasm", "args", "env"} {
+		if _, ok := entry[k]; ok {
+			return e, fmt.Errorf(`"entry" has both "url" and %q; a remote server's entry has "url", "headers" and "protocol": "mcp"`, k)
+		}
+	}
+	var err error
+	if e.Protocol, err = entryProtocol(entry); err != nil {
+		return e, err
+	}
+	if e.Protocol != ProtocolMCP {
+		return e, errors.New(`"entry.url" names a remote MCP server, so "entry.protocol" must be "mcp"`)
+	}
+	if e.URL, err = requiredString(entry, "url", "entry."); err != nil {
+		return e, err
+	}
+	if err := checkURL(e.URL); err != nil {
+		return e, fmt.Errorf(`"entry.url": %w`, err)
+	}
+	if e.Headers, err = stringMap(entry, "headers", validHeaderName); err != nil {
+		return e, err
+	}
+	return e, nil
+}
+
+// stringMap reads entry[field], if present, as an object of strings whose
+// names pass valid; no value may hold a NUL.
+func stringMap(entry map[string]json.RawMessage, field string, valid func(string) error) (map[string]string, error) {
+	raw, ok := entry[field]
+	if !ok {
+		return nil, nil
+	}
+	what := `"entry.` + field + `"`
+	vars, names, err := object(raw, what, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(vars))
+	for _, name := range names { // in file order, so the first bad one is reported
+		v := vars[name]
+		if err := valid(name); err != nil {
+			return nil, err
+		}
+		if k := protocol.KindOf(v); k != "a string" {
+			return nil, fmt.Errorf(`"entry.%s.%s" must be a string, found %s`, field, name, k)
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, fmt.Errorf(`"entry.%s.%s": %w`, field, name, err)
+		}
+		if strings.ContainsRune(s, 0) {
+			return nil, fmt.Errorf(`"entry.%s.%s" contains a NUL character`, field, name)
+		}
+		out[name] = s
+	}
+	return out, nil
 }
 
 // besideManifest returns arg as an absolute path if it names an existing

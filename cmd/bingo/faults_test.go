@@ -123,13 +123,13 @@ func TestFaultMatrix(t *testing.T) {
 				if row.says != "" && !strings.Contains(r.stdout, row.says) {
 					t.Errorf("the model was not told %q:\n%s", row.says, r.stdout)
 				}
-				if n := strings.Count(r.stderr, "bingo: "); n > row.maxNotices {
+				if n := notices(r.stderr); n > row.maxNotices {
 					t.Errorf("%d notices, want at most %d:\n%s", n, row.maxNotices, r.stderr)
 				}
 				if r.maxRSSMiB > bound {
 					t.Errorf("bingo's peak RSS %d MiB is over the %d MiB bound", r.maxRSSMiB, bound)
 				}
-				t.Logf("peak RSS %d MiB, %d notices, %v", r.maxRSSMiB, strings.Count(r.stderr, "bingo: "), r.took)
+				t.Logf("peak RSS %d MiB, %d notices, %v", r.maxRSSMiB, notices(r.stderr), r.took)
 				noneLeft(t, home)
 			})
 		}
@@ -239,4 +239,11 @@ func processesNaming(s string) []int {
 		}
 	}
 	return pids
+}
+
+// notices counts bingo's notices on stderr: its lines saying "bingo: ",
+// but not the ones saying it still waits for a slow call or compilation,
+// which come or not with the machine's speed and report no fault.
+func notices(stderr string) int {
+	return strings.Count(stderr, "bingo: ") - strings.Count(stderr, "bingo: still waiting for ")
 }

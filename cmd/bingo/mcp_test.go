@@ -126,3 +126,11 @@ func TestMCPFaults(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/mcpfault", Setup: setupMCP(mcpBuild.exec, "wordcount-mcp"),
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){"status": status}})
 }
+
+// MCP servers configured as people already configure them: a project's
+// .mcp.json, bingo mcp add/list/remove/import, remote servers.
+func TestMCPConf(t *testing.T) {
+	buildMCP(t)
+	testscript.Run(t, testscript.Params{Dir: "testdata/mcpconf", Setup: setupMCP(mcpBuild.exec, "wordcount-mcp"),
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"status": status}})
+}

@@ -36,8 +36,8 @@ type screen struct {
 	err  error         // bingo's exit, once done
 }
 
-// startScreen runs bingo with args (or, with a shell line, sh -c line)
-// in dir, HOME=home, on a fresh pty.
+// startScreen runs argv (bingo's path and arguments, or a shell that runs
+// bingo) in dir, HOME=home, on a fresh pty whose session it leads.
 func startScreen(t *testing.T, home, dir string, argv ...string) *screen {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -315,6 +315,24 @@ func TestNoPromptFromTheBackground(t *testing.T) {
 				t.Fatalf("bingo asked, or did not say why it could not on the line of its refusal; the screen:\n%s", s.text())
 			}
 		})
+	}
+}
+
+// An exec plugin never holds bingo's terminal: its stdin, stdout and
+// stderr are pipes, and it runs in a process group of its own, never the
+// terminal's foreground one, so the person's keys (an answer, Ctrl-C) go
+// to bingo alone.
+func TestPluginsNeverGetTheTerminal(t *testing.T) {
+	home, dir := personal(t)
+	s := startScreen(t, home, dir, filepath.Join(binDir, "bingo"), "call", "--allow", "plugin__testplugin__terminal", "plugin__testplugin__terminal")
+	s.waitFor(0, "foreground: ", time.Minute)
+	if got := s.exit(time.Minute); got != 0 {
+		t.Fatalf("exit status %d; the screen:\n%s", got, s.text())
+	}
+	for _, want := range []string{"stdin: pipe:", "stdout: pipe:", "stderr: pipe:", "foreground: false"} {
+		if !strings.Contains(s.text(), want) {
+			t.Errorf("the plugin does not say %q; the screen:\n%s", want, s.text())
+		}
 	}
 }
 

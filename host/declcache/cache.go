@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/host/trust"
@@ -455,17 +454,7 @@ func digest(m *manifest.Manifest, snap trust.Plugin, s Start) string {
 // build may have made stricter than the one that kept the entry (a name
 // reserved since, say) within the same protocol version: each build keeps
 // its own entries, and a new one misses once for each plugin.
-var build = sync.OnceValue(func() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return "unknown"
-	}
-	fi, err := os.Stat(exe)
-	if err != nil {
-		return "unknown"
-	}
-	return fileversion.Of(fi).ID
-})
+var build = fileversion.Executable
 
 // volatile are the variables a shell sets on its own from one command to
 // the next.

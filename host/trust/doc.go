@@ -38,7 +38,11 @@
 // ([Scope]). What is recorded, every path spelled with its directories'
 // symlinks resolved:
 //
-//   - the plugin's directory, whole: every entry, recursively;
+//   - the plugin's directory, whole: every entry, recursively; or, for a
+//     server of the project's .mcp.json, which has no directory, that
+//     server's entry in the file (key "<file>#<server>", record "entry
+//     <hex sha256 of the entry, compacted with its keys sorted>"), so
+//     another server's entry changing leaves it trusted;
 //   - the files its entry names, as the process resolves them: entry.wasm;
 //     the file entry.command runs (package lookpath: a bare name searched
 //     in entry.env's PATH, else the PATH the process inherits); every

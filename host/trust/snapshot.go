@@ -44,12 +44,14 @@ var ErrTooLarge = errors.New("too large to pin")
 const digestMagic = "bingo-trust-v2"
 
 // The records of one file, as kept in [Plugin.Files]: "file <sha256 hex>",
-// "symlink <target>", "missing" or "other <type>".
+// "symlink <target>", "missing" or "other <type>"; and of one server's
+// entry in an MCP configuration file, "entry <sha256 hex>".
 const (
 	recFile    = "file "
 	recSymlink = "symlink "
 	recMissing = "missing"
 	recOther   = "other "
+	recEntry   = "entry " // an MCP configuration file's entry for a server: "entry <sha256 hex of it>"
 )
 
 // Plugin is what one project plugin would run, as of the Snapshot that
@@ -135,7 +137,17 @@ func snapshot(sc Scope, m *manifest.Manifest, sums *Sums) (Plugin, error) {
 	if p.plugin, err = RealRoot(m.Root); err != nil {
 		return Plugin{}, fmt.Errorf("trust: plugin %s: %w", m.Name, err)
 	}
-	if err := p.walk(p.plugin); err != nil {
+	if m.Server != "" {
+		// A server of an MCP configuration file has no directory of its
+		// own: it is pinned by its entry, so that another server's entry
+		// changing leaves it trusted.
+		file, err := filepath.EvalSymlinks(m.File)
+		if err != nil {
+			file = m.File
+		}
+		sum := sha256.Sum256(m.Raw)
+		p.files[p.key(file)+"#"+m.Server] = recEntry + hex.EncodeToString(sum[:])
+	} else if err := p.walk(p.plugin); err != nil {
 		return Plugin{}, fmt.Errorf("trust: plugin %s: %w", m.Name, err)
 	}
 	named, err := candidates(m, sc)
@@ -251,7 +263,7 @@ func (p *pinner) entry(path string) error {
 	switch {
 	case fi.Mode().IsRegular():
 		if p.bytes += fi.Size(); p.bytes > MaxPluginBytes {
-			return fmt.Errorf("more than %d bytes (256 MiB) to pin (the last %s); a plugin this large cannot be trusted: %w", MaxPluginBytes, path, ErrTooLarge)
+			return fmt.Errorf("more than %d bytes (256 MiB) to pin (reached at %s); a plugin this large cannot be trusted: %w", MaxPluginBytes, path, ErrTooLarge)
 		}
 		sum, err := p.hasher.hashRegular(path, fi, false, p.sums)
 		if err != nil {

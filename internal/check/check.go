@@ -222,6 +222,9 @@ func (c *checker) run(ctx context.Context) {
 		return
 	}
 	c.rep.Plugin, c.rep.Version, c.rep.Transport = m.Name, m.Version, m.Entry.Transport()
+	// Checked with the handshake the host gives it (a package runner may
+	// install it first).
+	c.dl.Initialize = max(c.dl.Initialize, m.Entry.StartAllowance())
 	proto := ""
 	if m.Entry.Protocol == manifest.ProtocolMCP {
 		proto = ", protocol mcp"

@@ -272,7 +272,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// elsewhere (a log would fill with every first start's line).
 	cfg.SlowCompile = r.slowCompile
 	if !r.liveProgress {
-		cfg.SlowCompileAfter = stillWaitingAfter
+		cfg.SlowCompileAfter = stillCompilingAfter
 	}
 	h, err := host.Open(ctx, cfg)
 	hc.set(h)

@@ -203,11 +203,13 @@ func (r *run) Progress(tool, tail string) {
 // A tool call working in silence must not look hung: on a terminal, one
 // that has shown nothing of its own for quietAfter gets a live line of its
 // elapsed time; elsewhere, one still running after stillWaitingAfter gets
-// one line saying bingo waits for it. The same holds for a wasm plugin's
-// first compilation.
+// one line saying bingo waits for it. A wasm plugin's first compilation
+// says so at once on a terminal, and elsewhere once it has taken
+// stillCompilingAfter (a large module's first compile takes seconds).
 const (
-	quietAfter        = 2 * time.Second
-	stillWaitingAfter = 5 * time.Second
+	quietAfter          = 2 * time.Second
+	stillWaitingAfter   = 5 * time.Second
+	stillCompilingAfter = 10 * time.Second
 )
 
 // Started implements host.CallWatcher.

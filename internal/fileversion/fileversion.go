@@ -3,6 +3,8 @@ package fileversion
 import (
 	"fmt"
 	"io/fs"
+	"os"
+	"sync"
 	"time"
 )
 
@@ -42,3 +44,18 @@ func Of(fi fs.FileInfo) Version { return of(fi) }
 func weak(fi fs.FileInfo) Version {
 	return Version{ID: fmt.Sprintf("%d:%d", fi.Size(), fi.ModTime().UnixNano()), Changed: fi.ModTime()}
 }
+
+// Executable is the version ID of the running program's file, read once a
+// process: what a cache that each build of bingo keeps apart is keyed
+// by. It is "unknown" when the file cannot be found.
+var Executable = sync.OnceValue(func() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "unknown"
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return "unknown"
+	}
+	return Of(fi).ID
+})

@@ -1,6 +1,7 @@
 package testplugin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -316,6 +317,26 @@ func (st *state) tools() []sdk.Tool {
 				}
 				slices.Sort(env)
 				return text(strings.Join(env, "\n")), nil
+			}),
+		newTool("terminal", "Answers what its stdin, stdout and stderr are, and whether its process group is its terminal's foreground one (as /proc shows them).", "",
+			func(context.Context, none, sdk.ToolCall, sdk.CallUI) (sdk.ToolOutput, error) {
+				var lines []string
+				for fd, name := range []string{"stdin", "stdout", "stderr"} {
+					target, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+					if err != nil {
+						target = "unknown"
+					}
+					lines = append(lines, name+": "+target)
+				}
+				// After the command's name in parentheses: state ppid pgrp
+				// session tty_nr tpgid.
+				stat, err := os.ReadFile("/proc/self/stat")
+				fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+				if err != nil || len(fields) < 6 {
+					return failed("no /proc/self/stat"), nil
+				}
+				lines = append(lines, fmt.Sprintf("foreground: %v", fields[2] == fields[5]))
+				return text(strings.Join(lines, "\n")), nil
 			}),
 	}
 }

@@ -52,7 +52,7 @@ func TestHandshakeDeclaresEverything(t *testing.T) {
 	for _, s := range d.Tools {
 		tools = append(tools, s.Name)
 	}
-	wantTools := []string{"echo", "slow", "hang", "spin", "exit", "garbage", "twice", "file", "big", "ask", "service", "notice", "stderr", "flood", "trusted", "table", "config", "env"}
+	wantTools := []string{"echo", "slow", "hang", "spin", "exit", "garbage", "twice", "file", "big", "ask", "service", "notice", "stderr", "flood", "trusted", "table", "config", "env", "terminal"}
 	if !reflect.DeepEqual(tools, wantTools) {
 		t.Errorf("tools = %v", tools)
 	}

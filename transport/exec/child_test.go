@@ -40,6 +40,8 @@ func TestMain(m *testing.M) {
 //	                   they can, stdio on /dev/null: in a new session, in a
 //	                   group of their own, and orphaned by a double fork;
 //	                   print "pid N" for each
+//	stop-parent        SIGSTOP our parent (the shepherd, if any)
+//	stop-parent-always the same, every millisecond from now on
 //	pwd                print the working directory and $BINGO_EXEC_TEST_VALUE
 //	exit3              exit with status 3 now
 //	exit               exit with status 0 now, without reading stdin
@@ -85,6 +87,18 @@ func child(modes string) int {
 			fmt.Fprintf(out, "pid %d\n", c.Process.Pid)
 		}
 		fmt.Fprintf(out, "pid %d\n", shellSleep("sleep 1000 </dev/null >/dev/null 2>&1 & echo $!"))
+	}
+	if has["stop-parent"] {
+		_ = syscall.Kill(os.Getppid(), syscall.SIGSTOP)
+	}
+	if has["stop-parent-always"] {
+		parent := os.Getppid()
+		_ = syscall.Kill(parent, syscall.SIGSTOP)
+		go func() {
+			for range time.Tick(time.Millisecond) {
+				_ = syscall.Kill(parent, syscall.SIGSTOP)
+			}
+		}()
 	}
 	if has["pwd"] {
 		wd, _ := os.Getwd()

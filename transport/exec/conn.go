@@ -186,6 +186,8 @@ func (c *conn) waitExited(d time.Duration) bool {
 func (c *conn) signal(sig syscall.Signal) error {
 	if sig == syscall.SIGKILL && c.lifeline != nil {
 		c.cutLifeline()
+		// A shepherd the plugin stopped would never act on it.
+		_ = c.cmd.Process.Signal(syscall.SIGCONT)
 		return nil
 	}
 	return c.signalGroup(sig)

@@ -209,3 +209,41 @@ func BenchmarkShepherdStart(b *testing.B) {
 		})
 	}
 }
+
+// A plugin can stop its own shepherd (it runs as the same person): the
+// end of the lifeline comes with a SIGCONT, and should the plugin keep
+// stopping it, Kill still returns, the shepherd killed with its group.
+func TestAStoppedShepherdStillEnds(t *testing.T) {
+	needShepherd(t)
+	for _, tc := range []struct {
+		modes string
+		end   func(*Transport, *conn)
+	}{
+		{"stop-parent", func(tr *Transport, _ *conn) { tr.Signal(syscall.SIGKILL) }},
+		{"stop-parent-always", func(_ *Transport, c *conn) { _ = c.Kill() }},
+	} {
+		t.Run(tc.modes, func(t *testing.T) {
+			tr := New(config(t, tc.modes+",ready,ignore-term,ignore-eof"))
+			tc2, err := tr.Start(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := tc2.(*conn)
+			t.Cleanup(func() { _ = syscall.Kill(-c.pgid, syscall.SIGKILL); _ = c.Wait() })
+			if got := readLine(t, bufio.NewReader(c)); got != "ready" {
+				t.Fatalf("got %q", got)
+			}
+			ended := make(chan struct{})
+			go func() { tc.end(tr, c); _ = c.Wait(); close(ended) }()
+			select {
+			case <-ended:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the instance did not end")
+			}
+			var ee *osexec.ExitError
+			if err := c.Wait(); !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Fatalf("Wait = %v, want killed by SIGKILL", err)
+			}
+		})
+	}
+}

@@ -186,11 +186,18 @@ func TestBoundsStopTheCompileChild(t *testing.T) {
 // TestCompileChildCompilesOnce: a module a Host has not compiled before
 // is compiled in a compile child, and the Host loads what it kept; a
 // later Host on the same cache finds the module compiled and starts no
-// child.
+// child. Another build of the host (whose marks are elsewhere: its wazero
+// may keep its code elsewhere too) compiles it in a child again, though
+// it finds the metered module kept.
 func TestCompileChildCompilesOnce(t *testing.T) {
 	dir := t.TempDir()
 	path := writeModule(t, "m.wasm", command([]byte{0}, [][]byte{fnBody(vec(), 0x41, 7, 0x10, 0)}))
-	for i, want := range []int32{1, 0} {
+	for i, want := range []int32{1, 0, 1} {
+		if i == 2 {
+			if err := os.RemoveAll(filepath.Join(dir, compiledVersion)); err != nil {
+				t.Fatal(err)
+			}
+		}
 		h := cachedHost(t, dir)
 		p := startProbe(t, h, Config{Path: path, Name: "m"})
 		if err := waitWithin(t, p.conn, 10*time.Second); err == nil || !strings.Contains(err.Error(), "exit code 7") {
@@ -203,6 +210,46 @@ func TestCompileChildCompilesOnce(t *testing.T) {
 	entries, _ := filepath.Glob(filepath.Join(dir, "wazero-*", "*"))
 	if len(entries) == 0 {
 		t.Fatal("the compile child kept nothing in wazero's cache")
+	}
+}
+
+// TestCompileChildrenOneAtATime: a Host runs one compile child at a
+// time, however many modules it compiles at once, so that their memory
+// bounds never add up. The children here are a script that notes when it
+// finds another running.
+func TestCompileChildrenOneAtATime(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the stand-in child is a shell script")
+	}
+	tmp := t.TempDir()
+	child := filepath.Join(tmp, "child")
+	script := "#!/bin/sh\nmkdir " + tmp + "/running || touch " + tmp + "/overlap\nsleep 0.3\nrmdir " + tmp + "/running\nexit 1\n"
+	if err := os.WriteFile(child, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHost(context.Background(), HostConfig{CacheDir: t.TempDir(), Compiler: child})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+	errs := make(chan error, 3)
+	for i := range 3 {
+		path := writeModule(t, "m.wasm", command([]byte{0}, [][]byte{fnBody(vec(), 0x41, byte(i), 0x10, 0)}))
+		go func() {
+			_, err := h.Transport(Config{Path: path, Name: "m"}).Start(context.Background())
+			errs <- err
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err == nil {
+			t.Fatal("a module started though its compile child failed")
+		}
+	}
+	if n := h.children.Load(); n != 3 {
+		t.Fatalf("%d compile children, want 3", n)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "overlap")); err == nil {
+		t.Fatal("two compile children ran at once")
 	}
 }
 

@@ -77,7 +77,9 @@ func CompileChild(args []string, stdin io.Reader, stderr io.Writer) int {
 // wazero keeps its code in the disk cache; the Host's own CompileModule
 // then loads it. CompileModule cannot be interrupted, and no size checked
 // up front bounds its cost: only a process can be stopped whatever it is
-// doing.
+// doing. One child runs at a time in a Host (childSlot): a child uses
+// every core, so children side by side would finish no sooner, and their
+// memory would add up.
 //
 // On Linux the child's CPU time and resident memory are read every
 // rssPoll, and it is killed when either passes its bound: a module that
@@ -89,6 +91,12 @@ func CompileChild(args []string, stdin io.Reader, stderr io.Writer) int {
 // Elsewhere only the wall time is bounded, at CompileTime unless
 // CompileWall says otherwise, and nothing is remembered.
 func (h *Host) compileInChild(ctx context.Context, key [32]byte, bin []byte, b Bounds) error {
+	select {
+	case h.childSlot <- struct{}{}:
+		defer func() { <-h.childSlot }()
+	case <-ctx.Done():
+		return ErrHostClosed
+	}
 	cmd := exec.Command(h.compiler, CompileChildArg, h.cacheDir, strconv.Itoa(b.CompileMemoryMiB))
 	cmd.Stdin = bytes.NewReader(bin)
 	var stderr bytes.Buffer // its first lines: a refusal, or a crash

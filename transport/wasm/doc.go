@@ -151,8 +151,10 @@
 //     a loop counting four, for the if and call its check adds). The
 //     meter also refuses a module it would more than double (plus a
 //     KiB): a loop every few bytes, each given a check of nineteen.
-//   - A module the Host has not compiled before (no metered module kept
-//     for it) is compiled first in a compile child: the program
+//   - A module that this build of the host has not compiled before (no
+//     mark for it in compiled-v1/ under the cache directory, in the
+//     build's own directory, as wazero keeps its code by its version) is
+//     compiled first in a compile child: the program
 //     HostConfig.Compiler, by default this executable, run with
 //     CompileChildArg (CompileChild is its main). It writes the compiled
 //     code to the disk cache; the Host then compiles the same module,
@@ -163,7 +165,8 @@
 //     that is fine can take many times its CPU time to compile, so the
 //     wall time is bounded only at CompileWall, by default five times
 //     CompileTime. Elsewhere the child is killed at CompileTime (or
-//     CompileWall) of wall time. Only a Host with a
+//     CompileWall) of wall time. A Host runs one child at a time: each
+//     uses every core, and their memory would add up. Only a Host with a
 //     CacheDir has a child: without one the compiled code could not come
 //     back, and the cheap caps alone apply.
 //

@@ -3,6 +3,7 @@ package wasm
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -49,10 +50,17 @@ var ErrHostClosed = errors.New("wasm host closed")
 // modules compiled in it and every instance started from it. Transports
 // made by one Host share all of those. A Host is safe for concurrent use.
 type Host struct {
-	rt        wazero.Runtime
-	cache     wazero.CompilationCache
-	cacheDir  string // HostConfig.CacheDir
-	compiler  string // the compile child's program; "" compiles in this process
+	rt       wazero.Runtime
+	cache    wazero.CompilationCache
+	cacheDir string // HostConfig.CacheDir
+	// compiledDir marks each module content this build of the host has
+	// compiled, so that it need not be compiled in a child again: its
+	// code is in wazero's disk cache. "" with no child.
+	compiledDir string
+	compiler    string // the compile child's program; "" compiles in this process
+	// childSlot holds the one compile child that runs at a time: each
+	// uses every core, and their memory bounds would add up.
+	childSlot chan struct{}
 	meterDir  string // where metered modules are kept by content; "" keeps none
 	sumsDir   string // where module files' sums are kept (sums.go); "" keeps none
 	unmetered bool   // HostConfig.TerminationChecks
@@ -149,19 +157,21 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		}
 	}
 	return &Host{
-		cacheDir:  cfg.CacheDir,
-		compiler:  compiler,
-		unmetered: cfg.TerminationChecks,
-		meterDir:  meterDir,
-		sumsDir:   sumsDir,
-		now:       time.Now,
-		rt:        rt,
-		cache:     cache,
-		life:      life,
-		endLife:   endLife,
-		files:     map[string]*file{},
-		modules:   map[[32]byte]*module{},
-		live:      map[*conn]struct{}{},
+		cacheDir:    cfg.CacheDir,
+		compiledDir: compiledDir(cfg.CacheDir, compiler),
+		compiler:    compiler,
+		childSlot:   make(chan struct{}, 1),
+		unmetered:   cfg.TerminationChecks,
+		meterDir:    meterDir,
+		sumsDir:     sumsDir,
+		now:         time.Now,
+		rt:          rt,
+		cache:       cache,
+		life:        life,
+		endLife:     endLife,
+		files:       map[string]*file{},
+		modules:     map[[32]byte]*module{},
+		live:        map[*conn]struct{}{},
 	}, nil
 }
 
@@ -395,11 +405,11 @@ func (h *Host) join(f *file, fi fs.FileInfo, key [32]byte, bin []byte, kept bool
 
 // compile compiles one content, once, from bin: the module as read, which
 // it meters first, or with metered its metered form, kept from an earlier
-// Host. A metered module is kept only once wazero has compiled it, so a
-// kept one was compiled before: its code is in the disk cache, and
-// loading it costs about what reading it does. Any other is compiled
-// first in a compile child under b (compileInChild), unless it is
-// remembered as over b already. A compilation that fails is forgotten by
+// Host. One that this build of the host compiled before (compiledBefore)
+// has its code in wazero's disk cache, and loading it costs about what
+// reading it does. Any other is compiled first in a compile child under b
+// (compileInChild), unless it is remembered as over b already: a kept
+// metered module too, as the wazero that compiled it may not be this one. A compilation that fails is forgotten by
 // content (the file version that failed keeps its error), so that a new
 // version of the file, or another plugin with the same bytes found later,
 // tries again: the failure may have been the disk cache's, or a bound
@@ -420,7 +430,7 @@ func (h *Host) compile(key [32]byte, m *module, bin []byte, metered bool, b Boun
 			bin, kept, m.err = h.metered(key, bin, b.funcCaps())
 		}
 	}
-	if m.err == nil && !kept && h.compiler != "" {
+	if m.err == nil && h.compiler != "" && !h.compiledBefore(key) {
 		m.err = h.compileInChild(h.life, key, bin, b)
 	}
 	if m.err == nil {
@@ -431,6 +441,7 @@ func (h *Host) compile(key [32]byte, m *module, bin []byte, metered bool, b Boun
 		if !kept && !h.unmetered {
 			h.keepMetered(key, bin)
 		}
+		h.markCompiled(key)
 		return
 	case h.life.Err() != nil:
 		m.err = ErrHostClosed
@@ -444,6 +455,39 @@ func (h *Host) compile(key [32]byte, m *module, bin []byte, metered bool, b Boun
 		delete(h.modules, key)
 	}
 	h.mu.Unlock()
+}
+
+// compiledDir is where a Host with a compile child marks what it
+// compiled: under the cache directory, by the running build, as wazero's
+// own cache is by its version.
+func compiledDir(cacheDir, compiler string) string {
+	if compiler == "" {
+		return ""
+	}
+	build := sha256.Sum256([]byte(fileversion.Executable()))
+	return filepath.Join(cacheDir, compiledVersion, hex.EncodeToString(build[:8]))
+}
+
+// compiledVersion names the directory of the marks.
+const compiledVersion = "compiled-v1"
+
+// compiledBefore reports whether this build of the host compiled the
+// module whose original's sha256 is key, so that its code is in the disk
+// cache.
+func (h *Host) compiledBefore(key [32]byte) bool {
+	if h.compiledDir == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(h.compiledDir, hex.EncodeToString(key[:])))
+	return err == nil
+}
+
+// markCompiled marks the module whose original's sha256 is key as
+// compiled by this build: an empty file.
+func (h *Host) markCompiled(key [32]byte) {
+	if h.compiledDir != "" {
+		keepWhole(filepath.Join(h.compiledDir, hex.EncodeToString(key[:])), nil)
+	}
 }
 
 // track records a live instance; it refuses once the Host is closed.
