@@ -107,4 +107,14 @@ func TestHidingFSHidesWhatItHides(t *testing.T) {
 	if e := h.Mkdir("home/new", 0o755); e != 0 {
 		t.Errorf("mkdir beside it: %v", e)
 	}
+	// A child renamed is looked up afresh: its old name is gone.
+	if e := h.Rename("home/work", "home/w2"); e != 0 {
+		t.Errorf("rename a child: %v", e)
+	}
+	if _, e := h.Stat("home/work/n.txt"); e == 0 {
+		t.Errorf("home/work/n.txt still there after home/work was renamed")
+	}
+	if _, e := h.Stat("home/w2/n.txt"); e != 0 {
+		t.Errorf("home/w2/n.txt: %v", e)
+	}
 }
