@@ -146,6 +146,17 @@ func (h *hidingFS) child(dir string) (*rootFS, experimentalsys.Errno) {
 	return c, 0
 }
 
+// forget drops the root of the child at dir, which a change of that entry
+// (a rename, a removal) has made stale: the next use opens it afresh.
+func (h *hidingFS) forget(dir string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c, ok := h.children[dir]; ok {
+		_ = c.root.Close()
+		delete(h.children, dir)
+	}
+}
+
 // Close closes the children's roots (the base is closed by its owner).
 func (h *hidingFS) Close() error {
 	h.mu.Lock()
@@ -305,6 +316,9 @@ func (h *hidingFS) changes(p string, follows bool, op func(fs *rootFS, p string)
 				return e
 			}
 		}
+		if pl.kind == entry {
+			defer h.forget(p)
+		}
 		return op(fs, p)
 	})
 }
@@ -355,6 +369,8 @@ func (h *hidingFS) pair(from, to string, op func(fs *rootFS, from, to string) ex
 		if path.Dir(a.whole) != path.Dir(b.whole) {
 			return experimentalsys.ENOTSUP
 		}
+		defer h.forget(a.whole)
+		defer h.forget(b.whole)
 		return op(h.base, a.whole, b.whole)
 	case a.kind == inChild && b.kind == inChild && a.dir == b.dir:
 		c, e := h.child(a.dir)
