@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -256,7 +254,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	if trusted && m.Entry.Protocol == manifest.ProtocolMCP {
 		// ${VAR} in an MCP server's entry is the person's environment,
 		// read only into what the person trusts (manifest.Entry.Expand).
-		e, err := m.Entry.Expand(h.lookupEnv)
+		e, err := m.Entry.Expand(manifest.LookupIn(h.cfg.Environ))
 		if err != nil {
 			l.err = err
 			h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: " + err.Error()})
@@ -389,17 +387,6 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	}
 	l.plugin = bridge.New(opts)
 	return l
-}
-
-// lookupEnv looks a variable up in the person's environment, as the run
-// was given it.
-func (h *Host) lookupEnv(name string) (string, bool) {
-	for _, kv := range slices.Backward(h.cfg.Environ) {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 // sandboxCwd is the working directory as wasm plugins see it: "" (none)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -138,4 +139,17 @@ func validHeaderName(name string) error {
 		}
 	}
 	return nil
+}
+
+// LookupIn looks a variable up in environ ("NAME=value" entries, as
+// os.Environ returns them; a later entry wins), for [Entry.Expand].
+func LookupIn(environ []string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		for _, kv := range slices.Backward(environ) {
+			if k, v, ok := strings.Cut(kv, "="); ok && foldKey(k) == foldKey(name) {
+				return v, true
+			}
+		}
+		return "", false
+	}
 }

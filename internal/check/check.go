@@ -25,6 +25,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 	"github.com/bingo/bingo-plugin-rpc/transport/exec"
+	"github.com/bingo/bingo-plugin-rpc/transport/mcphttp"
 	"github.com/bingo/bingo-plugin-rpc/transport/wasm"
 )
 
@@ -231,8 +232,22 @@ func (c *checker) run(ctx context.Context) {
 	}
 	c.add(OK, "manifest", "%s is valid: %s %s, %s transport%s", m.File, m.Name, m.Version, m.Entry.Transport(), proto)
 
+	if m.Entry.Protocol == manifest.ProtocolMCP {
+		// ${VAR} read in as the host reads it into a server it starts.
+		e, err := m.Entry.Expand(manifest.LookupIn(c.opts.Environ))
+		if err != nil {
+			c.add(Fail, "start", "%v", err)
+			return
+		}
+		expanded := *m
+		expanded.Entry = e
+		m = &expanded
+	}
 	var tr transport.Transport
-	if m.Entry.Transport() == manifest.TransportWasm {
+	switch m.Entry.Transport() {
+	case manifest.TransportHTTP:
+		tr = mcphttp.New(mcphttp.Config{URL: m.Entry.URL, Headers: m.Entry.Headers, Log: c.stderr.log()})
+	case manifest.TransportWasm:
 		wh, err := wasm.NewHost(context.WithoutCancel(ctx), wasm.HostConfig{CacheDir: c.opts.CacheDir})
 		if err != nil {
 			c.add(Fail, "start", "%v", err)
@@ -259,7 +274,7 @@ func (c *checker) run(ctx context.Context) {
 		}
 		tr = wh.Transport(wasm.Config{Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
 			Dir: dir, Hide: hide, Stderr: c.stderr, InstantiateTimeout: c.dl.Initialize, Bounds: c.bounds})
-	} else {
+	default:
 		tr = exec.New(exec.Config{Command: m.Entry.Command, Args: m.Entry.Args, Env: m.Environ(c.opts.Environ),
 			Dir: c.opts.Cwd, Stderr: c.stderr})
 	}

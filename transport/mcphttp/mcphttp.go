@@ -22,7 +22,6 @@
 package mcphttp
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -129,6 +128,7 @@ type conn struct {
 	pr     *io.PipeReader
 	pw     *io.PipeWriter
 	out    chan []byte // lines written, in order, for writeLoop
+	rmu    sync.Mutex  // one line at a time to Read
 
 	wmu     sync.Mutex
 	partial []byte // a line written in parts
@@ -217,12 +217,20 @@ func (c *conn) answer(id jsonrpc.ID, err error) {
 	if e != nil {
 		return
 	}
-	_, _ = c.pw.Write(append(data, '\n'))
+	_ = c.line(data)
+}
+
+// line hands one message to Read as one line: written whole, so that an
+// answer made here never lands inside a message of the server's.
+func (c *conn) line(data []byte) error {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	_, err := c.pw.Write(append(data, '\n'))
+	return err
 }
 
 // readLoop hands on what the server sends until the session ends.
 func (c *conn) readLoop() {
-	bw := bufio.NewWriter(c.pw)
 	for {
 		msg, err := c.mc.Read(c.ctx)
 		if err != nil {
@@ -244,9 +252,7 @@ func (c *conn) readLoop() {
 			fmt.Fprintf(c.log, "mcphttp: %v\n", err)
 			continue
 		}
-		bw.Write(data)
-		bw.WriteByte('\n')
-		if err := bw.Flush(); err != nil {
+		if err := c.line(data); err != nil {
 			return
 		}
 	}

@@ -1,0 +1,133 @@
+package mcphttp_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bingo/bingo-plugin-rpc/transport"
+	"github.com/bingo/bingo-plugin-rpc/transport/mcphttp"
+)
+
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
+
+// server serves a go-sdk MCP server at /mcp, refusing a request without
+// Authorization: Bearer token (when token is set); seen gets each
+// request's Authorization header.
+func server(t *testing.T, token string, seen chan<- string) *httptest.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if seen != nil {
+			select {
+			case seen <- r.Header.Get("Authorization"):
+			default:
+			}
+		}
+		if token != "" && r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// syncLog is a log the session's goroutines may write while the test reads.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func start(t *testing.T, cfg mcphttp.Config) (transport.Conn, *bufio.Reader) {
+	t.Helper()
+	log := &syncLog{}
+	cfg.Log = log
+	conn, err := mcphttp.New(cfg).Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Kill()
+		if strings.Contains(log.String(), "secret") {
+			t.Errorf("the log holds a header's value: %s", log.String())
+		}
+	})
+	return conn, bufio.NewReader(conn)
+}
+
+// A session: the messages written go to the server with the entry's
+// headers, its answers come back one a line, and a kill ends it.
+func TestSession(t *testing.T) {
+	seen := make(chan string, 16)
+	srv := server(t, "secret", seen)
+	conn, r := start(t, mcphttp.Config{URL: srv.URL + "/mcp", Headers: map[string]string{"Authorization": "Bearer secret"}})
+	if _, err := conn.Write([]byte(initialize)); err != nil {
+		t.Fatal(err)
+	}
+	line, err := r.ReadString('\n')
+	if err != nil || !strings.Contains(line, `"protocolVersion":"2025-06-18"`) || !strings.Contains(line, `"id":1`) {
+		t.Fatalf("read %q, %v; want the answer to initialize", line, err)
+	}
+	if got := <-seen; got != "Bearer secret" {
+		t.Errorf("Authorization %q", got)
+	}
+	conn.Kill()
+	if err := conn.Wait(); !errors.Is(err, transport.ErrKilled) {
+		t.Errorf("Wait after Kill = %v", err)
+	}
+}
+
+// A 401 ends the session with one error that says why.
+func TestUnauthorized(t *testing.T) {
+	srv := server(t, "secret", nil)
+	conn, r := start(t, mcphttp.Config{URL: srv.URL + "/mcp", Headers: map[string]string{"Authorization": "Bearer wrong-secret"}})
+	conn.Write([]byte(initialize))
+	if _, err := r.ReadString('\n'); err == nil || !strings.Contains(err.Error(), "401 Unauthorized") || !strings.Contains(err.Error(), "bingo does not do OAuth") {
+		t.Errorf("read error %v", err)
+	}
+	if err := conn.Wait(); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("Wait = %v", err)
+	}
+}
+
+// Nothing there: the session ends at once rather than leaving the call
+// to its deadline.
+func TestUnreachable(t *testing.T) {
+	srv := server(t, "", nil)
+	url := srv.URL + "/mcp"
+	srv.Close()
+	conn, r := start(t, mcphttp.Config{URL: url})
+	conn.Write([]byte(initialize))
+	done := make(chan error, 1)
+	go func() { _, err := r.ReadString('\n'); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "cannot reach the MCP server") {
+			t.Errorf("read error %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no end within 10s")
+	}
+}
