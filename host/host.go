@@ -300,7 +300,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		}
 		// It sees its data directory read-write and its own files
 		// read-only, beside the working directory; never ~/.bingo
-		// (Private), whatever it was granted.
+		// (Private, Hide), whatever it was granted.
 		cwd := h.sandboxCwd()
 		var mounts []wasm.Mount
 		if dataDir != "" {
@@ -328,7 +328,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		}
 		tr = wh.Transport(wasm.Config{
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
-			Dir: cwd, Writable: grant.Writable, Mounts: mounts, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
+			Dir: cwd, Writable: grant.Writable, Mounts: mounts, Hide: filepath.Join(h.cfg.Home, ".bingo"), MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
 			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow, SlowCompileAfter: h.cfg.SlowCompileAfter,
 			Bounds: bounds,
 		})
@@ -404,14 +404,14 @@ func (h *Host) lookupEnv(name string) (string, bool) {
 }
 
 // sandboxCwd is the working directory as wasm plugins see it: "" (none)
-// if it holds or lies inside ~/.bingo, said once a run.
+// if it is or lies inside ~/.bingo, said once a run.
 func (h *Host) sandboxCwd() string {
 	err := Private(h.cfg.Home, h.cfg.Cwd)
 	if err == nil {
 		return h.cfg.Cwd
 	}
 	h.privateCwd.Do(func() {
-		h.notice("warn", "wasm plugins do not see the working directory: %v; run bingo from a directory that does not hold it", err)
+		h.notice("warn", "wasm plugins do not see the working directory: %v; run bingo from another directory", err)
 	})
 	return ""
 }

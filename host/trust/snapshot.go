@@ -263,7 +263,7 @@ func (p *pinner) entry(path string) error {
 	switch {
 	case fi.Mode().IsRegular():
 		if p.bytes += fi.Size(); p.bytes > MaxPluginBytes {
-			return fmt.Errorf("more than %d bytes (256 MiB) to pin (the last %s); a plugin this large cannot be trusted: %w", MaxPluginBytes, path, ErrTooLarge)
+			return fmt.Errorf("more than %d bytes (256 MiB) to pin (reached at %s); a plugin this large cannot be trusted: %w", MaxPluginBytes, path, ErrTooLarge)
 		}
 		sum, err := p.hasher.hashRegular(path, fi, false, p.sums)
 		if err != nil {

@@ -36,7 +36,7 @@
 // What is outside its reach: a plugin runs as the person, so it can kill
 // its own shepherd on purpose (its orphans then go to init) or keep it
 // stopped (the exec transport sends SIGCONT with the end of the lifeline,
-// and kills a shepherd that does not end in time with its group), and a
+// and kills a shepherd it still finds stopped with its group), and a
 // process
 // it has another service start (systemd-run, at, a daemon it talks to) was
 // never in its tree. Only a cgroup or a container holds those, and neither

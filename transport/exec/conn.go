@@ -122,8 +122,8 @@ func (c *conn) Wait() error {
 // StopGrace; SIGKILL the process group (under a shepherd: the whole tree,
 // see signal). A plugin that exits on stdin EOF is gone at once; at worst
 // Kill blocks for 2×StopGrace (plus up to one more StopGrace if something
-// outside the group holds stderr, or if the plugin stopped its shepherd,
-// which is then killed with its group). Read and
+// outside the group holds stderr, or if the plugin keeps its shepherd
+// stopped, which is then killed with its group). Read and
 // Write are unblocked at its first step. Idempotent: concurrent and later
 // calls return once the first has finished.
 func (c *conn) Kill() error {
@@ -152,13 +152,18 @@ func (c *conn) kill() error {
 			err = e
 		}
 	}
-	if c.lifeline != nil && !c.waitExited(c.grace) {
-		// A shepherd that has not ended the tree within the grace (the
-		// plugin stopped it, which it can: it runs as the person) is
-		// killed with its group, so that Kill still returns.
-		if e := c.signalGroup(syscall.SIGKILL); e != nil && err == nil {
-			err = e
+	for c.lifeline != nil && !c.waitExited(c.grace) {
+		// A shepherd still ending the tree (a big one, a busy machine) is
+		// left to it; one the plugin keeps stopped (which it can: it runs
+		// as the person) never would end it, and is killed with its group,
+		// so that Kill still returns.
+		if c.shepherdStopped() {
+			if e := c.signalGroup(syscall.SIGKILL); e != nil && err == nil {
+				err = e
+			}
+			break
 		}
+		_ = c.cmd.Process.Signal(syscall.SIGCONT)
 	}
 	<-c.done
 	c.closeStdout()

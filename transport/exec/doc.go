@@ -58,16 +58,16 @@
 //  3. after another StopGrace, SIGKILL the group: nothing survives it.
 //     Under a shepherd, the host closes the lifeline instead, and the
 //     shepherd SIGKILLs the whole tree (a SIGKILL would end the shepherd
-//     first); a shepherd that has not ended within one more StopGrace (the
-//     plugin stopped it) is SIGKILLed with its group.
+//     first); a shepherd the plugin keeps stopped is SIGKILLed with its
+//     group, checked every StopGrace.
 //
-// So Kill may block for up to 2×StopGrace (default 2 s each), 3× for a
-// plugin that stops its own shepherd. It unblocks
-// Read and Write at step 1 (they return ErrKilled), without closing stdout:
-// a child that writes while shutting down must not die of SIGPIPE. (That
-// is a read deadline in the past; the conn's SetReadDeadline, with which
-// the bridge interrupts a read to hand the reading to a waiting caller,
-// never lifts it.) This is
+// So Kill may block for up to 2×StopGrace (default 2 s each), plus the
+// shepherd's work, or one more StopGrace for a plugin that keeps its
+// shepherd stopped. It unblocks Read and Write at step 1
+// (they return ErrKilled), without closing stdout: a child that writes
+// while shutting down must not die of SIGPIPE. (That is a read deadline in
+// the past; the conn's SetReadDeadline, with which the bridge interrupts a
+// read to hand the reading to a waiting caller, never lifts it.) This is
 // the sequence of the MCP Go SDK's command transport and hashicorp's
 // go-plugin, with StopGrace shortened by tests. A host that must quit
 // sooner (the person pressed Ctrl-C twice, or bingo got SIGTERM or SIGHUP)

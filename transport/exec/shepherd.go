@@ -1,8 +1,10 @@
 package exec
 
 import (
+	"bytes"
 	"os"
 	osexec "os/exec"
+	"strconv"
 	"syscall"
 
 	"github.com/bingo/bingo-plugin-rpc/internal/shepherd"
@@ -50,4 +52,16 @@ func (c *conn) cutLifeline() {
 	if c.lifeline != nil {
 		c.lifelineOnce.Do(func() { _ = c.lifeline.Close() })
 	}
+}
+
+// shepherdStopped reports whether the shepherd is stopped (or traced), or
+// cannot be looked at, from /proc.
+func (c *conn) shepherdStopped() bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(c.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	// "pid (comm) state ...": the state follows the name's last ')'.
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'T' || stat[i+2] == 't'
 }
