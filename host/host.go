@@ -27,6 +27,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 	"github.com/bingo/bingo-plugin-rpc/transport/exec"
+	"github.com/bingo/bingo-plugin-rpc/transport/mcphttp"
 	"github.com/bingo/bingo-plugin-rpc/transport/wasm"
 )
 
@@ -333,9 +334,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 			Bounds: bounds,
 		})
 	case manifest.TransportHTTP:
-		l.err = errors.New("not loaded: remote MCP servers are not supported by this build")
-		h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: l.err.Error()})
-		return l
+		tr = mcphttp.New(mcphttp.Config{URL: m.Entry.URL, Headers: m.Entry.Headers, Log: log})
 	default:
 		env := h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)
 		if m.Entry.Protocol == manifest.ProtocolMCP {
