@@ -119,7 +119,7 @@ func (e *BoundError) Error() string {
 		msg = fmt.Sprintf("function %d has more than %d blocks, loops and ifs, the bound on a function", e.Function, e.Limit)
 	case BoundTime:
 		if e.Size > 0 {
-			msg = fmt.Sprintf("compiling it took longer than %s of wall time, before its bound of %s of CPU ran out: the machine is busy, or the module slow to compile (it is tried again next time)",
+			msg = fmt.Sprintf("compiling it took longer than %s of wall time, before its bound of %s of CPU ran out: the machine is busy, or the module slow to compile",
 				time.Duration(e.Size), time.Duration(e.Limit))
 		} else {
 			msg = fmt.Sprintf("compiling it took longer than the bound of %s", time.Duration(e.Limit))
