@@ -27,6 +27,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 	"github.com/bingo/bingo-plugin-rpc/transport/exec"
+	"github.com/bingo/bingo-plugin-rpc/transport/mcphttp"
 	"github.com/bingo/bingo-plugin-rpc/transport/wasm"
 )
 
@@ -300,7 +301,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		}
 		// It sees its data directory read-write and its own files
 		// read-only, beside the working directory; never ~/.bingo
-		// (Private), whatever it was granted.
+		// (Private, Hide), whatever it was granted.
 		cwd := h.sandboxCwd()
 		var mounts []wasm.Mount
 		if dataDir != "" {
@@ -328,14 +329,12 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		}
 		tr = wh.Transport(wasm.Config{
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
-			Dir: cwd, Writable: grant.Writable, Mounts: mounts, MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
+			Dir: cwd, Writable: grant.Writable, Mounts: mounts, Hide: filepath.Join(h.cfg.Home, ".bingo"), MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
 			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow, SlowCompileAfter: h.cfg.SlowCompileAfter,
 			Bounds: bounds,
 		})
 	case manifest.TransportHTTP:
-		l.err = errors.New("not loaded: remote MCP servers are not supported by this build")
-		h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: l.err.Error()})
-		return l
+		tr = mcphttp.New(mcphttp.Config{URL: m.Entry.URL, Headers: m.Entry.Headers, Log: log})
 	default:
 		env := h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)
 		if m.Entry.Protocol == manifest.ProtocolMCP {
@@ -404,14 +403,14 @@ func (h *Host) lookupEnv(name string) (string, bool) {
 }
 
 // sandboxCwd is the working directory as wasm plugins see it: "" (none)
-// if it holds or lies inside ~/.bingo, said once a run.
+// if it is or lies inside ~/.bingo, said once a run.
 func (h *Host) sandboxCwd() string {
 	err := Private(h.cfg.Home, h.cfg.Cwd)
 	if err == nil {
 		return h.cfg.Cwd
 	}
 	h.privateCwd.Do(func() {
-		h.notice("warn", "wasm plugins do not see the working directory: %v; run bingo from a directory that does not hold it", err)
+		h.notice("warn", "wasm plugins do not see the working directory: %v; run bingo from another directory", err)
 	})
 	return ""
 }

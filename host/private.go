@@ -7,14 +7,14 @@ import (
 )
 
 // Private reports why dir may not be mounted into a wasm plugin's
-// sandbox, or returns nil: it holds, or lies inside, the person's
-// ~/.bingo (their trust record, settings, plugins, caches and logs), which
-// a plugin that could write it would use to trust a repository or install
-// a plugin of its own, and a plugin that could read it would learn every
-// plugin's state. The paths are compared as spelled and with symlinks
-// resolved, so neither a link to the home directory nor a ~/.bingo that is
-// itself a link slips past. (A mount of a directory beside ~/.bingo is
-// safe: the sandbox follows a link only while it stays inside the mount.)
+// sandbox, or returns nil: it is, or lies inside, the person's ~/.bingo
+// (their trust record, settings, plugins, caches and logs), which a plugin
+// that could write it would use to trust a repository or install a plugin
+// of its own, and a plugin that could read it would learn every plugin's
+// state. A dir that holds ~/.bingo may be mounted, with ~/.bingo hidden
+// (wasm.Config.Hide). The paths are compared as spelled and with symlinks
+// resolved, so neither a link into ~/.bingo nor a ~/.bingo that is itself
+// a link slips past.
 //
 // A plugin's own directories inside ~/.bingo, its data directory and an
 // installed plugin's root, are the host's deliberate mounts and are not
@@ -29,8 +29,6 @@ func Private(home, dir string) error {
 			switch {
 			case b == d:
 				return fmt.Errorf("%s is %s, which no plugin may see", dir, bingo)
-			case within(b, d):
-				return fmt.Errorf("%s holds %s, which no plugin may see", dir, bingo)
 			case within(d, b):
 				return fmt.Errorf("%s lies inside %s, which no plugin may see", dir, bingo)
 			}

@@ -31,19 +31,19 @@ func TestPrivateKeepsBingoOutOfEveryMount(t *testing.T) {
 		home, dir string
 		private   bool
 	}{
-		{home, home, true},
-		{home, work, true},
-		{home, "/", true},
+		{home, home, false}, // holds it: mounted with it hidden (wasm.Config.Hide)
+		{home, work, false},
+		{home, "/", false},
 		{home, filepath.Join(home, ".bingo"), true},
 		{home, filepath.Join(home, ".bingo", "data"), true},
 		{home, filepath.Join(home, "work", "..", ".bingo"), true},
-		{home, linkedHome, true},
+		{home, linkedHome, false},
 		{home, filepath.Join(home, "work"), false},
 		{home, filepath.Join(home, ".bingo-not"), false},
-		{home2, elsewhere, true},
+		{home2, elsewhere, false},
 		{home2, filepath.Join(elsewhere, "bingo"), true},
 		{home2, home, false},
-		{filepath.Join(work, "fresh"), filepath.Join(work, "fresh"), true}, // no ~/.bingo yet
+		{filepath.Join(work, "fresh"), filepath.Join(work, "fresh", ".bingo", "x"), true}, // no ~/.bingo yet
 	} {
 		if err := Private(c.home, c.dir); (err != nil) != c.private {
 			t.Errorf("Private(%s, %s) = %v, want private %v", c.home, c.dir, err, c.private)

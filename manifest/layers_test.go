@@ -383,3 +383,19 @@ func TestHoldBack(t *testing.T) {
 		t.Fatalf("held = %v, project shadows %v, user shadows %v", held, project.Shadows, user.Shadows)
 	}
 }
+
+// A layer with Most loads its first Most plugins by name; the rest are one
+// problem.
+func TestDiscoverLoadsAtMostMost(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"d", "a", "c", "b", "e"} {
+		plugin(t, dir, name, "1")
+	}
+	found, problems := manifest.Discover([]manifest.Layer{{Name: "project", Dir: dir, Most: 2}})
+	if got := summary(found); len(got) != 2 || got[0].name != "a" || got[1].name != "b" {
+		t.Fatalf("found %v", got)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0].Error(), "holds 5 plugin directories, and at most 2 of a project layer are loaded (the first by name): c and 2 more not loaded") {
+		t.Fatalf("problems %v", problems)
+	}
+}

@@ -84,6 +84,14 @@ func TestLoadRefuses(t *testing.T) {
 		{name: "wasm empty", content: mk(`{"wasm": ""}`), want: []string{`"entry.wasm" must not be empty`}},
 		{name: "wasm not a string", content: mk(`{"wasm": true}`), want: []string{`"entry.wasm" must be a string, found a boolean`}},
 
+		// a remote MCP server
+		{name: "url without protocol mcp", content: mk(`{"url": "https://a.example/mcp"}`), want: []string{`"entry.url" names a remote MCP server, so "entry.protocol" must be "mcp"`}},
+		{name: "url and command", content: mk(`{"url": "https://a.example/mcp", "command": "x", "protocol": "mcp"}`), want: []string{`both "url" and "command"`}},
+		{name: "url not http", content: mk(`{"url": "file:///etc/passwd", "protocol": "mcp"}`), want: []string{`is not an http:// or https:// URL`}},
+		{name: "headers without url", content: mk(`{"command": "x", "headers": {"A": "b"}}`), want: []string{`"entry.headers" is for a remote MCP server's "url" only`}},
+		{name: "header name invalid", content: mk(`{"url": "https://a.example/mcp", "protocol": "mcp", "headers": {"A B": "c"}}`), want: []string{`"A B" is not a valid HTTP header name`}},
+		{name: "header value not a string", content: mk(`{"url": "https://a.example/mcp", "protocol": "mcp", "headers": {"A": 1}}`), want: []string{`"entry.headers.A" must be a string, found a number`}},
+
 		// args
 		{name: "args not an array", content: mk(`{"command": "x", "args": "a b"}`), want: []string{`"entry.args" must be an array of strings, found a string`}},
 		{name: "arg not a string", content: mk(`{"command": "x", "args": ["a", 2]}`), want: []string{`"entry.args[1]" must be a string, found a number`}},

@@ -1,11 +1,14 @@
 package manifest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bingo/bingo-plugin-rpc/protocol"
@@ -234,4 +237,89 @@ func LoadMCPFile(file, layer string) ([]*Manifest, []Problem) {
 			Root: filepath.Dir(abs), File: abs, Layer: layer, Server: s.Key, Raw: s.Raw})
 	}
 	return found, problems
+}
+
+// SetMCPServer writes server key's entry into the MCP configuration file
+// (its "mcpServers" object), or with a nil entry removes it, and reports
+// whether the file held that server before. The file's other fields and
+// servers are kept, in their order; a missing file is created (mode 0644)
+// holding just this server.
+func SetMCPServer(file, key string, entry json.RawMessage) (had bool, err error) {
+	top := orderedObject{vals: map[string]json.RawMessage{}}
+	data, err := readCapped(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return false, err
+	default:
+		if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
+			return false, syntaxErr(data, err)
+		}
+		if top.vals, top.keys, err = object(data, "the file", "", nil); err != nil {
+			return false, err
+		}
+	}
+	servers := orderedObject{vals: map[string]json.RawMessage{}}
+	if raw, ok := top.vals["mcpServers"]; ok {
+		if servers.vals, servers.keys, err = object(raw, `"mcpServers"`, "", nil); err != nil {
+			return false, err
+		}
+	}
+	_, had = servers.vals[key]
+	servers.set(key, entry)
+	raw, err := servers.MarshalJSON()
+	if err != nil {
+		return had, err
+	}
+	top.set("mcpServers", raw)
+	out, err := top.MarshalJSON()
+	if err != nil {
+		return had, err
+	}
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, out, "", "  "); err != nil {
+		return had, err
+	}
+	indented.WriteByte('\n')
+	return had, os.WriteFile(file, indented.Bytes(), 0o644)
+}
+
+// orderedObject is a JSON object that keeps its keys' order.
+type orderedObject struct {
+	keys []string
+	vals map[string]json.RawMessage
+}
+
+// set puts v at key (a new key last), or with nil v removes key.
+func (o *orderedObject) set(key string, v json.RawMessage) {
+	_, had := o.vals[key]
+	switch {
+	case v == nil && had:
+		delete(o.vals, key)
+		o.keys = slices.DeleteFunc(o.keys, func(k string) bool { return k == key })
+	case v != nil:
+		if !had {
+			o.keys = append(o.keys, key)
+		}
+		o.vals[key] = v
+	}
+}
+
+func (o orderedObject) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(o.vals[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -132,5 +133,21 @@ func TestMCPFaults(t *testing.T) {
 func TestMCPConf(t *testing.T) {
 	buildMCP(t)
 	testscript.Run(t, testscript.Params{Dir: "testdata/mcpconf", Setup: setupMCP(mcpBuild.exec, "wordcount-mcp"),
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){"status": status}})
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"status": status, "waitaddr": waitaddr}})
+}
+
+// waitaddr FILE VAR waits (up to 30s) for a server started in the
+// background to write the address it listens on to FILE, and sets VAR to
+// it.
+func waitaddr(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitaddr FILE VAR")
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(ts.MkAbs(args[0])); err == nil && len(b) > 0 {
+			ts.Setenv(args[1], string(b))
+			return
+		}
+	}
+	ts.Fatalf("%s: no address written within 30s", args[0])
 }

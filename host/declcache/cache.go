@@ -436,7 +436,7 @@ func digest(m *manifest.Manifest, snap trust.Plugin, s Start) string {
 			word(v)
 		}
 	}
-	for _, v := range []string{digestMagic, build(), strconv.Itoa(protocol.Version), m.Name, snap.Digest, m.Entry.Wasm, m.Entry.Command} {
+	for _, v := range []string{digestMagic, build(), strconv.Itoa(protocol.Version), m.Name, snap.Digest, m.Entry.Wasm, m.Entry.Command, m.Entry.URL} {
 		word(v)
 	}
 	list(m.Entry.Args)

@@ -247,14 +247,18 @@ func (c *checker) run(ctx context.Context) {
 			return
 		}
 		c.add(OK, "compile", "the module is compiled (%s; cached after a first start)", time.Since(compileStart).Round(time.Millisecond))
-		// As the host mounts it: never a directory that holds ~/.bingo.
+		// As the host mounts it: never ~/.bingo.
 		dir := c.opts.Cwd
+		var hide string
+		if c.opts.Home != "" {
+			hide = filepath.Join(c.opts.Home, ".bingo")
+		}
 		if err := host.Private(c.opts.Home, dir); err != nil {
 			c.add(Warn, "sandbox", "the working directory is not mounted: %v", err)
 			dir = ""
 		}
 		tr = wh.Transport(wasm.Config{Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
-			Dir: dir, Stderr: c.stderr, InstantiateTimeout: c.dl.Initialize, Bounds: c.bounds})
+			Dir: dir, Hide: hide, Stderr: c.stderr, InstantiateTimeout: c.dl.Initialize, Bounds: c.bounds})
 	} else {
 		tr = exec.New(exec.Config{Command: m.Entry.Command, Args: m.Entry.Args, Env: m.Environ(c.opts.Environ),
 			Dir: c.opts.Cwd, Stderr: c.stderr})

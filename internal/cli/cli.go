@@ -51,6 +51,7 @@ var subcommands = []subcommand{
 	{"complete", "LINE", "list completions for a partial command line", true},
 	{"plugins", "[check DIR | new NAME]", "list plugins: name, version, layer, transport, trust, status, contributions; check DIR checks the plugin in DIR against the contract; new NAME writes a new plugin that passes it", true},
 	{"trust", "", "trust this repository's plugins and settings as they are now (or withdraw it)", true},
+	{"mcp", "add NAME [-- COMMAND [ARGS...]] | list | remove NAME | import FILE", "add an MCP server to your plugins (--project: to the project's .mcp.json), list them, remove one, or import those of a Claude Desktop, Claude Code, Cursor or VS Code file", true},
 	{"help", "[SUBCOMMAND]", "show this usage, or one subcommand's", false},
 	{"version", "", "print bingo's version", false},
 }
@@ -81,7 +82,8 @@ func (s subcommand) synopsis() string {
 
 // ownFlags are the flags of one subcommand only, by name; every other flag
 // is taken by every subcommand that takes flags.
-var ownFlags = map[string]string{"json": "plugins", "revoke": "trust", "inputs": "plugins", "lang": "plugins", "dir": "plugins", "kit": "plugins"}
+var ownFlags = map[string]string{"json": "plugins", "revoke": "trust", "inputs": "plugins", "lang": "plugins", "dir": "plugins", "kit": "plugins",
+	"env": "mcp", "project": "mcp", "url": "mcp", "header": "mcp"}
 
 // pluginsForms says which forms of bingo plugins take each of its own
 // flags ("" is the list): --lang given to check, or --json to new, is a
@@ -100,6 +102,7 @@ type options struct {
 	trustDirs  bool // --trust
 	version    bool
 	pluginsOptions
+	mcpOptions
 }
 
 type multi []string
@@ -125,6 +128,7 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.BoolVar(&o.trustDirs, "trust", false, "run the plugins of a --plugin-dir, or plugins check's DIR, that lies inside a project you have not trusted, this once, without asking")
 	fs.BoolVar(&o.version, "version", false, "print bingo's version, as bingo version does")
 	o.pluginsFlags(fs)
+	o.mcpFlags(fs)
 	return fs
 }
 
@@ -181,13 +185,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	form := ""
-	if sub.name == "plugins" && len(rest) > 0 {
+	if (sub.name == "plugins" || sub.name == "mcp") && len(rest) > 0 {
 		form = rest[0]
 	}
+	formsOf := map[string]map[string][]string{"plugins": pluginsForms, "mcp": mcpForms}[sub.name]
 	var misplaced string
 	fs.Visit(func(f *flag.Flag) {
 		owner, own := ownFlags[f.Name]
-		forms, byForm := pluginsForms[f.Name]
+		forms, byForm := formsOf[f.Name]
 		switch {
 		case misplaced != "":
 		case own && owner != sub.name:
@@ -195,7 +200,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		case byForm && !slices.Contains(forms, form):
 			var names []string
 			for _, f := range forms {
-				names = append(names, strings.TrimSpace("bingo plugins "+f))
+				names = append(names, strings.TrimSpace("bingo "+sub.name+" "+f))
 			}
 			misplaced = fmt.Sprintf("--%s is a flag of %s only", f.Name, strings.Join(names, " and "))
 		case !own && !sub.flags:
@@ -214,6 +219,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return usageError(stderr, fs, sub.name, "complete takes one LINE")
 	case sub.name == "plugins" && len(rest) > 0:
 		return pluginsSubcommand(o, rest, stdin, stdout, stderr, fs)
+	case sub.name == "mcp":
+		return mcpSubcommand(o, rest, stdout, stderr, fs)
 	case (sub.name == "plugins" || sub.name == "trust" || sub.name == "version") && len(rest) != 0:
 		return usageError(stderr, fs, sub.name, "%s takes no arguments", sub.name)
 	case sub.name == "help":
@@ -232,7 +239,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if near := nearSubcommand(rest[0]); near != "" {
 			hint = fmt.Sprintf(" (did you mean %s?)", near)
 		}
-		return usageError(stderr, fs, sub.name, "there is no subcommand %q%s; there are call, complete, plugins, trust, help and version", rest[0], hint)
+		return usageError(stderr, fs, sub.name, "there is no subcommand %q%s; there are call, complete, plugins, trust, mcp, help and version", rest[0], hint)
 	case sub.name == "version":
 		fmt.Fprintln(stdout, version())
 		return ExitOK

@@ -193,6 +193,9 @@
 //     mounts the plugin's data directory read-write and its pluginRoot
 //     read-only). Nested mounts are served by the longest: a writable
 //     data directory inside a read-only Dir is writable, and only it.
+//     Config.Hide (the bingo host passes ~/.bingo) is never seen: a mount
+//     that holds it serves it as not there, never following a link in
+//     the directories on the way to it (hide.go).
 //   - Environment: only Config.Env, never the host's (API keys live there).
 //   - Network: none. WASI preview1 has no socket creation, and no sockets
 //     are handed in.

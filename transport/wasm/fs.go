@@ -19,15 +19,16 @@ import (
 
 // mounts builds the guest's file systems: Config.Dir first (a Go guest
 // takes its first pre-opened directory as its working directory), then
-// Config.Mounts, each through its own os.Root. It returns the roots to
-// close when the instance ends; on an error it has closed them.
-func (t *Transport) mounts() (wazero.FSConfig, []*os.Root, error) {
+// Config.Mounts, each through its own os.Root, and a mount that holds
+// Config.Hide through a hidingFS. It returns what to close when the
+// instance ends; on an error it has closed it.
+func (t *Transport) mounts() (wazero.FSConfig, []io.Closer, error) {
 	fsc := wazero.NewFSConfig()
 	all := t.cfg.Mounts
 	if t.cfg.Dir != "" {
 		all = append([]Mount{{Dir: t.cfg.Dir, Writable: t.cfg.Writable}}, all...)
 	}
-	var roots []*os.Root
+	var roots []io.Closer
 	seen := map[string]bool{}
 	for _, m := range all {
 		dir, err := filepath.Abs(m.Dir)
@@ -46,7 +47,13 @@ func (t *Transport) mounts() (wazero.FSConfig, []*os.Root, error) {
 		}
 		seen[dir] = true
 		roots = append(roots, root)
-		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(&rootFS{root: root, writable: m.Writable}, filepath.ToSlash(dir))
+		var mount experimentalsys.FS = &rootFS{root: root, writable: m.Writable}
+		if spine := hidden(dir, t.cfg.Hide); spine != nil {
+			h := &hidingFS{base: mount.(*rootFS), spine: spine, children: map[string]*rootFS{}}
+			roots = append(roots, h)
+			mount = h
+		}
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(mount, filepath.ToSlash(dir))
 	}
 	return fsc, roots, nil
 }

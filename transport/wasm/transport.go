@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -54,6 +53,10 @@ type Config struct {
 	// again: the first mount of it decides. Inside the guest the longest
 	// mount that is a prefix of a path serves it.
 	Mounts []Mount
+	// Hide is a directory the guest never sees (the bingo host passes
+	// ~/.bingo): a mount that holds it serves it as not there (hidingFS).
+	// A mount of it, or inside it, is the caller's to refuse or allow.
+	Hide string
 	// MemoryLimitMiB caps the guest's linear memory; 0 means
 	// DefaultMemoryLimitMiB.
 	MemoryLimitMiB int
@@ -320,7 +323,7 @@ type conn struct {
 	cancel context.CancelFunc
 	mem    *memoryCap
 	fatal  *fatalLine
-	roots  []*os.Root // the mounts' roots
+	roots  []io.Closer // the mounts' roots
 	h      *Host
 
 	killOnce sync.Once

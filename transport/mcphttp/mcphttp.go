@@ -1,0 +1,303 @@
+// Package mcphttp reaches a remote MCP server over Streamable HTTP (the
+// official go-sdk's client transport) as a [transport.Transport]: each
+// instance is one MCP session, and its Conn carries the session's JSON-RPC
+// messages as lines, as a stdio server's stdout and stdin would. Package
+// mcpbridge translates for it exactly as for a process, so a remote server
+// meets the same deadlines, notices, trace and respawn; with no process to
+// kill, a kill drops the session (an HTTP DELETE), and the next start opens
+// a new one.
+//
+// The entry's headers go with every request and are never written
+// anywhere. A 401 or 403 ends the session with one error saying that bingo
+// does not do OAuth. A request that cannot reach the server ends the
+// session, as does a server that forgot it (it restarted: 404): the call
+// fails at once, and the next use starts a new session. A request the
+// server refuses otherwise is answered with a JSON-RPC error.
+//
+// One limit: a server that negotiates a protocol before 2026-07-28 may
+// send messages outside any request's response, on a stream of its own
+// (an HTTP GET) that the sdk opens only for its own client sessions; those
+// messages do not arrive here. What a server sends while answering a
+// request (progress, logging, sampling, elicitation) does.
+package mcphttp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/bingo/bingo-plugin-rpc/transport"
+)
+
+// Config says which server, and how to reach it.
+type Config struct {
+	URL     string            // the server's Streamable HTTP endpoint
+	Headers map[string]string // sent with every request (a bearer token); never logged
+	Log     io.Writer         // the plugin's log, for what goes wrong; nil discards
+	// Client makes the requests; nil is one with no overall timeout (a
+	// response stream lasts as long as its call).
+	Client *http.Client
+}
+
+// New returns the transport.
+func New(cfg Config) transport.Transport {
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{}
+	}
+	return &remote{cfg: cfg}
+}
+
+type remote struct{ cfg Config }
+
+func (r *remote) Kind() string { return "http" }
+
+// Start opens a session's connection; the first message sent reaches the
+// server.
+func (r *remote) Start(ctx context.Context) (transport.Conn, error) {
+	c := &conn{url: r.cfg.URL, log: r.cfg.Log, done: make(chan struct{}), out: make(chan []byte, 64)}
+	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	base := r.cfg.Client.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	client := *r.cfg.Client
+	client.Transport = &headers{base: base, set: r.cfg.Headers, c: c}
+	st := &mcp.StreamableClientTransport{Endpoint: r.cfg.URL, HTTPClient: &client}
+	mc, err := st.Connect(c.ctx)
+	if err != nil {
+		c.cancel()
+		return nil, err
+	}
+	c.mc = mc
+	c.pr, c.pw = io.Pipe()
+	go c.readLoop()
+	go c.writeLoop()
+	return c, nil
+}
+
+// headers puts the entry's headers on each request, and the protocol
+// version the session negotiated where the sdk (whose client session
+// would tell it) has none; it notes an answer refusing authorization.
+type headers struct {
+	base http.RoundTripper
+	set  map[string]string
+	c    *conn
+}
+
+func (h *headers) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range h.set {
+		req.Header.Set(k, v)
+	}
+	if v, _ := h.c.version.Load().(string); v != "" && req.Header.Get("Mcp-Protocol-Version") == "" {
+		req.Header.Set("Mcp-Protocol-Version", v)
+	}
+	resp, err := h.base.RoundTrip(req)
+	if err != nil && req.Context().Err() == nil {
+		// Nothing answers there now: whatever sessions it held are gone
+		// with it. The session ends (the death's one notice), and the
+		// next use starts a new one, once something answers again.
+		h.c.end(fmt.Errorf("cannot reach the MCP server: %v", err))
+	}
+	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		h.c.end(fmt.Errorf("the MCP server at %s answered %s: it wants authorization, and bingo does not do OAuth; give it a token in a header of its entry (\"headers\": {\"Authorization\": \"Bearer ${TOKEN}\"})",
+			h.c.url, resp.Status))
+	}
+	return resp, err
+}
+
+// conn is one session: what the translator writes goes to the server,
+// what the server sends comes back as lines.
+type conn struct {
+	url    string
+	log    io.Writer
+	mc     mcp.Connection
+	ctx    context.Context // the session's: cancelled when it ends
+	cancel context.CancelFunc
+	pr     *io.PipeReader
+	pw     *io.PipeWriter
+	out    chan []byte // lines written, in order, for writeLoop
+
+	wmu     sync.Mutex
+	partial []byte // a line written in parts
+
+	version atomic.Value // string: the protocol version negotiated
+
+	once sync.Once
+	err  error // why the session ended; nil for a clean end
+	done chan struct{}
+}
+
+// Read returns the server's messages, one a line.
+func (c *conn) Read(p []byte) (int, error) { return c.pr.Read(p) }
+
+// Write takes the translator's messages, one a line, and sends each in
+// order on its own: a request answered by a stream does not hold up the
+// next message.
+func (c *conn) Write(p []byte) (int, error) {
+	select {
+	case <-c.done:
+		return 0, c.ended()
+	default:
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.partial = append(c.partial, p...)
+	for {
+		i := indexNL(c.partial)
+		if i < 0 {
+			break
+		}
+		line := append([]byte(nil), c.partial[:i]...)
+		c.partial = c.partial[i+1:]
+		select {
+		case c.out <- line:
+		case <-c.done:
+			return 0, c.ended()
+		}
+	}
+	return len(p), nil
+}
+
+func indexNL(b []byte) int {
+	for i, c := range b {
+		if c == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+// writeLoop sends each message. One that cannot be sent, if it is a
+// request, is answered here with the reason, so the caller does not wait
+// for its deadline.
+func (c *conn) writeLoop() {
+	for {
+		var line []byte
+		select {
+		case line = <-c.out:
+		case <-c.done:
+			return
+		}
+		msg, err := jsonrpc.DecodeMessage(line)
+		if err != nil {
+			fmt.Fprintf(c.log, "mcphttp: not sent, not a JSON-RPC message (%v)\n", err)
+			continue
+		}
+		if err := c.mc.Write(c.ctx, msg); err != nil {
+			select {
+			case <-c.done:
+				return // ended meanwhile: that is the reason, said once
+			default:
+			}
+			fmt.Fprintf(c.log, "mcphttp: %v\n", err)
+			if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+				c.answer(req.ID, err)
+			}
+		}
+	}
+}
+
+// answer fails the request id with err.
+func (c *conn) answer(id jsonrpc.ID, err error) {
+	resp := &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the MCP server could not be reached: " + err.Error()}}
+	data, e := jsonrpc.EncodeMessage(resp)
+	if e != nil {
+		return
+	}
+	_, _ = c.pw.Write(append(data, '\n'))
+}
+
+// readLoop hands on what the server sends until the session ends.
+func (c *conn) readLoop() {
+	bw := bufio.NewWriter(c.pw)
+	for {
+		msg, err := c.mc.Read(c.ctx)
+		if err != nil {
+			if c.ctx.Err() == nil {
+				c.end(fmt.Errorf("the MCP session with %s ended: %w", c.url, err))
+			}
+			return
+		}
+		if r, ok := msg.(*jsonrpc.Response); ok && r.Result != nil {
+			var v struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			if json.Unmarshal(r.Result, &v) == nil && v.ProtocolVersion != "" {
+				c.version.Store(v.ProtocolVersion)
+			}
+		}
+		data, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			fmt.Fprintf(c.log, "mcphttp: %v\n", err)
+			continue
+		}
+		bw.Write(data)
+		bw.WriteByte('\n')
+		if err := bw.Flush(); err != nil {
+			return
+		}
+	}
+}
+
+// end ends the session for err (nil: a clean end), once: the connection
+// is closed (the server is told, unless it already forgot the session),
+// the translator reads the end, and Wait returns err.
+func (c *conn) end(err error) {
+	c.once.Do(func() {
+		c.err = err
+		if err != nil && !errors.Is(err, transport.ErrKilled) {
+			fmt.Fprintf(c.log, "mcphttp: %v\n", err)
+		}
+		close(c.done)
+		go func() {
+			_ = c.mc.Close()
+			c.cancel()
+		}()
+		if err == nil {
+			err = io.EOF
+		}
+		c.pw.CloseWithError(err)
+	})
+}
+
+func (c *conn) ended() error {
+	if c.err != nil {
+		return c.err
+	}
+	return io.ErrClosedPipe
+}
+
+// Close ends the session cleanly: there is no stdin to close, and a
+// session the translator is done with is over.
+func (c *conn) Close() error {
+	c.end(nil)
+	return nil
+}
+
+// Kill drops the session.
+func (c *conn) Kill() error {
+	c.end(transport.ErrKilled)
+	return nil
+}
+
+// Wait returns once the session has ended, with why.
+func (c *conn) Wait() error {
+	<-c.done
+	if errors.Is(c.err, transport.ErrKilled) {
+		return transport.ErrKilled
+	}
+	return c.err
+}

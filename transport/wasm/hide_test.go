@@ -1,0 +1,120 @@
+package wasm
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+)
+
+// hidingOf returns a writable hidingFS of dir hiding hide.
+func hidingOf(t *testing.T, dir, hide string) *hidingFS {
+	t.Helper()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spine := hidden(dir, hide)
+	if spine == nil {
+		t.Fatalf("%s does not hold %s", dir, hide)
+	}
+	h := &hidingFS{base: &rootFS{root: root, writable: true}, spine: spine, children: map[string]*rootFS{}}
+	t.Cleanup(func() { h.Close(); root.Close() })
+	return h
+}
+
+func names(t *testing.T, h *hidingFS, dir string) []string {
+	t.Helper()
+	f, e := h.OpenFile(dir, experimentalsys.O_RDONLY|experimentalsys.O_DIRECTORY, 0)
+	if e != 0 {
+		t.Fatalf("open %s: %v", dir, e)
+	}
+	defer f.Close()
+	dirents, e := f.Readdir(-1)
+	if e != 0 {
+		t.Fatalf("readdir %s: %v", dir, e)
+	}
+	var out []string
+	for _, d := range dirents {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+func TestHidingFSHidesWhatItHides(t *testing.T) {
+	d := t.TempDir()
+	for _, dir := range []string{"home/.bingo/plugins", "home/work", "other"} {
+		if err := os.MkdirAll(filepath.Join(d, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(d, "home/.bingo/trust.json"), []byte("{}"), 0o600)
+	os.WriteFile(filepath.Join(d, "home/work/notes.txt"), []byte("mine"), 0o600)
+	os.Symlink(".bingo", filepath.Join(d, "home/link"))
+	os.Symlink("../.bingo", filepath.Join(d, "home/work/b"))
+	h := hidingOf(t, d, filepath.Join(d, "home/.bingo"))
+
+	if got := names(t, h, "."); !slices.Contains(got, "home") || !slices.Contains(got, "other") {
+		t.Errorf("the mount lists %v", got)
+	}
+	if got := names(t, h, "home"); slices.Contains(got, ".bingo") || !slices.Contains(got, "work") {
+		t.Errorf("home lists %v", got)
+	}
+	if f, e := h.OpenFile("home/work/notes.txt", experimentalsys.O_RDONLY, 0); e != 0 {
+		t.Errorf("a file beside it: %v", e)
+	} else {
+		f.Close()
+	}
+	for _, p := range []string{"home/.bingo/trust.json", "home/.bingo", "home/link/trust.json", "home/work/b/trust.json", "home/work/../.bingo/trust.json"} {
+		if f, e := h.OpenFile(p, experimentalsys.O_RDONLY, 0); e == 0 {
+			f.Close()
+			t.Errorf("opened %s", p)
+		}
+		if f, e := h.OpenFile(p, experimentalsys.O_WRONLY|experimentalsys.O_CREAT|experimentalsys.O_TRUNC, 0o600); e == 0 {
+			f.Close()
+			t.Errorf("wrote %s", p)
+		}
+		if _, e := h.Stat(p); e == 0 && p != "home/link/trust.json" {
+			t.Errorf("stat %s", p)
+		}
+	}
+	for what, e := range map[string]experimentalsys.Errno{
+		"mkdir hidden":           h.Mkdir("home/.bingo", 0o755),
+		"rename it away":         h.Rename("home/.bingo", "home/x"),
+		"rename onto it":         h.Rename("other", "home/.bingo"),
+		"rename a spine dir":     h.Rename("home", "h2"),
+		"remove a spine dir":     h.Rmdir("home"),
+		"link a file in it":      h.Link("home/.bingo/trust.json", "home/t"),
+		"link over it":           h.Symlink("work", "home/.bingo"),
+		"chmod it":               h.Chmod("home/.bingo", 0o777),
+		"chmod through a link":   h.Chmod("home/link", 0o777),
+		"unlink a file in it":    h.Unlink("home/.bingo/trust.json"),
+		"rename across children": h.Rename("home/work/notes.txt", "other/notes.txt"),
+	} {
+		if e == 0 {
+			t.Errorf("%s: allowed", what)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(d, "home/.bingo/trust.json")); err != nil || string(b) != "{}" {
+		t.Fatalf("trust.json: %q, %v", b, err)
+	}
+	// What is not on the way to it works as in any mount.
+	if e := h.Rename("home/work/notes.txt", "home/work/n.txt"); e != 0 {
+		t.Errorf("rename in a child: %v", e)
+	}
+	if e := h.Mkdir("home/new", 0o755); e != 0 {
+		t.Errorf("mkdir beside it: %v", e)
+	}
+	// A child renamed is looked up afresh: its old name is gone.
+	if e := h.Rename("home/work", "home/w2"); e != 0 {
+		t.Errorf("rename a child: %v", e)
+	}
+	if _, e := h.Stat("home/work/n.txt"); e == 0 {
+		t.Errorf("home/work/n.txt still there after home/work was renamed")
+	}
+	if _, e := h.Stat("home/w2/n.txt"); e != 0 {
+		t.Errorf("home/w2/n.txt: %v", e)
+	}
+}
