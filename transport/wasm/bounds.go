@@ -54,7 +54,9 @@ func DefaultBounds() Bounds {
 		FunctionKiB:       256,
 		BlocksPerFunction: 4096,
 		CompileTime:       20 * time.Second,
-		CompileMemoryMiB:  256,
+		// A 14 MiB Go module (the go-sdk MCP example) peaks near 290 MiB;
+		// 448 keeps bingo plugins within its 500 MiB budget.
+		CompileMemoryMiB: 448,
 	}
 }
 
