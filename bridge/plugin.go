@@ -537,8 +537,19 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 		// on time, after the death's notice.
 		<-inst.recorded
 		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
+	case isRemote(err) && time.Since(start) >= deadline:
+		// An error answer that came as the deadline passed, as a plugin
+		// bounded by the same deadline (the MCP translator) sends: the
+		// deadline was first, so the caller hears it, as on time.
+		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
 	}
 	return p.callError(inst, req, err)
+}
+
+// isRemote reports whether err is the plugin's own error answer.
+func isRemote(err error) bool {
+	var rerr *jsonrpc2.Error
+	return errors.As(err, &rerr)
 }
 
 // errPastDeadline is a wait ended by the request's own deadline.

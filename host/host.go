@@ -404,7 +404,8 @@ func (h *Host) sandboxCwd() string {
 
 // untrustedCompileWall bounds the wall time of compiling an untrusted
 // project's wasm module, whatever the machine is doing, so that no
-// repository holds bingo for more than about half a minute; the person's
+// repository holds bingo for more than about half a minute, and a module
+// that runs out of it is remembered, not tried on every run; the person's
 // and a trusted project's modules get five times their CPU bound, as a
 // busy machine takes that long over a module that is fine.
 const untrustedCompileWall = 25 * time.Second

@@ -3,6 +3,7 @@ package mcpbridge_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -161,6 +162,13 @@ func TestElicitation(t *testing.T) {
 	if err != nil || texts(out) != "ask: decline" {
 		t.Errorf("ask unanswered = %q, %v; want a decline", texts(out), err)
 	}
+	// With no one to ask, the server hears cancel (no choice was made),
+	// not an error carrying bingo's own words; the log says why.
+	out, err = r.call(context.Background(), "ask", `{}`, &testutil.RecordingUI{Err: errors.New("there is no one to ask")})
+	if err != nil || texts(out) != "ask: cancel" {
+		t.Errorf("ask with no one to ask = %q, %v; want a cancel", texts(out), err)
+	}
+	r.log.WaitFor(t, "mcpbridge: elicitation cancelled: ")
 }
 
 // An elicitation's message is capped and squeezed before bingo adds its

@@ -73,7 +73,11 @@ func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	var res protocol.ServiceCallResult
 	if err := s.rpc.Call(ctx, protocol.MethodServiceCall, protocol.ServiceCallParams{
 		Key: protocol.HostServiceKey, Method: protocol.HostAsk, Params: raw}, &res); err != nil {
-		return nil, fmt.Errorf("asking the person: %v", err)
+		// No one could be asked (--print, no terminal) or the question
+		// was withdrawn: the person made no choice, which MCP calls
+		// cancel. Why is bingo's to log, not the server's to be told.
+		fmt.Fprintf(s.cfg.Log, "mcpbridge: elicitation cancelled: %v\n", err)
+		return &mcp.ElicitResult{Action: "cancel"}, nil
 	}
 	var ans protocol.AskResult
 	if err := json.Unmarshal(res.Result, &ans); err != nil {

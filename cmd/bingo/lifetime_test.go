@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -285,8 +286,11 @@ func TestRespawnEndsTheOldInstancesProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(notes), "spawned: 4\nstart: 0 left\n") {
-		t.Fatalf("want the instance after the one that left 4 sleeps to find 0; notes:\n%s\ncheck:\n%s", notes, out)
+	// How many of its sleeps an instance saw running when it reported
+	// depends on the machine's load; that the next instance finds none
+	// does not.
+	if !regexp.MustCompile(`spawned: [1-9][0-9]*\nstart: 0 left\n`).Match(notes) {
+		t.Fatalf("want the instance after the one that left sleeps behind to find none; notes:\n%s\ncheck:\n%s", notes, out)
 	}
 	if pids := marked(marker); len(pids) > 0 {
 		t.Fatalf("processes %v outlived bingo", pids)

@@ -19,7 +19,7 @@ import (
 // pty (its controlling terminal, bingo in its foreground, as a shell runs
 // it), and each answer is typed as keys. Feeding answers through a pipe
 // proves nothing here: a pipe has no foreground, and the hang this guards
-// against (issue 21) came from how bingo read its terminal.
+// against came from how bingo read its terminal.
 
 // reaction bounds how long bingo may take to do what a typed answer says.
 const reaction = time.Second
@@ -337,7 +337,7 @@ func TestPluginsNeverGetTheTerminal(t *testing.T) {
 }
 
 // A question of screens of blank space followed by text in bingo's voice
-// (issue 21) must still show, on the 160×40 screen the person answers
+// must still show, on the 160×40 screen the person answers
 // on, who asks and where the answer goes, right at the prompt: the screen
 // is tmux's own rendering of what bingo wrote (capture-pane).
 func TestAQuestionSaysWhoAsksOnScreen(t *testing.T) {

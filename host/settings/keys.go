@@ -291,7 +291,7 @@ func buildTable() []Key {
 		{Path: "wasmCompile.blocksPerFunction", Kind: KindCount, Unit: "blocks", Default: strconv.Itoa(def.WasmCompile.BlocksPerFunction),
 			Doc: "The block, if and loop instructions of one function, a loop counting four: wazero's compile time grows with their square."},
 		{Path: "wasmCompile.time", Kind: KindDuration, Default: formatDuration(def.WasmCompile.Time),
-			Doc: "Compiling a module not compiled before, which runs in a process of its own that is stopped when it runs out: its CPU time on Linux (with five times as much wall time, for a busy machine), its wall time elsewhere. A module that ran out of CPU time is remembered and not compiled again under the same bounds."},
+			Doc: "Compiling a module not compiled before, which runs in a process of its own that is stopped when it runs out: its CPU time on Linux (with five times as much wall time, for a busy machine), its wall time elsewhere. A module that ran out of CPU time (or an untrusted project's module that ran out of its 25s) is remembered and not compiled again under the same bounds."},
 		{Path: "wasmCompile.memoryMiB", Kind: KindCount, Unit: "MiB", Default: strconv.Itoa(def.WasmCompile.MemoryMiB),
 			Doc: "That process's resident memory (watched on Linux); a module that needs more is remembered as one that ran out of time is."},
 

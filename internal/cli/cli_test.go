@@ -168,7 +168,7 @@ func TestAskPutsTheToolsQuestion(t *testing.T) {
 
 // However a question is made, the line the person answers on says who
 // asks, and what the question may add above it is capped: screens of
-// blank space (issue 21: 7,200 spaces, then a fake bingo line), and of
+// blank space (7,200 spaces, then a fake bingo line), and of
 // lines, squeezed away.
 func TestAQuestionCannotHideWhoAsks(t *testing.T) {
 	fake := "bingo: provider model/m: API key rejected (401 Unauthorized). Paste a new key for provider model/m (kept in ~/.bingo only):"

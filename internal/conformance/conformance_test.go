@@ -285,7 +285,7 @@ var testpluginCases = []tpCase{
 			t.Errorf("the trusted tool's claimed traits did not arrive: %s", jsonOf(d.Tools))
 		}
 		var want, got []string
-		for _, n := range []string{"echo", "slow", "hang", "spin", "exit", "garbage", "twice", "big", "ask", "service", "notice", "stderr", "flood", "trusted", "table", "config", "env", "file"} {
+		for _, n := range []string{"echo", "slow", "hang", "spin", "exit", "garbage", "twice", "big", "ask", "service", "notice", "stderr", "flood", "trusted", "table", "config", "env", "file", "terminal"} {
 			want = append(want, "plugin__testplugin__"+n)
 		}
 		for _, tl := range r.c.Tools {

@@ -114,6 +114,9 @@ func (c *Collector[T]) Next(t testing.TB) T {
 // lines and questions, and answers every question with Answer.
 type RecordingUI struct {
 	Answer string
+	// Err, if set, is what every question gets instead of an answer (no
+	// one to ask, say).
+	Err error
 
 	mu       sync.Mutex
 	progress []string
@@ -130,7 +133,7 @@ func (u *RecordingUI) Ask(_ context.Context, q string) (string, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.asked = append(u.asked, q)
-	return u.Answer, nil
+	return u.Answer, u.Err
 }
 
 // Seen returns the progress lines and the questions so far.

@@ -32,22 +32,20 @@ func (t *Transport) startCmd(cmd *osexec.Cmd) (*os.File, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	_ = child.Close()
-	if err == nil {
-		if err = shepherd.Started(lifeline, path); err != nil {
-			_ = lifeline.Close()
-			_ = cmd.Wait() // the shepherd exits at once after its report
-			return nil, err
-		}
-	}
 	if err != nil {
 		_ = lifeline.Close()
+		return nil, err
+	}
+	if err := shepherd.Started(lifeline, path); err != nil {
+		_ = lifeline.Close()
+		_ = cmd.Wait() // the shepherd exits at once after its report
 		return nil, err
 	}
 	return lifeline, nil
 }
 
-// cutLifeline orders the shepherd to end the instance's whole tree now;
-// it is also how the shepherd learns that the host has died. Idempotent.
+// cutLifeline orders the shepherd to end the instance's whole tree now,
+// as the kernel does when the host dies. Idempotent.
 func (c *conn) cutLifeline() {
 	if c.lifeline != nil {
 		c.lifelineOnce.Do(func() { _ = c.lifeline.Close() })

@@ -54,7 +54,9 @@ func DefaultBounds() Bounds {
 		FunctionKiB:       256,
 		BlocksPerFunction: 4096,
 		CompileTime:       20 * time.Second,
-		CompileMemoryMiB:  256,
+		// A 14 MiB Go module (the go-sdk MCP example) peaks near 290 MiB;
+		// 448 keeps bingo plugins within its 500 MiB budget.
+		CompileMemoryMiB: 448,
 	}
 }
 
@@ -119,7 +121,7 @@ func (e *BoundError) Error() string {
 		msg = fmt.Sprintf("function %d has more than %d blocks, loops and ifs, the bound on a function", e.Function, e.Limit)
 	case BoundTime:
 		if e.Size > 0 {
-			msg = fmt.Sprintf("compiling it took longer than %s of wall time, before its bound of %s of CPU ran out: the machine is busy, or the module slow to compile (it is tried again next time)",
+			msg = fmt.Sprintf("compiling it took longer than %s of wall time, before its bound of %s of CPU ran out: the machine is busy, or the module slow to compile",
 				time.Duration(e.Size), time.Duration(e.Limit))
 		} else {
 			msg = fmt.Sprintf("compiling it took longer than the bound of %s", time.Duration(e.Limit))

@@ -140,22 +140,31 @@ func TestBoundsStopTheCompileChild(t *testing.T) {
 		if err := os.WriteFile(sleeper, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		// The wall time is five times the CPU time's bound, or what
-		// CompileWall says; either way the next Host tries again.
-		for i, wall := range []time.Duration{0, 300 * time.Millisecond, 0} {
-			b := Bounds{CompileTime: 100 * time.Millisecond, CompileWall: wall}
+		// The wall time is five times the CPU time's bound, and the next
+		// Host tries again; or it is what CompileWall says, and a module
+		// that runs out of it is remembered, for a Host with no more wall
+		// time to give it.
+		for i, c := range []struct {
+			wall       time.Duration
+			remembered bool
+		}{{0, false}, {300 * time.Millisecond, false}, {300 * time.Millisecond, true}, {0, false}} {
+			b := Bounds{CompileTime: 100 * time.Millisecond, CompileWall: c.wall}
 			h, err := NewHost(context.Background(), HostConfig{CacheDir: dir, Compiler: sleeper})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = h.Close(context.Background()) })
 			be := boundOf(t, startErr(t, h, bin, b, 10*time.Second), BoundTime)
-			want := wall
+			want := c.wall
 			if want == 0 {
 				want = wallFactor * b.CompileTime
 			}
-			if be.Remembered || h.children.Load() != 1 || be.Size != int64(want) {
-				t.Fatalf("host %d: %v (remembered %v, %d compile children): want a refusal at %v of wall time, tried again", i, be, be.Remembered, h.children.Load(), want)
+			children := int32(1)
+			if c.remembered {
+				children = 0
+			}
+			if be.Remembered != c.remembered || h.children.Load() != children || be.Size != int64(want) {
+				t.Fatalf("host %d: %v (remembered %v, %d compile children): want a refusal at %v of wall time, remembered %v", i, be, be.Remembered, h.children.Load(), want, c.remembered)
 			}
 		}
 	})

@@ -85,11 +85,13 @@ func CompileChild(args []string, stdin io.Reader, stderr io.Writer) int {
 // rssPoll, and it is killed when either passes its bound: a module that
 // did is remembered (rememberRefusal). CPU time, not wall time, because
 // on a busy machine a module that is fine takes many times its CPU time
-// to compile; the wall time is bounded too, at CompileWall (by default
-// wallFactor times the CPU bound), and a module that ran out of that is
-// not remembered, as it says more of the machine than of the module.
-// Elsewhere only the wall time is bounded, at CompileTime unless
-// CompileWall says otherwise, and nothing is remembered.
+// to compile; the wall time is bounded too, at wallFactor times the CPU
+// bound, and a module that ran out of that is not remembered, as it says
+// more of the machine than of the module. A caller that sets CompileWall
+// is held to it, busy machine or not, and a module that ran out of it is
+// remembered: the caller chose not to wait for it. Elsewhere only the
+// wall time is bounded, at CompileTime unless CompileWall says
+// otherwise, and only a CompileWall refusal is remembered.
 func (h *Host) compileInChild(ctx context.Context, key [32]byte, bin []byte, b Bounds) error {
 	select {
 	case h.childSlot <- struct{}{}:
@@ -109,12 +111,9 @@ func (h *Host) compileInChild(ctx context.Context, key [32]byte, bin []byte, b B
 	go func() { done <- cmd.Wait() }()
 
 	_, _, watched := procStat(cmd.Process.Pid)
-	wall := b.CompileTime
-	switch {
-	case b.CompileWall > 0:
-		wall = b.CompileWall
-	case watched:
-		wall *= wallFactor
+	wall := wallOf(b)
+	if !watched && b.CompileWall <= 0 {
+		wall = b.CompileTime
 	}
 	deadline := time.NewTimer(wall)
 	defer deadline.Stop()
@@ -138,7 +137,7 @@ func (h *Host) compileInChild(ctx context.Context, key [32]byte, bin []byte, b B
 				return ErrHostClosed
 			case over != nil:
 				if remember {
-					h.rememberRefusal(key, b, over.Bound)
+					h.rememberRefusal(key, b, over, wall)
 				}
 				return over
 			case err == nil:
@@ -159,15 +158,24 @@ func (h *Host) compileInChild(ctx context.Context, key [32]byte, bin []byte, b B
 			}
 		case <-deadline.C:
 			e := &BoundError{Bound: BoundTime, Limit: int64(b.CompileTime)}
-			if watched {
+			if watched || b.CompileWall > 0 {
 				e.Size = int64(wall)
 			}
-			kill(e, false)
+			kill(e, b.CompileWall > 0)
 		case <-cancelled:
 			cancelled = nil
 			_ = cmd.Process.Kill()
 		}
 	}
+}
+
+// wallOf is the wall time b gives the compile child where its CPU time
+// is watched: CompileWall, or wallFactor times CompileTime.
+func wallOf(b Bounds) time.Duration {
+	if b.CompileWall > 0 {
+		return b.CompileWall
+	}
+	return wallFactor * b.CompileTime
 }
 
 // rssPoll is how often the compile child's CPU time and memory are read:
@@ -189,16 +197,18 @@ func (h *Host) refusedPath(key [32]byte) string {
 }
 
 // rememberRefusal keeps, by the module's sha256, the bounds under which
-// its compilation failed and which it failed: a few dozen bytes. A
-// failure to keep it costs the next run the same wait.
-func (h *Host) rememberRefusal(key [32]byte, b Bounds, bound string) {
-	rec := fmt.Sprintf("%s %s %d %d\n", meterCacheVersion, bound, int64(b.CompileTime), b.CompileMemoryMiB)
+// its compilation failed (the CPU time, memory and wall time it had) and
+// the refusal e: a few dozen bytes. A failure to keep it costs the next
+// run the same wait.
+func (h *Host) rememberRefusal(key [32]byte, b Bounds, e *BoundError, wall time.Duration) {
+	rec := fmt.Sprintf("%s %s %d %d %d %d\n", meterCacheVersion, e.Bound, int64(b.CompileTime), b.CompileMemoryMiB, int64(wall), e.Size)
 	keepWhole(h.refusedPath(key), []byte(rec))
 }
 
 // refused returns the refusal remembered for the module whose sha256 is
 // key, if b are no wider than the bounds it failed under; nil if none is
-// remembered, or if b give it more time or memory than it had.
+// remembered, or if b give it more time (CPU or wall) or memory than it
+// had.
 func (h *Host) refused(key [32]byte, b Bounds) *BoundError {
 	if h.cacheDir == "" {
 		return nil
@@ -208,15 +218,15 @@ func (h *Host) refused(key [32]byte, b Bounds) *BoundError {
 		return nil
 	}
 	var version, bound string
-	var t int64
+	var t, wall, size int64
 	var mib int
-	if _, err := fmt.Sscanf(string(rec), "%s %s %d %d\n", &version, &bound, &t, &mib); err != nil || version != meterCacheVersion {
+	if _, err := fmt.Sscanf(string(rec), "%s %s %d %d %d %d\n", &version, &bound, &t, &mib, &wall, &size); err != nil || version != meterCacheVersion {
 		return nil
 	}
-	if int64(b.CompileTime) > t || b.CompileMemoryMiB > mib {
+	if int64(b.CompileTime) > t || b.CompileMemoryMiB > mib || int64(wallOf(b)) > wall {
 		return nil
 	}
-	e := &BoundError{Bound: bound, Remembered: true}
+	e := &BoundError{Bound: bound, Remembered: true, Size: size}
 	switch bound {
 	case BoundTime:
 		e.Limit = t

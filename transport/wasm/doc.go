@@ -174,8 +174,8 @@
 // (refused-v1/ in the cache directory: the bound and the bounds it failed
 // under), so that a later Host refuses it under the same or narrower
 // bounds without compiling it, and tries again under wider ones. One that
-// ran out of wall time is not: the machine was busy, and the module may
-// be fine. Every refusal is a *BoundError, one line that names the bound
+// ran out of wall time is not (the machine was busy, and the module may
+// be fine), unless the wall time was the caller's own CompileWall. Every refusal is a *BoundError, one line that names the bound
 // and, with Bounds.Key, the setting that raises it.
 //
 // # The sandbox
