@@ -334,11 +334,14 @@ func objectInput(input json.RawMessage) error {
 	return nil
 }
 
-// nearSubcommand is the subcommand word is one or two slips of the keyboard
-// from (one for a word of five letters or fewer, so that "hello" and "hi"
-// stay prompts), or "".
+// nearSubcommand is the subcommand word is a slip of the keyboard away
+// from, or "". A slip is a letter left out, doubled in or swapped with its
+// neighbour (one for a word of five letters or fewer, two beyond); a wrong
+// letter counts as two, and a word shorter than four letters is never a
+// slip, so that prompts starting "all", "map", "tall" or "hello" stay
+// prompts.
 func nearSubcommand(word string) string {
-	if word == "" || strings.ToLower(word) != word || strings.ContainsFunc(word, func(r rune) bool { return r < 'a' || r > 'z' }) {
+	if len(word) < 4 || strings.ContainsFunc(word, func(r rune) bool { return r < 'a' || r > 'z' }) {
 		return ""
 	}
 	slips := 1
@@ -353,8 +356,9 @@ func nearSubcommand(word string) string {
 	return ""
 }
 
-// editDistance counts the insertions, deletions, substitutions and swaps of
-// two neighbours that turn a into b (optimal string alignment).
+// editDistance counts the letters inserted, deleted or swapped with their
+// neighbour that turn a into b (optimal string alignment), a substituted
+// letter counting as two.
 func editDistance(a, b string) int {
 	d := make([][]int, len(a)+1)
 	for i := range d {
@@ -366,7 +370,7 @@ func editDistance(a, b string) int {
 	}
 	for i := 1; i <= len(a); i++ {
 		for j := 1; j <= len(b); j++ {
-			cost := 1
+			cost := 2
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}

@@ -616,8 +616,9 @@ func TestObjectInput(t *testing.T) {
 func TestNearSubcommand(t *testing.T) {
 	for word, want := range map[string]string{
 		"plugin": "plugins", "plugns": "plugins", "pluigns": "plugins", "trsut": "trust", "tust": "trust",
-		"compelte": "complete", "versoin": "version", "hlep": "help", "cal": "call",
+		"compelte": "complete", "versoin": "version", "hlep": "help", "mpcs": "",
 		"hi": "", "hello": "", "what": "", "Plugin": "", "how": "", "count": "", "": "", "plugins2": "",
+		"cal": "", "all": "", "map": "", "tall": "", "calm": "", "fall": "", "crust": "",
 	} {
 		if got := nearSubcommand(word); got != want {
 			t.Errorf("nearSubcommand(%q) = %q, want %q", word, got, want)
