@@ -47,7 +47,7 @@ func (t lineTransport) Connect(context.Context) (mcp.Connection, error) {
 	c := &lineConn{t: t, incoming: make(chan msgOrErr), closed: make(chan struct{}), sent: map[jsonrpc.ID]string{}}
 	c.stream = protocol.NewLineStream(readWriteNopCloser{t.rw}, protocol.LineStreamOptions{
 		Skipped: func(line []byte, why error) {
-			fmt.Fprintf(t.log, "mcpbridge: skipped a line on the server's stdout (%v): %q\n", why, line)
+			fmt.Fprintf(t.log, "mcpbridge: skipped a line on the server's stdout (%v): %q\n", why, headOf(line))
 		},
 	})
 	// Reads happen on a goroutine of their own, so that Close unblocks a

@@ -22,6 +22,7 @@
 package mcphttp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -156,7 +157,7 @@ func (c *conn) Write(p []byte) (int, error) {
 	defer c.wmu.Unlock()
 	c.partial = append(c.partial, p...)
 	for {
-		i := indexNL(c.partial)
+		i := bytes.IndexByte(c.partial, '\n')
 		if i < 0 {
 			break
 		}
@@ -169,15 +170,6 @@ func (c *conn) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
-}
-
-func indexNL(b []byte) int {
-	for i, c := range b {
-		if c == '\n' {
-			return i
-		}
-	}
-	return -1
 }
 
 // writeLoop sends each message. One that cannot be sent, if it is a
