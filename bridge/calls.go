@@ -102,7 +102,7 @@ func (inst *instance) takeAnswer(line []byte) bool {
 	if !ok {
 		return false
 	}
-	inst.p.endRoute(id)
+	inst.endRoute(id)
 	inst.owed.answered(id)
 	ch <- reply{result: m.Result, err: m.Error}
 	return true

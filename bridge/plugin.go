@@ -45,11 +45,9 @@ type Plugin struct {
 	// idleness. A read starts one; a start that fails says so once.
 	asleep  bool
 	closed  bool
-	deaths  int               // in a row
-	failed  int               // restarts failed since the last death
-	retryAt time.Time         // no respawn before this
-	routes  map[string]*route // running calls and streams, by callId / streamId
-	byReq   map[jsonrpc2.ID]*route
+	deaths  int       // in a row
+	failed  int       // restarts failed since the last death
+	retryAt time.Time // no respawn before this
 }
 
 // New returns a plugin that has not started. Call Start.
@@ -66,7 +64,7 @@ func New(opts Options) *Plugin {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	p := &Plugin{opts: opts, routes: map[string]*route{}, byReq: map[jsonrpc2.ID]*route{}}
+	p := &Plugin{opts: opts}
 	p.notices.p = p
 	if opts.Declared != nil {
 		decl := *opts.Declared
@@ -488,8 +486,8 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	}
 	defer p.release(inst)
 	id := jsonrpc2.ID{Str: "h" + strconv.FormatUint(p.nextReq.Add(1), 10), IsString: true}
-	rt := p.addRoute(inst, id, req)
-	defer p.endRoute(id)
+	rt := inst.addRoute(id, req)
+	defer inst.endRoute(id)
 	inst.owed.request(id, req.Method, start.Add(deadline))
 
 	clk := inst.startClock(deadline, start, req.Method)
