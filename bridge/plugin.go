@@ -48,7 +48,7 @@ type Plugin struct {
 // New returns a plugin that has not started. Call Start.
 func New(opts Options) *Plugin {
 	opts.Deadlines = opts.Deadlines.WithDefaults()
-	opts.Limits = opts.Limits.withDefaults()
+	opts.Limits = opts.Limits.WithDefaults()
 	opts.Backoff = opts.Backoff.withDefaults()
 	if opts.Notify == nil {
 		opts.Notify = func(Notice) {}
