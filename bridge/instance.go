@@ -28,9 +28,12 @@ type instance struct {
 	started time.Time
 	owed    *owed // what it has yet to answer: the wedge rule
 
-	// The host's requests sent and not yet answered (calls.go).
+	// The host's requests sent and not yet answered (calls.go), and the
+	// running calls and streams among them (routes.go).
 	callsMu sync.Mutex
 	calls   map[jsonrpc2.ID]chan reply
+	routes  map[string]*route // by callId / streamId
+	byReq   map[jsonrpc2.ID]*route
 
 	// Guarded by p.mu: whether it was made the live instance, and whether
 	// its end has been recorded (died); the work in flight on it, when
@@ -69,6 +72,7 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 		exited: make(chan struct{}), recorded: make(chan struct{}), dead: make(chan struct{}),
 		inflight: make(chan struct{}, MaxPluginRequests),
 		calls:    map[jsonrpc2.ID]chan reply{},
+		routes:   map[string]*route{}, byReq: map[jsonrpc2.ID]*route{},
 	}
 	inst.owed = newOwed(p.opts.Deadlines.Grace, inst.wedged)
 	sopts := protocol.LineStreamOptions{
@@ -98,7 +102,7 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 	inst.rpc = jsonrpc2.NewConn(ctx, inst.stream, inst, jsonrpc2.SetLogger(logWriter{p.opts.Log}),
 		jsonrpc2.OnRecv(func(_ *jsonrpc2.Request, resp *jsonrpc2.Response) {
 			if resp != nil {
-				p.endRoute(resp.ID)
+				inst.endRoute(resp.ID)
 				inst.owed.answered(resp.ID)
 			}
 		}))
@@ -214,7 +218,7 @@ func (inst *instance) notification(method string, params json.RawMessage) {
 	case protocol.NotifyToolProgress:
 		var n protocol.ToolProgress
 		if json.Unmarshal(params, &n) == nil {
-			if rt := p.route(n.CallID); rt != nil && rt.ui != nil {
+			if rt := inst.route(n.CallID); rt != nil && rt.ui != nil {
 				rt.deliver(func() { rt.ui.Progress(n.Tail) })
 				return
 			}
@@ -223,7 +227,7 @@ func (inst *instance) notification(method string, params json.RawMessage) {
 	case protocol.NotifyProviderDelta:
 		var n protocol.ProviderDelta
 		if json.Unmarshal(params, &n) == nil {
-			if rt := p.route(n.StreamID); rt != nil && rt.deltas != nil {
+			if rt := inst.route(n.StreamID); rt != nil && rt.deltas != nil {
 				if rt.spend(len(params)) {
 					rt.deliver(func() { rt.deltas(n.Event) })
 				}
@@ -277,7 +281,7 @@ func (inst *instance) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc
 			defer inst.handlers.Done()
 			defer p.release(inst)
 			defer func() { <-inst.inflight }()
-			res, err := p.serveService(inst.ctx, params)
+			res, err := p.serveService(inst, params)
 			if err != nil {
 				inst.answer(req.ID, nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidRequest, Message: err.Error()})
 				return

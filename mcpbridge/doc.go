@@ -136,7 +136,10 @@
 //	                               plugin/declare notification: the bridge holds
 //	                               it to the handshake's rules and the host
 //	                               replaces the plugin's contributions
-//	roots/list                     not offered (the client declares no roots)
+//	roots/list                     the one root, Config.Root (the working
+//	                               directory) as a file:// URI; the roots
+//	                               capability is declared only with a root,
+//	                               and without listChanged
 //
 // A server's stderr is the plugin's log, as for any plugin.
 //

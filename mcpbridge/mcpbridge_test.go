@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -355,6 +356,21 @@ func TestConfig(t *testing.T) {
 		r := newRig(t, rigOpts{config: tc.config})
 		if out, err := r.call(context.Background(), "config", `{}`, nil); err != nil || texts(out) != tc.want {
 			t.Errorf("config %s reached the server as %q, %v", tc.config, texts(out), err)
+		}
+	}
+}
+
+// The working directory is the one root: declared as the roots capability
+// and listed as its file:// URI. With none to offer, none is declared.
+func TestRoots(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a project")
+	for _, tc := range []struct{ root, want string }{
+		{dir, "capability true; file://" + strings.ReplaceAll(filepath.ToSlash(dir), " ", "%20") + " (a project)"},
+		{"", "capability false;"},
+	} {
+		r := newRig(t, rigOpts{cfg: mcpbridge.Config{Root: tc.root}})
+		if out, err := r.call(context.Background(), "roots", `{}`, nil); err != nil || texts(out) != tc.want {
+			t.Errorf("root %q: the server was offered %q, %v; want %q", tc.root, texts(out), err, tc.want)
 		}
 	}
 }

@@ -1,6 +1,6 @@
 package mcpbridge
 
-//lint:file-ignore SA1019 MCP logging and sampling are deprecated as of protocol 2026-07-28 but still functional, and servers of every earlier version use them: bingo maps both.
+//lint:file-ignore SA1019 MCP roots, logging and sampling are deprecated as of protocol 2026-07-28 but still functional, and servers of every earlier version use them: bingo maps both.
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net/url"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -361,8 +363,8 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	defer close(s.ready)
 	opts := &mcp.ClientOptions{
 		// The person's plugins.<name> slice, where an MCP server can read
-		// it; the roots capability the sdk would add by default is not
-		// offered (this host answers no roots/list).
+		// it; roots only when there is one to offer, and never listChanged
+		// (the sdk's default): the root does not change while it runs.
 		Capabilities: &mcp.ClientCapabilities{
 			Experimental: map[string]any{"bingo": map[string]any{"config": configOrNull(p.Config)}},
 		},
@@ -375,7 +377,13 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	if s.cfg.Sample != nil {
 		opts.CreateMessageHandler = s.sample
 	}
+	if s.cfg.Root != "" {
+		opts.Capabilities.RootsV2 = &mcp.RootCapabilities{}
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "bingo", Version: strconv.Itoa(protocol.Version)}, opts)
+	if s.cfg.Root != "" {
+		client.AddRoots(&mcp.Root{URI: rootURI(s.cfg.Root), Name: filepath.Base(s.cfg.Root)})
+	}
 	// The session never closes the server's stdin: serve does, when the
 	// host stops the instance.
 	t := lineTransport{rw: s.inner, log: s.cfg.Log, notify: s.notified, result: func(method string, result json.RawMessage) {
@@ -410,6 +418,11 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 		return nil, fmt.Errorf("the MCP server initialized but %v", err)
 	}
 	return decl, nil
+}
+
+// rootURI is dir's file:// URI.
+func rootURI(dir string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
 }
 
 // configOrNull is the config as JSON, null when the person set none.

@@ -35,6 +35,11 @@ type Config struct {
 	// sampling request is refused. The host routes it through its
 	// configured provider.
 	Sample func(ctx context.Context, req SampleRequest) (SampleResult, error)
+	// Root is the directory offered to the server as its one root (the
+	// roots capability, without listChanged; roots/list answers its
+	// file:// URI): the working directory, where the server can reach
+	// it. Empty offers no root and declares no roots capability.
+	Root string
 	// Deadlines are the bridge's (the person's deadlines settings; zero
 	// fields take their defaults). The wire has no cancel for
 	// context/contribute, command/run or command/complete, so the

@@ -12,10 +12,12 @@
 // that are no message on stdout, then answers), hangup (closes stdout and
 // goes on running), crash (the server exits mid-call), flood (n log
 // lines at error level, each size bytes), change (adds the tool added:
-// tools/list_changed), ask (elicits a name, with message as its question if given), form
-// (elicits a form of every kind of field), outside (sends an elicitation of
-// its own while its call runs, which is part of no call), sample (asks the client's
-// model), config (the config the client passed), configenv (the config in
+// tools/list_changed), ask (elicits a name, with message as its question
+// if given), form (elicits a form of every kind of field), outside (sends
+// an elicitation of its own while its call runs, which is part of no
+// call), sample (asks the client's model), config (the config the client
+// passed), roots (whether the client declares roots, and the roots it
+// lists), configenv (the config in
 // the environment). Prompt greet(name, mood),
 // mood completing to happy/hungry/sad. Resources: two text ones and a
 // blob.
@@ -209,6 +211,18 @@ func New(proc Process) *mcp.Server {
 			SystemPrompt: "be brief", MaxTokens: 50,
 			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "say hi"}}},
 		}}}, nil
+	})
+	add("roots", "Say whether the client declares roots, and the roots it lists.", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		r, ok := req.Params.InputResponses["roots"].(*mcp.ListRootsResult)
+		if !ok {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"roots": &mcp.ListRootsParams{}}}, nil
+		}
+		caps := req.ClientCapabilities()
+		out := fmt.Sprintf("capability %v;", caps != nil && caps.RootsV2 != nil)
+		for _, root := range r.Roots {
+			out += fmt.Sprintf(" %s (%s)", root.URI, root.Name)
+		}
+		return text(out), nil
 	})
 	add("configenv", "Say BINGO_PLUGIN_CONFIG from the environment.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text("env=" + os.Getenv("BINGO_PLUGIN_CONFIG")), nil
