@@ -214,7 +214,7 @@ func (w waiter) await(ctx context.Context, due <-chan struct{}) (reply, error) {
 func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error {
 	// The deadline counts from here: a respawn the call has to wait for
 	// is part of it.
-	deadline := p.opts.Deadlines.For(req.Kind)
+	deadline := req.Kind.Deadline(p.opts.Deadlines)
 	start := time.Now()
 	inst, woke, err := p.acquire(ctx, deadline)
 	if err != nil {
@@ -309,7 +309,7 @@ func (p *Plugin) cutOff(inst *instance, id jsonrpc2.ID, req proxy.Request, rt *r
 // Cancelling ctx sends the cancel notification and keeps waiting. However
 // lively, a stream past its total deadline or its cap is cut off.
 func (p *Plugin) waitStream(ctx context.Context, inst *instance, id jsonrpc2.ID, req proxy.Request, rt *route, w waiter, result any) error {
-	deadline := p.opts.Deadlines.For(req.Kind)
+	deadline := req.Kind.Deadline(p.opts.Deadlines)
 	timer := time.NewTimer(deadline)
 	defer timer.Stop()
 	total := time.NewTimer(p.opts.Deadlines.ProviderTotal)
