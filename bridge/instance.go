@@ -45,8 +45,8 @@ type instance struct {
 
 	// The instance's one notice: the first to claim it (its death, a wedge
 	// verdict, or a stop that needs none) decides what it says.
-	toldMu sync.Mutex
-	told   bool
+	noticeMu      sync.Mutex // held while the notice is raised (claimNotice)
+	noticeClaimed bool
 
 	exited   chan struct{} // closed once conn.Wait has returned
 	exitErr  error
@@ -147,22 +147,22 @@ func (inst *instance) waitReason() error {
 // stop ends the instance gracefully (stdin closed first) and waits for it.
 // Its end is no death: it raises no notice.
 func (inst *instance) stop() {
-	inst.tell(nil)
+	inst.claimNotice(nil)
 	inst.rpc.Close()
 	<-inst.dead
 }
 
-// tell raises n as the instance's one notice, unless one has been raised
-// or waived already (a nil n waives it). It reports whether n was the one.
-// The notice is raised under the claim, so whoever loses the claim (a
-// death racing a wedge verdict) returns only once it is out.
-func (inst *instance) tell(n *Notice) bool {
-	inst.toldMu.Lock()
-	defer inst.toldMu.Unlock()
-	if inst.told {
+// claimNotice raises n as the instance's one notice, unless it has been
+// claimed already (a nil n claims it and says nothing). It reports whether
+// n was the one. The notice is raised under the claim, so whoever loses
+// it (a death racing a wedge verdict) returns only once it is out.
+func (inst *instance) claimNotice(n *Notice) bool {
+	inst.noticeMu.Lock()
+	defer inst.noticeMu.Unlock()
+	if inst.noticeClaimed {
 		return false
 	}
-	inst.told = true
+	inst.noticeClaimed = true
 	if n != nil {
 		inst.p.opts.Notify(*n)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/bingo/bingo-plugin-rpc/bounds"
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/internal/testplugin/mcpfault"
 	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
@@ -85,7 +86,7 @@ type rig struct {
 type rigOpts struct {
 	cfg       mcpbridge.Config
 	config    json.RawMessage
-	deadlines bridge.Deadlines
+	deadlines bounds.Deadlines
 	redecl    func(protocol.InitializeResult)
 }
 

@@ -270,7 +270,7 @@ func (s *server) dispatch(method string, params json.RawMessage) (any, error) {
 // goroutine and the server's work until the instance died, and a server
 // that answers everything else was killed as wedged for it.
 func (s *server) bounded(cs *mcp.ClientSession, k proxy.Kind, method string, f func(context.Context) (any, error)) (any, error) {
-	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.Deadlines.For(k))
+	ctx, cancel := context.WithTimeout(s.ctx, k.Deadline(s.cfg.Deadlines))
 	defer cancel()
 	res, err := f(ctx)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) && s.ctx.Err() == nil {
@@ -286,7 +286,7 @@ func (s *server) bounded(cs *mcp.ClientSession, k proxy.Kind, method string, f f
 // calls in a turn each waited the whole deadline, and the server lived on.
 // The returned func ends the watch, once the host has its answer.
 func (s *server) watch(cs *mcp.ClientSession, k proxy.Kind, what string) (stop func()) {
-	t := time.AfterFunc(s.cfg.Deadlines.For(k), func() { s.spawn(func() { s.alive(cs, what) }) })
+	t := time.AfterFunc(k.Deadline(s.cfg.Deadlines), func() { s.spawn(func() { s.alive(cs, what) }) })
 	return func() { t.Stop() }
 }
 

@@ -7,7 +7,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/bounds"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 	"github.com/bingo/bingo-plugin-rpc/transport/mem"
@@ -45,7 +45,7 @@ type Config struct {
 	// context/contribute, command/run or command/complete, so the
 	// translator ends each at its deadline itself, when the bridge has
 	// stopped waiting: see server.bounded.
-	Deadlines bridge.Deadlines
+	Deadlines bounds.Deadlines
 }
 
 // SampleRequest is a server's sampling request, in the host's words.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/internal/capped"
+	"github.com/bingo/bingo-plugin-rpc/internal/wasmmeter"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
 )
@@ -51,7 +52,7 @@ func CompileChild(args []string, stdin io.Reader, stderr io.Writer) int {
 		// garbage is collected is not refused for the garbage.
 		debug.SetMemoryLimit(int64(mib) << 20 * 3 / 4)
 	}
-	bin, err := io.ReadAll(io.LimitReader(stdin, 2*MaxModuleSize+meterSlack+1))
+	bin, err := io.ReadAll(io.LimitReader(stdin, int64(wasmmeter.MaxSize(MaxModuleSize))+1))
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2

@@ -51,7 +51,7 @@
 // leaves machine code for Go at every loop header to look at the context,
 // which multiplies the work of a Go guest (whose every function begins
 // with a loop) by three or more. So every module is metered instead
-// (meter.go): before it is compiled, a countdown is inserted at each
+// (package wasmmeter): before it is compiled, a countdown is inserted at each
 // function entry, each loop header and every thousand straight-line
 // instructions, and bulk memory operations are charged by their size; when
 // it runs out, the guest calls out to the host (refuel), about once per

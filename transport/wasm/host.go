@@ -125,7 +125,7 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 	} else {
 		cache = wazero.NewCompilationCache()
 	}
-	// No CloseOnContextDone: every module is metered instead (meter.go),
+	// No CloseOnContextDone: every module is metered instead (package wasmmeter),
 	// which stops a guest as surely at a fraction of the cost.
 	rc := wazero.NewRuntimeConfig().WithCompilationCache(cache).WithCloseOnContextDone(cfg.TerminationChecks)
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
