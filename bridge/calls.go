@@ -136,7 +136,7 @@ func (pc *pendingCall) wait(ctx context.Context, due <-chan struct{}, result any
 
 // await waits for the answer. Where the wire allows it (a transport whose
 // reads can be interrupted), the waiting caller reads the wire itself
-// whenever no one else is (protocol's turns): its own answer then wakes
+// whenever no one else is (readerHandoff): its own answer then wakes
 // it from the poller, with no hand-over from another goroutine, and a
 // line for anyone else goes where the reader would have sent it. A
 // caller reading when ctx ends, or due passes (see tick), is
@@ -144,13 +144,13 @@ func (pc *pendingCall) wait(ctx context.Context, due <-chan struct{}, result any
 func (pc *pendingCall) await(ctx context.Context, due <-chan struct{}) (reply, error) {
 	s := pc.inst.stream
 	var turn <-chan struct{} // nil, never ready, without turns
-	if s.Turns() {
-		s.Enter()
-		defer s.Leave()
+	if s.turns() {
+		s.enter()
+		defer s.leave()
 		if ctx.Done() != nil {
-			defer context.AfterFunc(ctx, s.Interrupt)()
+			defer context.AfterFunc(ctx, s.interrupt)()
 		}
-		turn = s.Role()
+		turn = s.roleReady()
 	}
 	over := func() bool {
 		select {
@@ -178,11 +178,11 @@ func (pc *pendingCall) await(ctx context.Context, due <-chan struct{}) (reply, e
 		case <-turn:
 			select {
 			case r := <-pc.answer: // read by the reader before
-				s.Release()
+				s.release()
 				return r, nil
 			default:
 			}
-			s.ReadTurn(over)
+			s.readTurn(over)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/internal/capped"
+	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
 	"github.com/bingo/bingo-plugin-rpc/internal/wasmmeter"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -203,7 +204,7 @@ func (h *Host) refusedPath(key [32]byte) string {
 // run the same wait.
 func (h *Host) rememberRefusal(key [32]byte, b Bounds, e *BoundError, wall time.Duration) {
 	rec := fmt.Sprintf("%s %s %d %d %d %d\n", meterCacheVersion, e.Bound, int64(b.CompileTime), b.CompileMemoryMiB, int64(wall), e.Size)
-	keepWhole(h.refusedPath(key), []byte(rec))
+	_ = diskrecord.Replace(h.refusedPath(key), []byte(rec), diskrecord.Options{})
 }
 
 // refused returns the refusal remembered for the module whose sha256 is

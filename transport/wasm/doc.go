@@ -97,7 +97,7 @@
 // version), so a new Host, i.e. the next session, skips compilation: for a Go guest a few seconds cold
 // on a slow machine, tens of milliseconds warm (decoding and validating
 // the module, which wazero does on every load, is most of that). The
-// original's sha256 is kept as well (sums-v1/, by path and file version,
+// original's sha256 is kept as well (sums-v2/, by path and file version,
 // with a checksum; see package internal/fileversion), so that a new Host
 // starting an unchanged module goes from its stat to the kept metered
 // module without reading or hashing the original: only on Linux, where a

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
 	"github.com/bingo/bingo-plugin-rpc/internal/fileversion"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -486,7 +487,7 @@ func (h *Host) compiledBefore(key [32]byte) bool {
 // compiled by this build: an empty file.
 func (h *Host) markCompiled(key [32]byte) {
 	if h.compiledDir != "" {
-		keepWhole(filepath.Join(h.compiledDir, hex.EncodeToString(key[:])), nil)
+		_ = diskrecord.Replace(filepath.Join(h.compiledDir, hex.EncodeToString(key[:])), nil, diskrecord.Options{})
 	}
 }
 

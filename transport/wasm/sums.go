@@ -3,16 +3,12 @@ package wasm
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"hash/crc32"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/bingo/bingo-plugin-rpc/internal/capped"
+	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
 	"github.com/bingo/bingo-plugin-rpc/internal/fileversion"
 )
 
@@ -22,16 +18,16 @@ import (
 // neither reads nor hashes it: it goes from the file's stat straight to
 // the metered module kept under that sum. A change to what a record says
 // must change the name.
-const sumsCacheVersion = "sums-v1"
+const sumsCacheVersion = "sums-v2"
 
 // maxSumRecord caps a record read back: a sum, a version and a quoted
 // path (at most PATH_MAX bytes, four times that quoted) fit many times.
 const maxSumRecord = 64 << 10
 
 // A record is one file, named by the hex sha256 of the module's absolute
-// path, holding one line: the module's hex sha256, its version
-// (fileversion.Version.ID), its absolute path Go-quoted, and the CRC-32C
-// (8 hex digits) of what precedes it, separated by single spaces.
+// path, sealed (package diskrecord): the module's hex sha256, its version
+// (fileversion.Version.ID) and its absolute path Go-quoted, separated by
+// single spaces.
 //
 // A sum picks the code that runs, so a record is believed only for a file
 // whose version it names exactly, and only a sum of a settled, strong
@@ -64,19 +60,11 @@ func (h *Host) keptSum(path string, fi fs.FileInfo) ([32]byte, bool) {
 	if !ok {
 		return key, false
 	}
-	rec, err := capped.Read(file, maxSumRecord)
-	if err != nil {
+	rec, err := diskrecord.ReadSealed(file, maxSumRecord)
+	if err != nil || len(rec) < 2*len(key) || string(rec[2*len(key):]) != rest {
 		return key, false
 	}
-	line, ok := strings.CutSuffix(string(rec), "\n")
-	if !ok || len(line) < 2*len(key)+9 {
-		return key, false
-	}
-	body, crc := line[:len(line)-9], line[len(line)-9:]
-	if crc != fmt.Sprintf(" %08x", crc32.Checksum([]byte(body), castagnoli)) || body[2*len(key):] != rest {
-		return key, false
-	}
-	if _, err := hex.Decode(key[:], []byte(body[:2*len(key)])); err != nil {
+	if _, err := hex.Decode(key[:], rec[:2*len(key)]); err != nil {
 		return key, false
 	}
 	return key, true
@@ -96,25 +84,5 @@ func (h *Host) keepSum(path string, fi fs.FileInfo, key [32]byte, readAt time.Ti
 	if !ok || !v.Settled(readAt) {
 		return
 	}
-	body := hex.EncodeToString(key[:]) + rest
-	keepWhole(file, fmt.Appendf(nil, "%s %08x\n", body, crc32.Checksum([]byte(body), castagnoli)))
-}
-
-// keepWhole writes data to the file at path in the disk cache, creating
-// its directory: under a temporary name, renamed, so that a reader never
-// sees part of it and concurrent processes replace it whole. A file not
-// kept costs only the next process's time, so a failure is not reported.
-func keepWhole(path string, data []byte) {
-	dir := filepath.Dir(path)
-	if os.MkdirAll(dir, 0o700) != nil {
-		return
-	}
-	f, err := os.CreateTemp(dir, "tmp-*")
-	if err != nil {
-		return
-	}
-	_, werr := f.Write(data)
-	if cerr := f.Close(); werr != nil || cerr != nil || os.Rename(f.Name(), path) != nil {
-		_ = os.Remove(f.Name())
-	}
+	_ = diskrecord.Replace(file, diskrecord.Seal([]byte(hex.EncodeToString(key[:])+rest)), diskrecord.Options{})
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
 	"github.com/bingo/bingo-plugin-rpc/internal/fileversion"
 )
 
@@ -235,14 +234,14 @@ func TestDamagedSumRecordIsNotBelieved(t *testing.T) {
 	}
 	sum, otherSum := string(good[:64]), string(otherRec[:64])
 	v := version(t, path).ID
-	// sealed is a record line with its checksum.
-	sealed := func(body string) string { return body + fmt.Sprintf(" %08x\n", crc32c(body)) }
+	// sealed is a record with its checksum.
+	sealed := func(body string) string { return string(diskrecord.Seal([]byte(body))) }
 
 	// The sum alone edited, its checksum made to match, is believed: the
 	// directory is the person's, as trusted as wazero's compiled code
 	// beside it. That is what makes the edits below a test: each is caught
 	// only by what it breaks.
-	forged := sealed(otherSum + string(good[64:len(good)-10]))
+	forged := sealed(otherSum + string(good[64:len(good)-4]))
 	write := func(rec string) {
 		t.Helper()
 		if err := os.WriteFile(file, []byte(rec), 0o600); err != nil {
@@ -256,10 +255,10 @@ func TestDamagedSumRecordIsNotBelieved(t *testing.T) {
 
 	for _, tt := range []struct{ name, rec string }{
 		{"the sum edited", strings.Replace(string(good), sum, otherSum, 1)},
-		{"the checksum edited", string(good[:len(good)-2]) + string(good[len(good)-2]^1) + "\n"},
+		{"the checksum edited", string(good[:len(good)-1]) + string(good[len(good)-1]^1)},
 		{"another path's record", string(otherRec)},
-		{"another version's record", sealed(strings.Replace(forged[:len(forged)-10], v, v+"1", 1))},
-		{"without its newline", forged[:len(forged)-1]},
+		{"another version's record", sealed(strings.Replace(forged[:len(forged)-4], v, v+"1", 1))},
+		{"cut short", forged[:len(forged)-1]},
 		{"empty", ""},
 	} {
 		write(tt.rec)
@@ -315,5 +314,3 @@ func version(t *testing.T, path string) fileversion.Version {
 	}
 	return fileversion.Of(fi)
 }
-
-func crc32c(s string) uint32 { return crc32.Checksum([]byte(s), castagnoli) }
