@@ -22,7 +22,7 @@ type instance struct {
 	p       *Plugin
 	conn    transport.Conn
 	rpc     *jsonrpc2.Conn
-	stream  *protocol.LineStream
+	stream  *readerHandoff
 	ctx     context.Context // ends when the instance does
 	cancel  context.CancelFunc
 	started time.Time
@@ -84,18 +84,17 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 				(*end)()
 			}
 		},
-		Notification: inst.notification,
-		Answer:       inst.takeAnswer,
 	}
 	if p.opts.Trace {
 		sopts.Trace = p.traceLine
 	}
+	var setDeadline func(time.Time) error
 	if d, ok := conn.(interface{ SetReadDeadline(time.Time) error }); ok {
 		// Its reads can be interrupted: a caller may read its own answer
 		// (waiter.await).
-		sopts.SetReadDeadline = d.SetReadDeadline
+		setDeadline = d.SetReadDeadline
 	}
-	inst.stream = protocol.NewLineStream(conn, sopts)
+	inst.stream = newReaderHandoff(protocol.NewLineStream(conn, sopts), inst.notification, inst.takeAnswer, setDeadline)
 	// The answers to the host's calls are taken before jsonrpc2 sees them
 	// (takeAnswer); what reaches OnRecv is the handshake's answer and
 	// strays, and a stray answer too shows the instance alive.
@@ -259,7 +258,7 @@ func (inst *instance) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc
 	p := inst.p
 	switch {
 	case req.Notif:
-		// The line stream hands notifications to notification(); one that
+		// readerHandoff hands notifications to notification(); one that
 		// reaches here was not well-formed enough for it.
 		fmt.Fprintf(p.opts.Log, "bridge: ignored notification %q\n", req.Method)
 	case req.Method == protocol.MethodServiceCall:
