@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // DefaultMaxLine is the longest line a LineStream accepts: long enough for
