@@ -17,28 +17,6 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/transport"
 )
 
-// The host's own requests (Call) are sent and their answers read by the
-// bridge, beside jsonrpc2 rather than through it: jsonrpc2 decodes every
-// line it reads generically to tell an answer from a request, then again
-// into its Response, before the caller decodes the result a third time.
-// The line stream offers the bridge each answer first (takeAnswer), which
-// decodes it once; whatever it does not take (the handshake's answer, an
-// answer to no request) goes on to jsonrpc2 as before, and jsonrpc2 still
-// owns the connection's life, the plugin's requests and notifications.
-// Over a transport whose reads can be interrupted (exec), the caller
-// waiting for an answer reads the wire itself in its turn (await), so
-// that the answer wakes it from the poller rather than through jsonrpc2's
-// reading goroutine.
-
-// wireRequest is a request as it goes on the wire; jsonrpc2's Request
-// marshals its params and then itself through a map.
-type wireRequest struct {
-	ID      jsonrpc2.ID `json:"id"`
-	JSONRPC string      `json:"jsonrpc"`
-	Method  string      `json:"method"`
-	Params  any         `json:"params,omitempty"`
-}
-
 // send enters request id for req in the table and writes it, its deadline
 // counting from start. A wire already down sends nothing (ErrClosed).
 func (inst *instance) send(id jsonrpc2.ID, req proxy.Request, deadline time.Duration, start time.Time) (*pendingCall, error) {
@@ -48,11 +26,11 @@ func (inst *instance) send(id jsonrpc2.ID, req proxy.Request, deadline time.Dura
 		return nil, jsonrpc2.ErrClosed
 	}
 	pc.startTimer(deadline, start)
-	err := inst.stream.WriteObject(wireRequest{ID: id, JSONRPC: "2.0", Method: req.Method, Params: req.Params})
+	err := inst.wire.sendRequest(id, req.Method, req.Params)
 	pc.written()
 	if err != nil {
 		inst.inFlight.drop(pc)
-		if inst.down() {
+		if inst.wire.down() {
 			return nil, jsonrpc2.ErrClosed
 		}
 		return nil, err
@@ -60,38 +38,15 @@ func (inst *instance) send(id jsonrpc2.ID, req proxy.Request, deadline time.Dura
 	return pc, nil
 }
 
-// down reports whether the wire has closed.
-func (inst *instance) down() bool {
-	select {
-	case <-inst.rpc.DisconnectNotify():
-		return true
-	default:
-		return false
-	}
-}
-
-// takeAnswer is the line stream's Answer: it takes an answer to one of
-// the host's requests, on whichever goroutine read it (the wire's reader,
-// or a caller reading in its turn: see await). A line it does not take,
-// jsonrpc2 reads as before.
-func (inst *instance) takeAnswer(line []byte) bool {
-	var m struct {
-		// The host's ids are strings: a line with any other id is not the
-		// answer to one of its requests. (jsonrpc2.ID's own decoder tries
-		// a number first, and a string id costs it an error value.)
-		ID     *string         `json:"id"`
-		Method *string         `json:"method"`
-		Result json.RawMessage `json:"result"` // "null" when null, empty when absent
-		Error  *jsonrpc2.Error `json:"error"`
-	}
-	if json.Unmarshal(line, &m) != nil || m.ID == nil || m.Method != nil || (m.Result == nil && m.Error == nil) {
-		return false
-	}
-	pc := inst.inFlight.answered(jsonrpc2.ID{Str: *m.ID, IsString: true})
+// takeAnswer takes the answer r to the host's request id, on whichever
+// goroutine read it (the wire's reader, or a caller reading in its turn:
+// see await), and reports whether id was one the host is owed.
+func (inst *instance) takeAnswer(id jsonrpc2.ID, r reply) bool {
+	pc := inst.inFlight.answered(id)
 	if pc == nil {
 		return false
 	}
-	pc.answer <- reply{result: m.Result, err: m.Error}
+	pc.answer <- r
 	return true
 }
 
@@ -142,7 +97,7 @@ func (pc *pendingCall) wait(ctx context.Context, due <-chan struct{}, result any
 // caller reading when ctx ends, or due passes (see tick), is
 // interrupted.
 func (pc *pendingCall) await(ctx context.Context, due <-chan struct{}) (reply, error) {
-	s := pc.inst.stream
+	s := pc.inst.wire.stream
 	var turn <-chan struct{} // nil, never ready, without turns
 	if s.turns() {
 		s.enter()
@@ -168,7 +123,7 @@ func (pc *pendingCall) await(ctx context.Context, due <-chan struct{}) (reply, e
 			return reply{}, errPastDeadline
 		case <-ctx.Done():
 			return reply{}, ctx.Err()
-		case <-pc.inst.rpc.DisconnectNotify():
+		case <-pc.inst.wire.closed():
 			select {
 			case r := <-pc.answer: // answered just before the wire closed
 				return r, nil

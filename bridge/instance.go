@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,8 +20,7 @@ import (
 type instance struct {
 	p       *Plugin
 	conn    transport.Conn
-	rpc     *jsonrpc2.Conn
-	stream  *readerHandoff
+	wire    *wire           // the connection: jsonrpc2 and the host's requests past it
 	ctx     context.Context // ends when the instance does
 	cancel  context.CancelFunc
 	started time.Time
@@ -80,26 +78,19 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 	if p.opts.Trace {
 		sopts.Trace = p.traceLine
 	}
-	var setDeadline func(time.Time) error
-	if d, ok := conn.(interface{ SetReadDeadline(time.Time) error }); ok {
-		// Its reads can be interrupted: a caller may read its own answer
-		// (await).
-		setDeadline = d.SetReadDeadline
-	}
-	inst.stream = newReaderHandoff(protocol.NewLineStream(conn, sopts), inst.notification, inst.takeAnswer, setDeadline)
-	// The answers to the host's calls are taken before jsonrpc2 sees them
-	// (takeAnswer); what reaches OnRecv is the handshake's answer and
-	// strays, and a stray answer too shows the instance alive.
-	inst.rpc = jsonrpc2.NewConn(ctx, inst.stream, inst, jsonrpc2.SetLogger(logWriter{p.opts.Log}),
-		jsonrpc2.OnRecv(func(_ *jsonrpc2.Request, resp *jsonrpc2.Response) {
-			if resp != nil {
-				inst.inFlight.answered(resp.ID)
-			}
-		}))
+	inst.wire = newWire(ctx, conn, sopts, wireHooks{
+		notify: inst.notification,
+		answer: inst.takeAnswer,
+		// The handshake's answer, or a stray: it too shows the instance
+		// alive.
+		answered: func(id jsonrpc2.ID) { inst.inFlight.answered(id) },
+		handler:  inst,
+		log:      p.opts.Log,
+	})
 	go func() {
 		inst.exitErr = conn.Wait()
 		close(inst.exited)
-		inst.rpc.Close() // a process that exited cannot answer; end the wire too
+		inst.wire.close() // a process that exited cannot answer; end the wire too
 	}()
 	go inst.monitor()
 	return inst
@@ -108,7 +99,7 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 // monitor owns the instance: once the wire is down it makes sure the
 // instance has ended, waits for its handlers, and reports the death.
 func (inst *instance) monitor() {
-	<-inst.rpc.DisconnectNotify()
+	<-inst.wire.closed()
 	inst.inFlight.close() // no request is sent and no handler starts after this
 	inst.cancel()
 	_ = inst.conn.Kill()
@@ -136,7 +127,7 @@ func (inst *instance) waitReason() error {
 // Its end is no death: it raises no notice.
 func (inst *instance) stop() {
 	inst.claimNotice(nil)
-	inst.rpc.Close()
+	inst.wire.close()
 	<-inst.dead
 }
 
@@ -186,14 +177,14 @@ func (inst *instance) writeBlocked(what string, bound time.Duration) {
 // notify sends a notification, guarded like any write.
 func (inst *instance) notify(method string, params any) error {
 	return inst.guardWrite(0, method, func() error {
-		return inst.rpc.Notify(context.Background(), method, params)
+		return inst.wire.notify(method, params)
 	})
 }
 
 // kill ends the instance now; the monitor reports the death.
 func (inst *instance) kill() {
 	_ = inst.conn.Kill()
-	inst.rpc.Close()
+	inst.wire.close()
 }
 
 // notification handles what the plugin tells the host. It runs on the
@@ -293,24 +284,11 @@ func (inst *instance) answer(id jsonrpc2.ID, result any, rerr *jsonrpc2.Error) {
 	inst.answering.Lock()
 	defer inst.answering.Unlock()
 	_ = inst.guardWrite(inst.p.opts.Deadlines.Grace, "the answer to its request", func() error {
-		if rerr != nil {
-			return inst.rpc.ReplyWithError(inst.ctx, id, rerr)
-		}
-		return inst.rpc.Reply(inst.ctx, id, result)
+		return inst.wire.reply(inst.ctx, id, result, rerr)
 	})
 }
 
 // traceLine writes one wire line into the log (protocol.TraceLine).
 func (p *Plugin) traceLine(dir string, line []byte) {
 	protocol.TraceLine(p.opts.Log, p.opts.Now(), dir, line)
-}
-
-// logWriter adapts the plugin's log to jsonrpc2's Logger, which is where
-// an answer with an unknown id is reported.
-type logWriter struct {
-	w interface{ Write([]byte) (int, error) }
-}
-
-func (l logWriter) Printf(format string, v ...any) {
-	fmt.Fprintf(l.w, "bridge: "+strings.TrimPrefix(format, "jsonrpc2: "), v...)
 }

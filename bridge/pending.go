@@ -228,7 +228,7 @@ func (pc *pendingCall) tick() {
 	if !pc.fired {
 		pc.fired = true
 		close(pc.expired)
-		pc.inst.stream.interrupt() // a caller may be reading (await)
+		pc.inst.wire.stream.interrupt() // a caller may be reading (await)
 	}
 	if !pc.writing.Load() {
 		return

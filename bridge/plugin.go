@@ -271,7 +271,7 @@ func (p *Plugin) Close() error {
 	p.mu.Unlock()
 	if inst != nil {
 		select {
-		case <-inst.rpc.DisconnectNotify():
+		case <-inst.wire.closed():
 			// It died before we closed it: that death keeps its notice.
 			<-inst.dead
 		default:
@@ -301,14 +301,14 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 	// The declaration is read under its own cap (MaxDeclaration): a
 	// longer line ends the handshake as it arrives.
 	inst.handshake.Store(&cancel)
-	inst.stream.SetMaxLine(min(MaxDeclaration, cmp.Or(p.opts.MaxLine, protocol.DefaultMaxLine)))
+	inst.wire.stream.SetMaxLine(min(MaxDeclaration, cmp.Or(p.opts.MaxLine, protocol.DefaultMaxLine)))
 	var answer json.RawMessage
-	err = inst.rpc.Call(hctx, protocol.MethodInitialize, protocol.InitializeParams{
+	err = inst.wire.call(hctx, protocol.MethodInitialize, protocol.InitializeParams{
 		Protocol: protocol.Version, PluginRoot: p.opts.Root, Config: orNull(p.opts.Config), Env: orEmpty(p.opts.Env),
 		DataDir: p.opts.DataDir,
 	}, &answer)
 	inst.handshake.Store(nil)
-	inst.stream.SetMaxLine(0)
+	inst.wire.stream.SetMaxLine(0)
 	switch {
 	case inst.tooLong.Load():
 		err = fmt.Errorf("sent a line over %s before its declaration was read, the most a declaration may be", size(MaxDeclaration))

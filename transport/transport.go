@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
 )
 
 // Transport starts instances of one plugin. Each Start launches a fresh
@@ -43,4 +44,12 @@ type Conn interface {
 	io.ReadWriteCloser
 	Wait() error
 	Kill() error
+}
+
+// ReadDeadliner is a Conn whose Read a deadline can interrupt, as an
+// os.File's over the poller can (exec's). Over one, the bridge lets a
+// caller waiting for its answer read the wire itself, waking a read
+// blocked elsewhere with a deadline in the past.
+type ReadDeadliner interface {
+	SetReadDeadline(t time.Time) error
 }

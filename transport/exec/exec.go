@@ -103,6 +103,9 @@ func (t *Transport) Leave() { t.leaving.Store(true) }
 
 var _ transport.Transport = (*Transport)(nil)
 
+// A caller may read its own answer (transport.ReadDeadliner).
+var _ transport.ReadDeadliner = (*conn)(nil)
+
 // Kind implements transport.Transport.
 func (*Transport) Kind() string { return "exec" }
 
