@@ -79,7 +79,7 @@ func (rt *route) deliver(f func()) {
 // addRoute registers a request: under its wire id always, so its answer
 // can end it, and under its callId or streamId when it has one, so what the
 // plugin sends about it finds it. A request with neither gets no route.
-func (p *Plugin) addRoute(inst *instance, id jsonrpc2.ID, req proxy.Request) *route {
+func (inst *instance) addRoute(id jsonrpc2.ID, req proxy.Request) *route {
 	key := req.CallID
 	if key == "" {
 		key = req.StreamID
@@ -91,12 +91,12 @@ func (p *Plugin) addRoute(inst *instance, id jsonrpc2.ID, req proxy.Request) *ro
 	rt := &route{key: key, ui: req.UI, deltas: req.Deltas, ctx: ctx, cancel: cancel}
 	if req.Deltas != nil {
 		rt.activity, rt.over = make(chan struct{}, 1), make(chan struct{})
-		rt.left = int64(p.opts.Limits.ProviderResponseMiB) << 20
+		rt.left = int64(inst.p.opts.Limits.ProviderResponseMiB) << 20
 	}
-	p.mu.Lock()
-	p.routes[key] = rt
-	p.byReq[id] = rt
-	p.mu.Unlock()
+	inst.callsMu.Lock()
+	inst.routes[key] = rt
+	inst.byReq[id] = rt
+	inst.callsMu.Unlock()
 	return rt
 }
 
@@ -104,14 +104,14 @@ func (p *Plugin) addRoute(inst *instance, id jsonrpc2.ID, req proxy.Request) *ro
 // It is called when the answer arrives (on the reader goroutine, before the
 // answer is delivered, so nothing the plugin sends after its answer reaches
 // the finished call) and again when Call returns. Idempotent.
-func (p *Plugin) endRoute(id jsonrpc2.ID) {
-	p.mu.Lock()
-	rt := p.byReq[id]
-	delete(p.byReq, id)
-	if rt != nil && p.routes[rt.key] == rt {
-		delete(p.routes, rt.key)
+func (inst *instance) endRoute(id jsonrpc2.ID) {
+	inst.callsMu.Lock()
+	rt := inst.byReq[id]
+	delete(inst.byReq, id)
+	if rt != nil && inst.routes[rt.key] == rt {
+		delete(inst.routes, rt.key)
 	}
-	p.mu.Unlock()
+	inst.callsMu.Unlock()
 	if rt == nil {
 		return
 	}
@@ -121,9 +121,9 @@ func (p *Plugin) endRoute(id jsonrpc2.ID) {
 	rt.mu.Unlock()
 }
 
-// route is the running call or stream named id, or nil.
-func (p *Plugin) route(id string) *route {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.routes[id]
+// route is the running call or stream named id on inst, or nil.
+func (inst *instance) route(id string) *route {
+	inst.callsMu.Lock()
+	defer inst.callsMu.Unlock()
+	return inst.routes[id]
 }

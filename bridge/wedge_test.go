@@ -486,8 +486,11 @@ func TestDroppedRequestIsOwedUntilThePluginFallsQuiet(t *testing.T) {
 		t.Fatalf("contributor = %v, want its deadline error", err)
 	}
 	e.plugin.mu.Lock()
-	routes, byReq := len(e.plugin.routes), len(e.plugin.byReq)
+	inst := e.plugin.inst
 	e.plugin.mu.Unlock()
+	inst.callsMu.Lock()
+	routes, byReq := len(inst.routes), len(inst.byReq)
+	inst.callsMu.Unlock()
 	if routes != 0 || byReq != 0 {
 		t.Fatalf("after the dropped request's deadline: %d routes, %d by request; want none", routes, byReq)
 	}

@@ -25,13 +25,14 @@ const ConfigEnv = "BINGO_PLUGIN_CONFIG"
 // server the person has not trusted gets none of what was allowed for its
 // name. What it allows is a grant line of the start, since whether the
 // server's resources are offered changes its declaration (the cache's key).
-func (h *Host) mcp(m *manifest.Manifest, tr transport.Transport, trusted bool, log io.Writer, start *declcache.Start) transport.Transport {
+// root is the directory offered as its one root ("" none).
+func (h *Host) mcp(m *manifest.Manifest, tr transport.Transport, trusted bool, root string, log io.Writer, start *declcache.Start) transport.Transport {
 	var allowed = h.settings.MCP[m.Name]
 	if !trusted {
 		allowed.Resources, allowed.Sampling = false, false
 	}
 	start.Grants = append(start.Grants, fmt.Sprintf("mcp resources=%v sampling=%v", allowed.Resources, allowed.Sampling))
-	cfg := mcpbridge.Config{Name: m.Name, Version: m.Version, Log: log, Resources: allowed.Resources, Deadlines: h.settings.Deadlines}
+	cfg := mcpbridge.Config{Name: m.Name, Version: m.Version, Log: log, Resources: allowed.Resources, Root: root, Deadlines: h.settings.Deadlines}
 	if allowed.Sampling {
 		cfg.Sample = h.sample
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/bounds"
 	"github.com/bingo/bingo-plugin-rpc/transport/wasm"
 )
 
@@ -94,24 +94,24 @@ type Permissions struct {
 }
 
 // Deadlines is how long each kind of crossing to a plugin may take: the
-// bridge's own type, so what the person writes is exactly what the bridge
-// enforces. In JSON each is a Go duration string ("2s", "150ms") under
+// type the bridge takes, so what the person writes is exactly what the
+// bridge enforces. In JSON each is a Go duration string ("2s", "150ms") under
 // deadlines.<kind>, where kind is the field name in lower camel case
 // ("providerIdle"). Provider bounds the wait for a stream's first delta,
 // ProviderIdle the silence between deltas, ProviderTotal the whole stream.
-type Deadlines = bridge.Deadlines
+type Deadlines = bounds.Deadlines
 
 // DefaultDeadlines returns the deadlines used where settings say nothing.
-func DefaultDeadlines() Deadlines { return bridge.DefaultDeadlines() }
+func DefaultDeadlines() Deadlines { return bounds.DefaultDeadlines() }
 
 // Limits bound what one crossing to a plugin may make the host hold: the
-// bridge's own type, as Deadlines is. In JSON each is a positive whole
+// type the bridge takes, as Deadlines is. In JSON each is a positive whole
 // number under limits.<key>, the field name in lower camel case
 // ("providerResponseMiB").
-type Limits = bridge.Limits
+type Limits = bounds.Limits
 
 // DefaultLimits returns the limits used where settings say nothing.
-func DefaultLimits() Limits { return bridge.DefaultLimits() }
+func DefaultLimits() Limits { return bounds.DefaultLimits() }
 
 // Sandbox is what the person grants one wasm plugin beyond the default
 // sandbox (the working directory read-only, no environment, no network).
