@@ -20,10 +20,10 @@
 //	}
 //
 // Every key is in one table (KeySpecs, keys.go): its kind, unit, default,
-// the files it is taken from and what it does. The parser reads its known
-// keys from it, LoadLayered its trust rules, and schema/settings.json is
-// generated from it; docs/settings.md, the person's reference, is held to
-// it by a test.
+// the files it is taken from and what it does. The parser walks a file by
+// it, key by key and kind by kind, LoadLayered reads its trust rules from
+// it, and schema/settings.json is generated from it; docs/settings.md, the
+// person's reference, is held to it by a test.
 //
 // deadlines bound every crossing to a plugin, by kind (Deadlines lists them
 // and DefaultDeadlines gives their defaults). deadlines.providerTotal (10m)
