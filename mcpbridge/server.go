@@ -69,7 +69,13 @@ func serve(ctx context.Context, inner transport.Conn, stdin io.Reader, stdout io
 	defer cancel()
 	s := &server{cfg: cfg, inner: inner, ctx: ctx, ready: make(chan struct{}), set: make(chan struct{}),
 		taskTools: map[string]bool{}, told: told}
-	stream := protocol.NewLineStream(pipe{stdin, stdout}, protocol.LineStreamOptions{Notification: s.notification})
+	stream := protocol.NewLineStream(pipe{stdin, stdout}, protocol.LineStreamOptions{Take: func(line []byte) bool {
+		method, params, ok := protocol.NotificationOf(line)
+		if ok {
+			s.notification(method, params)
+		}
+		return ok
+	}})
 	s.rpc = jsonrpc2.NewConn(ctx, stream, s, jsonrpc2.SetLogger(log.New(cfg.Log, "mcpbridge: ", 0)))
 	close(s.set)
 
@@ -386,7 +392,7 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	}
 	// The session never closes the server's stdin: serve does, when the
 	// host stops the instance.
-	t := lineTransport{rw: s.inner, log: s.cfg.Log, notify: s.notified, result: func(method string, result json.RawMessage) {
+	t := lineTransport{rw: s.inner, log: s.cfg.Log, trace: s.cfg.Trace, notify: s.notified, result: func(method string, result json.RawMessage) {
 		if method == "tools/list" {
 			s.toolsListed(result)
 		}
