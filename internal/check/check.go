@@ -18,6 +18,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/bounds"
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host"
+	"github.com/bingo/bingo-plugin-rpc/host/agent"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/mcpbridge"
@@ -400,7 +401,7 @@ func (c *checker) exercise(ctx context.Context) {
 		comp, err := p.Compact(ctx, sdk.CompactRequest{Reason: "command", Context: conv})
 		c.timed("compactor "+p.ID(), time.Since(start), c.dl.Compactor, err, fmt.Sprintf(" (%d messages kept)", len(comp.Messages)))
 		if err == nil {
-			if err := host.VetCompaction(conv, comp.Messages); err != nil {
+			if err := agent.VetCompaction(conv, comp.Messages); err != nil {
 				c.add(Fail, "compactor "+p.ID(), "the host would refuse its answer, and not ask it again that run: %v (see Compaction in docs/plugins.md)", err)
 			}
 		}
