@@ -159,7 +159,7 @@ func (w waiter) wait(ctx context.Context, due <-chan struct{}, result any) error
 
 // await waits for the answer. Where the wire allows it (a transport whose
 // reads can be interrupted), the waiting caller reads the wire itself
-// whenever no one else is (protocol's turns): its own answer then wakes
+// whenever no one else is (readerHandoff): its own answer then wakes
 // it from the poller, with no hand-over from another goroutine, and a
 // line for anyone else goes where the reader would have sent it. A
 // caller reading when ctx ends, or due passes (see clock.tick), is
@@ -167,13 +167,13 @@ func (w waiter) wait(ctx context.Context, due <-chan struct{}, result any) error
 func (w waiter) await(ctx context.Context, due <-chan struct{}) (reply, error) {
 	s := w.inst.stream
 	var turn <-chan struct{} // nil, never ready, without turns
-	if s.Turns() {
-		s.Enter()
-		defer s.Leave()
+	if s.turns() {
+		s.enter()
+		defer s.leave()
 		if ctx.Done() != nil {
-			defer context.AfterFunc(ctx, s.Interrupt)()
+			defer context.AfterFunc(ctx, s.interrupt)()
 		}
-		turn = s.Role()
+		turn = s.roleReady()
 	}
 	over := func() bool {
 		select {
@@ -201,11 +201,11 @@ func (w waiter) await(ctx context.Context, due <-chan struct{}) (reply, error) {
 		case <-turn:
 			select {
 			case r := <-w.ch: // read by the reader before
-				s.Release()
+				s.release()
 				return r, nil
 			default:
 			}
-			s.ReadTurn(over)
+			s.readTurn(over)
 		}
 	}
 }

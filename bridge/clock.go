@@ -46,7 +46,7 @@ func (c *clock) tick() {
 	if !c.passed {
 		c.passed = true
 		close(c.due)
-		c.inst.stream.Interrupt() // a caller may be reading (waiter.await)
+		c.inst.stream.interrupt() // a caller may be reading (waiter.await)
 	}
 	if !c.writing.Load() {
 		return

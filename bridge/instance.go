@@ -22,7 +22,7 @@ type instance struct {
 	p       *Plugin
 	conn    transport.Conn
 	rpc     *jsonrpc2.Conn
-	stream  *protocol.LineStream
+	stream  *readerHandoff
 	ctx     context.Context // ends when the instance does
 	cancel  context.CancelFunc
 	started time.Time
@@ -45,8 +45,8 @@ type instance struct {
 
 	// The instance's one notice: the first to claim it (its death, a wedge
 	// verdict, or a stop that needs none) decides what it says.
-	toldMu sync.Mutex
-	told   bool
+	noticeMu      sync.Mutex // held while the notice is raised (claimNotice)
+	noticeClaimed bool
 
 	exited   chan struct{} // closed once conn.Wait has returned
 	exitErr  error
@@ -84,18 +84,17 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 				(*end)()
 			}
 		},
-		Notification: inst.notification,
-		Answer:       inst.takeAnswer,
 	}
 	if p.opts.Trace {
 		sopts.Trace = p.traceLine
 	}
+	var setDeadline func(time.Time) error
 	if d, ok := conn.(interface{ SetReadDeadline(time.Time) error }); ok {
 		// Its reads can be interrupted: a caller may read its own answer
 		// (waiter.await).
-		sopts.SetReadDeadline = d.SetReadDeadline
+		setDeadline = d.SetReadDeadline
 	}
-	inst.stream = protocol.NewLineStream(conn, sopts)
+	inst.stream = newReaderHandoff(protocol.NewLineStream(conn, sopts), inst.notification, inst.takeAnswer, setDeadline)
 	// The answers to the host's calls are taken before jsonrpc2 sees them
 	// (takeAnswer); what reaches OnRecv is the handshake's answer and
 	// strays, and a stray answer too shows the instance alive.
@@ -147,22 +146,22 @@ func (inst *instance) waitReason() error {
 // stop ends the instance gracefully (stdin closed first) and waits for it.
 // Its end is no death: it raises no notice.
 func (inst *instance) stop() {
-	inst.tell(nil)
+	inst.claimNotice(nil)
 	inst.rpc.Close()
 	<-inst.dead
 }
 
-// tell raises n as the instance's one notice, unless one has been raised
-// or waived already (a nil n waives it). It reports whether n was the one.
-// The notice is raised under the claim, so whoever loses the claim (a
-// death racing a wedge verdict) returns only once it is out.
-func (inst *instance) tell(n *Notice) bool {
-	inst.toldMu.Lock()
-	defer inst.toldMu.Unlock()
-	if inst.told {
+// claimNotice raises n as the instance's one notice, unless it has been
+// claimed already (a nil n claims it and says nothing). It reports whether
+// n was the one. The notice is raised under the claim, so whoever loses
+// it (a death racing a wedge verdict) returns only once it is out.
+func (inst *instance) claimNotice(n *Notice) bool {
+	inst.noticeMu.Lock()
+	defer inst.noticeMu.Unlock()
+	if inst.noticeClaimed {
 		return false
 	}
-	inst.told = true
+	inst.noticeClaimed = true
 	if n != nil {
 		inst.p.opts.Notify(*n)
 	}
@@ -259,7 +258,7 @@ func (inst *instance) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc
 	p := inst.p
 	switch {
 	case req.Notif:
-		// The line stream hands notifications to notification(); one that
+		// readerHandoff hands notifications to notification(); one that
 		// reaches here was not well-formed enough for it.
 		fmt.Fprintf(p.opts.Log, "bridge: ignored notification %q\n", req.Method)
 	case req.Method == protocol.MethodServiceCall:

@@ -86,7 +86,7 @@ func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
 	if err != nil {
 		return protocol.InitializeResult{}, err
 	}
-	p.keep(decl, refused)
+	p.adoptDeclaration(decl, refused)
 	return decl, nil
 }
 
@@ -115,13 +115,13 @@ func (p *Plugin) install(inst *instance) (failed int, err error) {
 	return failed, err
 }
 
-// keep holds what a handshake declared. The first declaration is kept, and
+// adoptDeclaration holds what a handshake declared. The first declaration is kept, and
 // what the host refused of it costs a notice each. After that, a handshake
 // that declares the same says nothing; one that declares otherwise (a
 // cached declaration gone stale, a plugin changed between two starts)
 // replaces the declaration held, with one notice and its refusals, and the
-// host hears of it (tellRedeclared, then Options.Handshook).
-func (p *Plugin) keep(decl protocol.InitializeResult, refused []string) {
+// host hears of it (reportRedeclared, then Options.Handshook).
+func (p *Plugin) adoptDeclaration(decl protocol.InitializeResult, refused []string) {
 	p.mu.Lock()
 	held := p.decl
 	same := held != nil && sameDeclaration(*held, decl)
@@ -136,17 +136,17 @@ func (p *Plugin) keep(decl protocol.InitializeResult, refused []string) {
 	default:
 		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "info",
 			Message: "its declaration changed since it last started; what it contributes is now what it declared this time"})
-		p.tellRedeclared(decl)
+		p.reportRedeclared(decl)
 		if p.opts.Handshook != nil {
 			p.opts.Handshook(decl)
 		}
 	}
-	p.tellRefused(refused, p.opts.Notify)
+	p.raiseRefusals(refused, p.opts.Notify)
 }
 
-// tellRefused raises, through raise, a notice for each part of a
+// raiseRefusals raises, through raise, a notice for each part of a
 // declaration the host refused.
-func (p *Plugin) tellRefused(refused []string, raise func(Notice)) {
+func (p *Plugin) raiseRefusals(refused []string, raise func(Notice)) {
 	const most = 20 // a declaration of a thousand bad entries needs no thousand notices
 	if len(refused) > most {
 		refused = append(refused[:most:most], fmt.Sprintf("and %d more parts of the declaration refused", len(refused)-most))
@@ -160,7 +160,7 @@ func (p *Plugin) tellRefused(refused []string, raise func(Notice)) {
 // (plugin/declare, when what it offers changed), held to the handshake's
 // rules (readDeclaration): what is kept becomes the plugin's declaration,
 // with a notice for each part refused, and the host hears of it
-// (tellRedeclared). One that fails the rules outright (another name,
+// (reportRedeclared). One that fails the rules outright (another name,
 // another protocol) changes nothing and costs one notice; one that keeps
 // what is held, refusing the same parts, changes nothing and costs
 // nothing. The plugin may send it
@@ -185,15 +185,15 @@ func (p *Plugin) declareAgain(raw json.RawMessage) {
 	}
 	p.decl, p.refused = &decl, refused
 	p.mu.Unlock()
-	p.tellRefused(refused, p.notices.raise)
+	p.raiseRefusals(refused, p.notices.raise)
 	if changed {
-		p.tellRedeclared(decl)
+		p.reportRedeclared(decl)
 	}
 }
 
-// tellRedeclared tells Options.Redeclared of the declaration now held, so
+// reportRedeclared tells Options.Redeclared of the declaration now held, so
 // the host registers the new contributions.
-func (p *Plugin) tellRedeclared(decl protocol.InitializeResult) {
+func (p *Plugin) reportRedeclared(decl protocol.InitializeResult) {
 	if p.opts.Redeclared != nil {
 		p.opts.Redeclared(decl)
 	}
@@ -433,7 +433,7 @@ func (p *Plugin) respawn() (any, error) {
 	if failed > 0 {
 		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "info", Message: fmt.Sprintf("running again; failed restarts before this one: %d", failed)})
 	}
-	p.keep(decl, refused)
+	p.adoptDeclaration(decl, refused)
 	return inst, nil
 }
 
@@ -463,7 +463,7 @@ func (p *Plugin) died(inst *instance, why error) {
 	if why != nil {
 		msg += " (" + why.Error() + ")"
 	}
-	inst.tell(&Notice{Plugin: p.opts.Name, Level: "warn", Message: msg + "; its contributions answer nothing until the next use restarts it; see " + p.logName()})
+	inst.claimNotice(&Notice{Plugin: p.opts.Name, Level: "warn", Message: msg + "; its contributions answer nothing until the next use restarts it; see " + p.logName()})
 }
 
 // Notify implements proxy.Caller. A dead plugin is not respawned for a

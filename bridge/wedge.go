@@ -171,7 +171,7 @@ func (inst *instance) wedged(why string) {
 	p.watchers.Add(1)
 	p.mu.Unlock()
 	defer p.watchers.Done()
-	if inst.tell(&Notice{Plugin: p.opts.Name, Level: "error", Message: why + "; stopping the wedged instance"}) {
+	if inst.claimNotice(&Notice{Plugin: p.opts.Name, Level: "error", Message: why + "; stopping the wedged instance"}) {
 		inst.kill()
 	}
 }

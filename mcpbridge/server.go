@@ -69,7 +69,13 @@ func serve(ctx context.Context, inner transport.Conn, stdin io.Reader, stdout io
 	defer cancel()
 	s := &server{cfg: cfg, inner: inner, ctx: ctx, ready: make(chan struct{}), set: make(chan struct{}),
 		taskTools: map[string]bool{}, told: told}
-	stream := protocol.NewLineStream(pipe{stdin, stdout}, protocol.LineStreamOptions{Notification: s.notification})
+	stream := protocol.NewLineStream(pipe{stdin, stdout}, protocol.LineStreamOptions{Take: func(line []byte) bool {
+		method, params, ok := protocol.NotificationOf(line)
+		if ok {
+			s.notification(method, params)
+		}
+		return ok
+	}})
 	s.rpc = jsonrpc2.NewConn(ctx, stream, s, jsonrpc2.SetLogger(log.New(cfg.Log, "mcpbridge: ", 0)))
 	close(s.set)
 

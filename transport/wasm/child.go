@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/internal/capped"
+	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
 	"github.com/bingo/bingo-plugin-rpc/internal/wasmmeter"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -24,9 +25,9 @@ import (
 
 // CompileChildArg, as a program's first argument, makes it the compile
 // child: the process in which a Host compiles a module it has not
-// compiled before (see the package doc, "Bounds on compilation"). A
-// program that runs Hosts with a disk cache (the bingo binary, and the
-// test binaries of packages that do) starts with
+// compiled before (see the package doc, "Bounds"). A program that runs
+// Hosts with a disk cache (the bingo binary, and the test binaries of
+// packages that do) starts with
 //
 //	if len(os.Args) > 1 && os.Args[1] == wasm.CompileChildArg {
 //		os.Exit(wasm.CompileChild(os.Args[2:], os.Stdin, os.Stderr))
@@ -203,7 +204,7 @@ func (h *Host) refusedPath(key [32]byte) string {
 // run the same wait.
 func (h *Host) rememberRefusal(key [32]byte, b Bounds, e *BoundError, wall time.Duration) {
 	rec := fmt.Sprintf("%s %s %d %d %d %d\n", meterCacheVersion, e.Bound, int64(b.CompileTime), b.CompileMemoryMiB, int64(wall), e.Size)
-	keepWhole(h.refusedPath(key), []byte(rec))
+	_ = diskrecord.Replace(h.refusedPath(key), []byte(rec), diskrecord.Options{})
 }
 
 // refused returns the refusal remembered for the module whose sha256 is

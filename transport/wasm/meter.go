@@ -2,14 +2,12 @@ package wasm
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"path/filepath"
 
-	"github.com/bingo/bingo-plugin-rpc/internal/capped"
+	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
 	"github.com/bingo/bingo-plugin-rpc/internal/wasmmeter"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -57,9 +55,9 @@ const meterCacheVersion = "metered-v2"
 // milliseconds, a large part of a warm start; reading it back, one.
 //
 // The directory is trusted as wazero's compiled code beside it is: it is
-// the person's, and no plugin can write to it. Each file ends with the
-// CRC-32C of what precedes it, so a damaged file (a full disk, a crash)
-// is metered afresh rather than compiled.
+// the person's, and no plugin can write to it. Each file is sealed
+// (package diskrecord), so a damaged file (a full disk, a crash) is
+// metered afresh rather than compiled.
 //
 // It reports whether the module came from the disk cache: one made here
 // is kept (keepMetered) only once wazero has compiled it, so a module
@@ -79,7 +77,7 @@ func (h *Host) metered(key [32]byte, bin []byte, caps wasmmeter.Options) (out []
 // the next start's time.
 func (h *Host) keepMetered(key [32]byte, out []byte) {
 	if h.meterDir != "" {
-		keepWhole(h.meteredPath(key), binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli)))
+		_ = diskrecord.Replace(h.meteredPath(key), diskrecord.Seal(out), diskrecord.Options{})
 	}
 }
 
@@ -92,17 +90,9 @@ func (h *Host) meteredPath(key [32]byte) string {
 // keptMetered returns the metered form of the module whose sha256 is key,
 // if the disk cache holds it whole.
 func (h *Host) keptMetered(key [32]byte) ([]byte, bool) {
-	// Read as any cache file is (capped, never a FIFO), up to the largest
-	// the meter makes and its checksum.
-	kept, err := capped.Read(h.meteredPath(key), int64(wasmmeter.MaxSize(MaxModuleSize))+4)
-	if err != nil || len(kept) <= 4 {
-		return nil, false
-	}
-	body, sum := kept[:len(kept)-4], kept[len(kept)-4:]
-	return body, binary.LittleEndian.Uint32(sum) == crc32.Checksum(body, castagnoli)
+	kept, err := diskrecord.ReadSealed(h.meteredPath(key), int64(wasmmeter.MaxSize(MaxModuleSize)))
+	return kept, err == nil
 }
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // errMeter is the error of a module the meter cannot rewrite.
 var errMeter = errors.New("not a module the sandbox can run")

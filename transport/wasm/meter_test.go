@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
 	"github.com/bingo/bingo-plugin-rpc/internal/wasmmeter"
 	"github.com/bingo/bingo-plugin-rpc/internal/wasmmeter/wasmtest"
 	"github.com/tetratelabs/wazero"
@@ -260,7 +259,7 @@ func TestMeterDiskCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(kept[0], binary.LittleEndian.AppendUint32(other, crc32.Checksum(other, castagnoli)), 0o600); err != nil {
+	if err := os.WriteFile(kept[0], diskrecord.Seal(other), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if got := run(); got != 7 {
@@ -270,13 +269,13 @@ func TestMeterDiskCache(t *testing.T) {
 	// Damaged: one byte changed. It is metered again, and kept again.
 	damaged := bytes.Clone(other)
 	damaged[len(damaged)/2] ^= 0xFF
-	if err := os.WriteFile(kept[0], binary.LittleEndian.AppendUint32(damaged, crc32.Checksum(other, castagnoli)), 0o600); err != nil {
+	if err := os.WriteFile(kept[0], append(damaged, diskrecord.Seal(other)[len(other):]...), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if got := run(); got != 15 {
 		t.Fatalf("exit %d after damage", got)
 	}
-	if b, err := os.ReadFile(kept[0]); err != nil || binary.LittleEndian.Uint32(b[len(b)-4:]) != crc32.Checksum(b[:len(b)-4], castagnoli) {
+	if _, err := diskrecord.ReadSealed(kept[0], 1<<20); err != nil {
 		t.Fatalf("not kept again: %v", err)
 	}
 }
@@ -335,7 +334,7 @@ func TestMeterKeepsOnlyWhatCompiles(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(cacheDir, meterCacheVersion), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(h.meteredPath(sum), binary.LittleEndian.AppendUint32(invalid, crc32.Checksum(invalid, castagnoli)), 0o600); err != nil {
+	if err := os.WriteFile(h.meteredPath(sum), diskrecord.Seal(invalid), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	path := writeModule(t, "good.wasm", good)
