@@ -1,14 +1,18 @@
 # bingo-plugin-rpc. Needs Go (1.26) and python3; node too for the Node
 # example's tests (skipped without it). The Go tools it runs (staticcheck)
 # are pinned by go.mod's tool directives: the module proxy, nothing else.
+# make test installs the official MCP servers its black-box tests drive
+# (make mcp-servers: npm and the npm registry, once; then from the cache;
+# without npm those tests skip, except under CI, where they fail).
 GO      ?= go
 BIN     := bin/bingo
 WASM    := examples/plugins/wordcount-wasm/plugin.wasm
 MCP     := examples/plugins/wordcount-mcp/wordcount-mcp
 MCPWASM := examples/plugins/wordcount-mcp-wasm/plugin.wasm
 DEMO    := $(CURDIR)/.demo
+NPMSRV  := .cache/mcp-servers
 
-.PHONY: all build wasm mcp demo test check schema bench clean
+.PHONY: all build wasm mcp mcp-servers demo test check schema bench clean
 
 all: build wasm mcp
 
@@ -33,7 +37,24 @@ mcp:
 demo: build wasm mcp
 	@bash scripts/demo.sh $(CURDIR)/$(BIN) $(DEMO)
 
-test: check
+# The official MCP servers (server-everything, -filesystem, -memory) at the
+# versions testdata/mcp-servers pins, with every dependency pinned by its
+# lock file, installed into $(NPMSRV) for cmd/bingo's TestNPMServers: skipped
+# when that lock is what is installed already. The tests skip without them,
+# except under CI, where they fail.
+mcp-servers:
+	@if cmp -s testdata/mcp-servers/package-lock.json $(NPMSRV)/installed.json; then \
+	  echo "mcp-servers: installed in $(NPMSRV)"; \
+	elif ! command -v npm >/dev/null; then \
+	  echo "mcp-servers: no npm here, so not installed (TestNPMServers skips, or fails under CI)"; \
+	else \
+	  rm -rf $(NPMSRV) && mkdir -p $(NPMSRV) && \
+	  cp testdata/mcp-servers/package.json testdata/mcp-servers/package-lock.json $(NPMSRV)/ && \
+	  (cd $(NPMSRV) && npm ci --prefer-offline --ignore-scripts --no-audit --no-fund --loglevel=error) && \
+	  cp testdata/mcp-servers/package-lock.json $(NPMSRV)/installed.json; \
+	fi
+
+test: check mcp-servers
 	$(GO) test -race -count=1 ./...
 
 check:
@@ -70,4 +91,4 @@ bench:
 	$(GO) test -run '^$$' -bench 'Start|RoundTrip' -benchtime 10x ./transport/wasm
 
 clean:
-	rm -rf bin $(WASM) $(MCP) $(MCPWASM) $(DEMO)
+	rm -rf bin $(WASM) $(MCP) $(MCPWASM) $(DEMO) $(NPMSRV)

@@ -3,8 +3,18 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/bingo/bingo-plugin-rpc/proxy"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
+	"github.com/bingo/bingo-plugin-rpc/transport"
 )
 
 // The host's own requests (Call) are sent and their answers read by the
@@ -20,18 +30,6 @@ import (
 // that the answer wakes it from the poller rather than through jsonrpc2's
 // reading goroutine.
 
-// reply is the answer to one of the host's requests.
-type reply struct {
-	result json.RawMessage
-	err    *jsonrpc2.Error
-}
-
-// waiter is a request sent, waiting for its answer.
-type waiter struct {
-	inst *instance
-	ch   chan reply // buffered: the reader never waits on a caller
-}
-
 // wireRequest is a request as it goes on the wire; jsonrpc2's Request
 // marshals its params and then itself through a map.
 type wireRequest struct {
@@ -41,28 +39,25 @@ type wireRequest struct {
 	Params  any         `json:"params,omitempty"`
 }
 
-// dispatch sends request id and returns what waits for its answer. The
-// request is registered before the write, since the answer may arrive
-// before the write returns. A wire already down sends nothing.
-func (inst *instance) dispatch(id jsonrpc2.ID, method string, params any) (waiter, error) {
-	w := waiter{inst: inst, ch: make(chan reply, 1)}
-	inst.callsMu.Lock()
-	if inst.down() {
-		inst.callsMu.Unlock()
-		return waiter{}, jsonrpc2.ErrClosed
+// send enters request id for req in the table and writes it, its deadline
+// counting from start. A wire already down sends nothing (ErrClosed).
+func (inst *instance) send(id jsonrpc2.ID, req proxy.Request, deadline time.Duration, start time.Time) (*pendingCall, error) {
+	pc := inst.newPendingCall(id, req, start.Add(deadline))
+	if !inst.inFlight.add(pc) {
+		pc.endRoute()
+		return nil, jsonrpc2.ErrClosed
 	}
-	inst.calls[id] = w.ch
-	inst.callsMu.Unlock()
-	if err := inst.stream.WriteObject(wireRequest{ID: id, JSONRPC: "2.0", Method: method, Params: params}); err != nil {
-		inst.callsMu.Lock()
-		delete(inst.calls, id)
-		inst.callsMu.Unlock()
+	pc.startTimer(deadline, start)
+	err := inst.stream.WriteObject(wireRequest{ID: id, JSONRPC: "2.0", Method: req.Method, Params: req.Params})
+	pc.written()
+	if err != nil {
+		inst.inFlight.drop(pc)
 		if inst.down() {
-			return waiter{}, jsonrpc2.ErrClosed
+			return nil, jsonrpc2.ErrClosed
 		}
-		return waiter{}, err
+		return nil, err
 	}
-	return w, nil
+	return pc, nil
 }
 
 // down reports whether the wire has closed.
@@ -77,10 +72,8 @@ func (inst *instance) down() bool {
 
 // takeAnswer is the line stream's Answer: it takes an answer to one of
 // the host's requests, on whichever goroutine read it (the wire's reader,
-// or a caller reading in its turn: see await). The request's route ends
-// before its answer is delivered, so nothing the plugin sends after its
-// answer reaches the finished call; and any answer shows the instance
-// alive (owed). A line it does not take, jsonrpc2 reads as before.
+// or a caller reading in its turn: see await). A line it does not take,
+// jsonrpc2 reads as before.
 func (inst *instance) takeAnswer(line []byte) bool {
 	var m struct {
 		// The host's ids are strings: a line with any other id is not the
@@ -94,17 +87,11 @@ func (inst *instance) takeAnswer(line []byte) bool {
 	if json.Unmarshal(line, &m) != nil || m.ID == nil || m.Method != nil || (m.Result == nil && m.Error == nil) {
 		return false
 	}
-	id := jsonrpc2.ID{Str: *m.ID, IsString: true}
-	inst.callsMu.Lock()
-	ch, ok := inst.calls[id]
-	delete(inst.calls, id)
-	inst.callsMu.Unlock()
-	if !ok {
+	pc := inst.inFlight.answered(jsonrpc2.ID{Str: *m.ID, IsString: true})
+	if pc == nil {
 		return false
 	}
-	inst.p.endRoute(id)
-	inst.owed.answered(id)
-	ch <- reply{result: m.Result, err: m.Error}
+	pc.answer <- reply{result: m.Result, err: m.Error}
 	return true
 }
 
@@ -116,7 +103,7 @@ func (inst *instance) takeAnswer(line []byte) bool {
 // errPastDeadline, whatever has arrived, when either has passed before
 // the wait begins. A request whose wait ended unanswered stays
 // registered: its late answer is still taken, and still counts as one.
-func (w waiter) wait(ctx context.Context, due <-chan struct{}, result any) error {
+func (pc *pendingCall) wait(ctx context.Context, due <-chan struct{}, result any) error {
 	// Begun past its end (a write that blocked past the deadline): an
 	// answer that has arrived since came too late all the same, and the
 	// select below would pick between them at random.
@@ -128,7 +115,7 @@ func (w waiter) wait(ctx context.Context, due <-chan struct{}, result any) error
 		return errPastDeadline
 	default:
 	}
-	r, err := w.await(ctx, due)
+	r, err := pc.await(ctx, due)
 	if err != nil {
 		return err
 	}
@@ -149,21 +136,21 @@ func (w waiter) wait(ctx context.Context, due <-chan struct{}, result any) error
 
 // await waits for the answer. Where the wire allows it (a transport whose
 // reads can be interrupted), the waiting caller reads the wire itself
-// whenever no one else is (protocol's turns): its own answer then wakes
+// whenever no one else is (readerHandoff): its own answer then wakes
 // it from the poller, with no hand-over from another goroutine, and a
 // line for anyone else goes where the reader would have sent it. A
-// caller reading when ctx ends, or due passes (see clock.tick), is
+// caller reading when ctx ends, or due passes (see tick), is
 // interrupted.
-func (w waiter) await(ctx context.Context, due <-chan struct{}) (reply, error) {
-	s := w.inst.stream
+func (pc *pendingCall) await(ctx context.Context, due <-chan struct{}) (reply, error) {
+	s := pc.inst.stream
 	var turn <-chan struct{} // nil, never ready, without turns
-	if s.Turns() {
-		s.Enter()
-		defer s.Leave()
+	if s.turns() {
+		s.enter()
+		defer s.leave()
 		if ctx.Done() != nil {
-			defer context.AfterFunc(ctx, s.Interrupt)()
+			defer context.AfterFunc(ctx, s.interrupt)()
 		}
-		turn = s.Role()
+		turn = s.roleReady()
 	}
 	over := func() bool {
 		select {
@@ -175,27 +162,233 @@ func (w waiter) await(ctx context.Context, due <-chan struct{}) (reply, error) {
 	}
 	for {
 		select {
-		case r := <-w.ch:
+		case r := <-pc.answer:
 			return r, nil
 		case <-due:
 			return reply{}, errPastDeadline
 		case <-ctx.Done():
 			return reply{}, ctx.Err()
-		case <-w.inst.rpc.DisconnectNotify():
+		case <-pc.inst.rpc.DisconnectNotify():
 			select {
-			case r := <-w.ch: // answered just before the wire closed
+			case r := <-pc.answer: // answered just before the wire closed
 				return r, nil
 			default:
 				return reply{}, jsonrpc2.ErrClosed
 			}
 		case <-turn:
 			select {
-			case r := <-w.ch: // read by the reader before
-				s.Release()
+			case r := <-pc.answer: // read by the reader before
+				s.release()
 				return r, nil
 			default:
 			}
-			s.ReadTurn(over)
+			s.readTurn(over)
 		}
 	}
+}
+
+// Call implements proxy.Caller.
+func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error {
+	// The deadline counts from here: a respawn the call has to wait for
+	// is part of it.
+	deadline := req.Kind.Deadline(p.opts.Deadlines)
+	start := time.Now()
+	inst, woke, err := p.acquire(ctx, deadline)
+	if err != nil {
+		return err
+	}
+	if woke {
+		start = time.Now()
+	}
+	defer p.release(inst)
+	id := jsonrpc2.ID{Str: "h" + strconv.FormatUint(p.nextReq.Add(1), 10), IsString: true}
+	pc, err := inst.send(id, req, deadline, start)
+	if err != nil {
+		return p.callError(inst, req, err)
+	}
+	defer inst.inFlight.done(pc)
+	if req.Deltas != nil {
+		return p.waitStream(ctx, inst, req, pc, result)
+	}
+
+	// The wait ends at the deadline; a cancellable request (a tool call)
+	// outlives its caller's cancellation, telling the plugin instead, and
+	// withdrawing any question it has put to the person.
+	waitCtx := ctx
+	if req.CancelMethod != "" {
+		waitCtx = context.Background()
+		if ctx.Done() != nil {
+			stop := context.AfterFunc(ctx, func() {
+				if pc.key != "" {
+					pc.cancel()
+				}
+				_ = inst.notify(req.CancelMethod, req.CancelParams)
+			})
+			defer stop()
+		}
+	}
+	err = pc.wait(waitCtx, pc.expired, result)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errPastDeadline):
+		// Still owed: the wedge rule decides whether the instance is
+		// stuck.
+		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return fmt.Errorf("plugin %s: %s: %w", p.opts.Name, req.Method, ctx.Err())
+	case gone(err) && time.Since(start) >= deadline:
+		// The deadline passed first; the instance was then killed (as
+		// wedged, most likely) before this wait woke to see it, as it may
+		// on a starved machine. The caller hears what it would have heard
+		// on time, after the death's notice.
+		<-inst.recorded
+		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
+	case isRemote(err) && time.Since(start) >= deadline:
+		// An error answer that came as the deadline passed, as a plugin
+		// bounded by the same deadline (the MCP translator) sends: the
+		// deadline was first, so the caller hears it, as on time.
+		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
+	}
+	return p.callError(inst, req, err)
+}
+
+// isRemote reports whether err is the plugin's own error answer.
+func isRemote(err error) bool {
+	var rerr *jsonrpc2.Error
+	return errors.As(err, &rerr)
+}
+
+// errPastDeadline is a wait ended by the request's own deadline.
+var errPastDeadline = errors.New("past the request's deadline")
+
+// cutOff ends a stream past one of its bounds, with err: nothing more
+// reaches the caller, the plugin is told to stop, the person hears why in
+// one notice, and the stream is due now, so a plugin that does not end it
+// is wedged like any other (see wedgeTracker).
+func (p *Plugin) cutOff(inst *instance, req proxy.Request, pc *pendingCall, why string, err error) error {
+	pc.mute()
+	inst.inFlight.extend(pc, time.Now())
+	_ = inst.notify(req.CancelMethod, req.CancelParams)
+	p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: req.Method + " " + why + "; cancelled it"})
+	return err
+}
+
+// waitStream waits for a provider stream's answer. Its deadline is for the
+// first delta, then for the silence between two: every delta resets it.
+// Cancelling ctx sends the cancel notification and keeps waiting. However
+// lively, a stream past its total deadline or its cap is cut off.
+func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Request, pc *pendingCall, result any) error {
+	deadline := req.Kind.Deadline(p.opts.Deadlines)
+	timer := time.NewTimer(deadline)
+	defer timer.Stop()
+	total := time.NewTimer(p.opts.Deadlines.ProviderTotal)
+	defer total.Stop()
+
+	waitCtx, stopWait := context.WithCancel(context.Background())
+	defer stopWait()
+	answered := make(chan error, 1)
+	go func() { answered <- pc.wait(waitCtx, nil, result) }()
+
+	cancelled := ctx.Done()
+	for {
+		select {
+		case err := <-answered:
+			return p.callError(inst, req, err)
+		case <-cancelled:
+			// The caller has stopped listening: nothing more reaches it,
+			// and deltas no longer extend the wait. The plugin has what is
+			// left of the current deadline to end the stream.
+			pc.mute()
+			_ = inst.notify(req.CancelMethod, req.CancelParams)
+			cancelled = nil
+		case <-pc.activity:
+			if pc.muted() {
+				continue
+			}
+			if !timer.Stop() {
+				<-timer.C
+			}
+			deadline = p.opts.Deadlines.ProviderIdle
+			timer.Reset(deadline)
+			inst.inFlight.extend(pc, time.Now().Add(deadline))
+		case <-timer.C:
+			stopWait()
+			<-answered
+			return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
+		case <-total.C:
+			stopWait()
+			<-answered
+			return p.cutOff(inst, req, pc, "went on past its total deadline of "+p.opts.Deadlines.ProviderTotal.String(),
+				&DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: p.opts.Deadlines.ProviderTotal})
+		case <-pc.over:
+			stopWait()
+			<-answered
+			return p.cutOff(inst, req, pc, fmt.Sprintf("sent more than %d MiB", p.opts.Limits.ProviderResponseMiB),
+				&TooLargeError{Plugin: p.opts.Name, Method: req.Method, MiB: p.opts.Limits.ProviderResponseMiB})
+		}
+	}
+}
+
+func (p *Plugin) callError(inst *instance, req proxy.Request, err error) error {
+	var rerr *jsonrpc2.Error
+	switch {
+	case err == nil:
+		return nil
+	case gone(err):
+		// The instance died under the call. Its death is recorded (and its
+		// one notice raised) before the caller hears of it, so a caller
+		// that ends the run at once cannot race the notice away. (Not
+		// <-inst.dead: this call may be one of the instance's own service
+		// handlers, which dead waits for.)
+		<-inst.recorded
+		return fmt.Errorf("plugin %s stopped during %s: %w", p.opts.Name, req.Method, sdk.ErrUnavailable)
+	case errors.As(err, &rerr):
+		return &RemoteError{Plugin: p.opts.Name, Method: req.Method, Code: rerr.Code, Message: rerr.Message}
+	}
+	return fmt.Errorf("plugin %s: %s: %w", p.opts.Name, req.Method, err)
+}
+
+// gone reports whether err is the wire's end: the instance has ended, or
+// is ending (killed, as a wedged one is), whether the read or the write
+// found out first.
+func gone(err error) bool {
+	return errors.Is(err, jsonrpc2.ErrClosed) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed) ||
+		errors.Is(err, transport.ErrKilled)
+}
+
+// DeadlineError is the error of a request past its deadline. It matches
+// context.DeadlineExceeded with errors.Is.
+type DeadlineError struct {
+	Plugin, Method string
+	After          time.Duration
+}
+
+func (e *DeadlineError) Error() string {
+	return fmt.Sprintf("plugin %s: %s did not answer within %s", e.Plugin, e.Method, e.After)
+}
+
+// Is makes errors.Is(err, context.DeadlineExceeded) true.
+func (e *DeadlineError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// TooLargeError is the error of a provider stream cut off at the cap on
+// one response (Limits.ProviderResponseMiB).
+type TooLargeError struct {
+	Plugin, Method string
+	MiB            int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("plugin %s: %s: the response passed %d MiB, the cap on one response", e.Plugin, e.Method, e.MiB)
+}
+
+// RemoteError is a JSON-RPC error the plugin answered with.
+type RemoteError struct {
+	Plugin, Method string
+	Code           int64
+	Message        string
+}
+
+func (e *RemoteError) Error() string {
+	return fmt.Sprintf("plugin %s: %s: %s", e.Plugin, e.Method, e.Message)
 }

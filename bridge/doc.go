@@ -18,7 +18,7 @@
 //     plugin__<plugin>__<tool> (refused, not shortened, past 64
 //     characters), bridge tools wear the untrusted default traits, and
 //     capabilities come only from the declaration.
-//   - Every request has a deadline (Deadlines, by kind; DefaultDeadlines).
+//   - Every request has a deadline (Options.Deadlines, package bounds).
 //     Past it the call fails with a DeadlineError (errors.Is
 //     context.DeadlineExceeded). A tool call whose context is cancelled
 //     sends tool/cancel and keeps waiting until the deadline; a provider

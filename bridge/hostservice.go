@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -10,8 +9,9 @@ import (
 )
 
 // serveService answers a plugin's service/call: the reserved bingo.host
-// key here, every other key through the host's router.
-func (p *Plugin) serveService(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+// key here, every other key through the host's router. It runs on inst,
+// the instance that asked, until inst ends.
+func (p *Plugin) serveService(inst *instance, raw json.RawMessage) (json.RawMessage, error) {
 	var call protocol.ServiceCallParams
 	if err := json.Unmarshal(raw, &call); err != nil {
 		return nil, fmt.Errorf("service/call: malformed params: %v", err)
@@ -20,7 +20,7 @@ func (p *Plugin) serveService(ctx context.Context, raw json.RawMessage) (json.Ra
 		if p.opts.Services == nil {
 			return nil, fmt.Errorf("no service %q is offered to plugins", call.Key)
 		}
-		return p.opts.Services(ctx, p.opts.Name, call.Key, call.Method, call.Params)
+		return p.opts.Services(inst.ctx, p.opts.Name, call.Key, call.Method, call.Params)
 	}
 	switch call.Method {
 	case protocol.HostAsk:
@@ -28,7 +28,7 @@ func (p *Plugin) serveService(ctx context.Context, raw json.RawMessage) (json.Ra
 		if err := json.Unmarshal(orNull(call.Params), &a); err != nil || a.Call == "" || a.Question == "" {
 			return nil, fmt.Errorf("ask needs {call, question}")
 		}
-		rt := p.route(a.Call)
+		rt := inst.inFlight.route(a.Call)
 		if rt == nil || rt.ui == nil {
 			return nil, fmt.Errorf("ask refused: call %q is not a call plugin %s is running now; a question may only be asked on your own running call", a.Call, p.opts.Name)
 		}

@@ -22,15 +22,14 @@ type instance struct {
 	p       *Plugin
 	conn    transport.Conn
 	rpc     *jsonrpc2.Conn
-	stream  *protocol.LineStream
+	stream  *readerHandoff
 	ctx     context.Context // ends when the instance does
 	cancel  context.CancelFunc
 	started time.Time
-	owed    *owed // what it has yet to answer: the wedge rule
 
-	// The host's requests sent and not yet answered (calls.go).
-	callsMu sync.Mutex
-	calls   map[jsonrpc2.ID]chan reply
+	// The host's requests it owes, and the admission of handlers for its
+	// own (pending.go): the one table of what is in flight on it.
+	inFlight inFlight
 
 	// Guarded by p.mu: whether it was made the live instance, and whether
 	// its end has been recorded (died); the work in flight on it, when
@@ -42,24 +41,22 @@ type instance struct {
 
 	// The instance's one notice: the first to claim it (its death, a wedge
 	// verdict, or a stop that needs none) decides what it says.
-	toldMu sync.Mutex
-	told   bool
+	noticeMu      sync.Mutex // held while the notice is raised (claimNotice)
+	noticeClaimed bool
 
 	exited   chan struct{} // closed once conn.Wait has returned
 	exitErr  error
-	recorded chan struct{} // closed once its death is recorded and noticed
-	dead     chan struct{} // closed once everything the instance started has ended
-	handlers sync.WaitGroup
+	recorded chan struct{}  // closed once its death is recorded and noticed
+	dead     chan struct{}  // closed once everything the instance started has ended
+	handlers sync.WaitGroup // the plugin's requests being answered; dead waits for them
 
 	// While the handshake waits for the declaration, handshake ends the
 	// wait; a line past MaxDeclaration then ends it and sets tooLong.
 	handshake atomic.Pointer[context.CancelFunc]
 	tooLong   atomic.Bool
 
-	// The plugin's requests being answered (see MaxPluginRequests).
-	inflight  chan struct{} // a token each
-	starting  sync.Mutex    // orders a handler's start before the instance's end
-	answering sync.Mutex    // one answer written at a time
+	handlerSlots chan struct{} // a token per request of the plugin's being answered (MaxPluginRequests)
+	answering    sync.Mutex    // one answer written at a time, each guarded from its turn on
 }
 
 func (p *Plugin) newInstance(conn transport.Conn) *instance {
@@ -67,10 +64,9 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 	inst := &instance{
 		p: p, conn: conn, ctx: ctx, cancel: cancel, started: p.opts.Now(),
 		exited: make(chan struct{}), recorded: make(chan struct{}), dead: make(chan struct{}),
-		inflight: make(chan struct{}, MaxPluginRequests),
-		calls:    map[jsonrpc2.ID]chan reply{},
+		handlerSlots: make(chan struct{}, MaxPluginRequests),
 	}
-	inst.owed = newOwed(p.opts.Deadlines.Grace, inst.wedged)
+	inst.inFlight.init(p.opts.Deadlines.Grace, inst.wedged)
 	sopts := protocol.LineStreamOptions{
 		MaxLine: p.opts.MaxLine,
 		Skipped: func(line []byte, why error) {
@@ -80,26 +76,24 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 				(*end)()
 			}
 		},
-		Notification: inst.notification,
-		Answer:       inst.takeAnswer,
 	}
 	if p.opts.Trace {
 		sopts.Trace = p.traceLine
 	}
+	var setDeadline func(time.Time) error
 	if d, ok := conn.(interface{ SetReadDeadline(time.Time) error }); ok {
 		// Its reads can be interrupted: a caller may read its own answer
-		// (waiter.await).
-		sopts.SetReadDeadline = d.SetReadDeadline
+		// (await).
+		setDeadline = d.SetReadDeadline
 	}
-	inst.stream = protocol.NewLineStream(conn, sopts)
+	inst.stream = newReaderHandoff(protocol.NewLineStream(conn, sopts), inst.notification, inst.takeAnswer, setDeadline)
 	// The answers to the host's calls are taken before jsonrpc2 sees them
 	// (takeAnswer); what reaches OnRecv is the handshake's answer and
 	// strays, and a stray answer too shows the instance alive.
 	inst.rpc = jsonrpc2.NewConn(ctx, inst.stream, inst, jsonrpc2.SetLogger(logWriter{p.opts.Log}),
 		jsonrpc2.OnRecv(func(_ *jsonrpc2.Request, resp *jsonrpc2.Response) {
 			if resp != nil {
-				p.endRoute(resp.ID)
-				inst.owed.answered(resp.ID)
+				inst.inFlight.answered(resp.ID)
 			}
 		}))
 	go func() {
@@ -115,10 +109,8 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 // instance has ended, waits for its handlers, and reports the death.
 func (inst *instance) monitor() {
 	<-inst.rpc.DisconnectNotify()
-	inst.owed.stop()
-	inst.starting.Lock()
-	inst.cancel() // no handler starts after this
-	inst.starting.Unlock()
+	inst.inFlight.close() // no request is sent and no handler starts after this
+	inst.cancel()
 	_ = inst.conn.Kill()
 	<-inst.exited
 	inst.p.died(inst, inst.waitReason())
@@ -143,22 +135,22 @@ func (inst *instance) waitReason() error {
 // stop ends the instance gracefully (stdin closed first) and waits for it.
 // Its end is no death: it raises no notice.
 func (inst *instance) stop() {
-	inst.tell(nil)
+	inst.claimNotice(nil)
 	inst.rpc.Close()
 	<-inst.dead
 }
 
-// tell raises n as the instance's one notice, unless one has been raised
-// or waived already (a nil n waives it). It reports whether n was the one.
-// The notice is raised under the claim, so whoever loses the claim (a
-// death racing a wedge verdict) returns only once it is out.
-func (inst *instance) tell(n *Notice) bool {
-	inst.toldMu.Lock()
-	defer inst.toldMu.Unlock()
-	if inst.told {
+// claimNotice raises n as the instance's one notice, unless it has been
+// claimed already (a nil n claims it and says nothing). It reports whether
+// n was the one. The notice is raised under the claim, so whoever loses
+// it (a death racing a wedge verdict) returns only once it is out.
+func (inst *instance) claimNotice(n *Notice) bool {
+	inst.noticeMu.Lock()
+	defer inst.noticeMu.Unlock()
+	if inst.noticeClaimed {
 		return false
 	}
-	inst.told = true
+	inst.noticeClaimed = true
 	if n != nil {
 		inst.p.opts.Notify(*n)
 	}
@@ -214,7 +206,7 @@ func (inst *instance) notification(method string, params json.RawMessage) {
 	case protocol.NotifyToolProgress:
 		var n protocol.ToolProgress
 		if json.Unmarshal(params, &n) == nil {
-			if rt := p.route(n.CallID); rt != nil && rt.ui != nil {
+			if rt := inst.inFlight.route(n.CallID); rt != nil && rt.ui != nil {
 				rt.deliver(func() { rt.ui.Progress(n.Tail) })
 				return
 			}
@@ -223,7 +215,7 @@ func (inst *instance) notification(method string, params json.RawMessage) {
 	case protocol.NotifyProviderDelta:
 		var n protocol.ProviderDelta
 		if json.Unmarshal(params, &n) == nil {
-			if rt := p.route(n.StreamID); rt != nil && rt.deltas != nil {
+			if rt := inst.inFlight.route(n.StreamID); rt != nil && rt.deltas != nil {
 				if rt.spend(len(params)) {
 					rt.deliver(func() { rt.deltas(n.Event) })
 				}
@@ -255,7 +247,7 @@ func (inst *instance) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc
 	p := inst.p
 	switch {
 	case req.Notif:
-		// The line stream hands notifications to notification(); one that
+		// readerHandoff hands notifications to notification(); one that
 		// reaches here was not well-formed enough for it.
 		fmt.Fprintf(p.opts.Log, "bridge: ignored notification %q\n", req.Method)
 	case req.Method == protocol.MethodServiceCall:
@@ -264,20 +256,20 @@ func (inst *instance) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc
 			params = *req.Params
 		}
 		select {
-		case inst.inflight <- struct{}{}:
+		case inst.handlerSlots <- struct{}{}:
 		case <-ctx.Done():
 			return // the wire is down: there is no one to answer
 		}
-		if !inst.startHandler() {
-			<-inst.inflight
+		if !inst.inFlight.startHandler(&inst.handlers) {
+			<-inst.handlerSlots
 			return
 		}
 		p.hold(inst, false)
 		go func() {
 			defer inst.handlers.Done()
 			defer p.release(inst)
-			defer func() { <-inst.inflight }()
-			res, err := p.serveService(inst.ctx, params)
+			defer func() { <-inst.handlerSlots }()
+			res, err := p.serveService(inst, params)
 			if err != nil {
 				inst.answer(req.ID, nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidRequest, Message: err.Error()})
 				return
@@ -288,20 +280,6 @@ func (inst *instance) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc
 		inst.answer(req.ID, nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound,
 			Message: "the host answers only service/call, not " + req.Method})
 	}
-}
-
-// startHandler counts a handler in, unless the instance is ending: the
-// monitor waits for the handlers once, and one started after that would
-// outlive the instance. (The reader may wait for a free slot until the
-// instance ends.)
-func (inst *instance) startHandler() bool {
-	inst.starting.Lock()
-	defer inst.starting.Unlock()
-	if inst.ctx.Err() != nil {
-		return false
-	}
-	inst.handlers.Add(1)
-	return true
 }
 
 // answer sends the answer to one of the plugin's requests: result, or rerr
@@ -322,17 +300,9 @@ func (inst *instance) answer(id jsonrpc2.ID, result any, rerr *jsonrpc2.Error) {
 	})
 }
 
-// traceLine writes one wire line into the log, "<time> <dir> <line>", in
-// one Write so that lines from both directions never interleave.
+// traceLine writes one wire line into the log (protocol.TraceLine).
 func (p *Plugin) traceLine(dir string, line []byte) {
-	b := make([]byte, 0, len(line)+48)
-	b = p.opts.Now().AppendFormat(b, time.RFC3339Nano)
-	b = append(b, ' ')
-	b = append(b, dir...)
-	b = append(b, ' ')
-	b = append(b, line...)
-	b = append(b, '\n')
-	_, _ = p.opts.Log.Write(b)
+	protocol.TraceLine(p.opts.Log, p.opts.Now(), dir, line)
 }
 
 // logWriter adapts the plugin's log to jsonrpc2's Logger, which is where

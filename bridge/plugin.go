@@ -7,20 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/sourcegraph/jsonrpc2"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/bingo/bingo-plugin-rpc/protocol"
-	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
-	"github.com/bingo/bingo-plugin-rpc/transport"
 )
 
 // Plugin is one plugin as the host sees it: its declaration, and at most one
@@ -45,17 +40,15 @@ type Plugin struct {
 	// idleness. A read starts one; a start that fails says so once.
 	asleep  bool
 	closed  bool
-	deaths  int               // in a row
-	failed  int               // restarts failed since the last death
-	retryAt time.Time         // no respawn before this
-	routes  map[string]*route // running calls and streams, by callId / streamId
-	byReq   map[jsonrpc2.ID]*route
+	deaths  int       // in a row
+	failed  int       // restarts failed since the last death
+	retryAt time.Time // no respawn before this
 }
 
 // New returns a plugin that has not started. Call Start.
 func New(opts Options) *Plugin {
 	opts.Deadlines = opts.Deadlines.WithDefaults()
-	opts.Limits = opts.Limits.withDefaults()
+	opts.Limits = opts.Limits.WithDefaults()
 	opts.Backoff = opts.Backoff.withDefaults()
 	if opts.Notify == nil {
 		opts.Notify = func(Notice) {}
@@ -66,7 +59,7 @@ func New(opts Options) *Plugin {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	p := &Plugin{opts: opts, routes: map[string]*route{}, byReq: map[jsonrpc2.ID]*route{}}
+	p := &Plugin{opts: opts}
 	p.notices.p = p
 	if opts.Declared != nil {
 		decl := *opts.Declared
@@ -93,7 +86,7 @@ func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
 	if err != nil {
 		return protocol.InitializeResult{}, err
 	}
-	p.keep(decl, refused)
+	p.adoptDeclaration(decl, refused)
 	return decl, nil
 }
 
@@ -122,13 +115,13 @@ func (p *Plugin) install(inst *instance) (failed int, err error) {
 	return failed, err
 }
 
-// keep holds what a handshake declared. The first declaration is kept, and
+// adoptDeclaration holds what a handshake declared. The first declaration is kept, and
 // what the host refused of it costs a notice each. After that, a handshake
 // that declares the same says nothing; one that declares otherwise (a
 // cached declaration gone stale, a plugin changed between two starts)
 // replaces the declaration held, with one notice and its refusals, and the
-// host hears of it (tellRedeclared, then Options.Handshook).
-func (p *Plugin) keep(decl protocol.InitializeResult, refused []string) {
+// host hears of it (reportRedeclared, then Options.Handshook).
+func (p *Plugin) adoptDeclaration(decl protocol.InitializeResult, refused []string) {
 	p.mu.Lock()
 	held := p.decl
 	same := held != nil && sameDeclaration(*held, decl)
@@ -143,17 +136,17 @@ func (p *Plugin) keep(decl protocol.InitializeResult, refused []string) {
 	default:
 		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "info",
 			Message: "its declaration changed since it last started; what it contributes is now what it declared this time"})
-		p.tellRedeclared(decl)
+		p.reportRedeclared(decl)
 		if p.opts.Handshook != nil {
 			p.opts.Handshook(decl)
 		}
 	}
-	p.tellRefused(refused, p.opts.Notify)
+	p.raiseRefusals(refused, p.opts.Notify)
 }
 
-// tellRefused raises, through raise, a notice for each part of a
+// raiseRefusals raises, through raise, a notice for each part of a
 // declaration the host refused.
-func (p *Plugin) tellRefused(refused []string, raise func(Notice)) {
+func (p *Plugin) raiseRefusals(refused []string, raise func(Notice)) {
 	const most = 20 // a declaration of a thousand bad entries needs no thousand notices
 	if len(refused) > most {
 		refused = append(refused[:most:most], fmt.Sprintf("and %d more parts of the declaration refused", len(refused)-most))
@@ -167,7 +160,7 @@ func (p *Plugin) tellRefused(refused []string, raise func(Notice)) {
 // (plugin/declare, when what it offers changed), held to the handshake's
 // rules (readDeclaration): what is kept becomes the plugin's declaration,
 // with a notice for each part refused, and the host hears of it
-// (tellRedeclared). One that fails the rules outright (another name,
+// (reportRedeclared). One that fails the rules outright (another name,
 // another protocol) changes nothing and costs one notice; one that keeps
 // what is held, refusing the same parts, changes nothing and costs
 // nothing. The plugin may send it
@@ -192,15 +185,15 @@ func (p *Plugin) declareAgain(raw json.RawMessage) {
 	}
 	p.decl, p.refused = &decl, refused
 	p.mu.Unlock()
-	p.tellRefused(refused, p.notices.raise)
+	p.raiseRefusals(refused, p.notices.raise)
 	if changed {
-		p.tellRedeclared(decl)
+		p.reportRedeclared(decl)
 	}
 }
 
-// tellRedeclared tells Options.Redeclared of the declaration now held, so
+// reportRedeclared tells Options.Redeclared of the declaration now held, so
 // the host registers the new contributions.
-func (p *Plugin) tellRedeclared(decl protocol.InitializeResult) {
+func (p *Plugin) reportRedeclared(decl protocol.InitializeResult) {
 	if p.opts.Redeclared != nil {
 		p.opts.Redeclared(decl)
 	}
@@ -440,7 +433,7 @@ func (p *Plugin) respawn() (any, error) {
 	if failed > 0 {
 		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "info", Message: fmt.Sprintf("running again; failed restarts before this one: %d", failed)})
 	}
-	p.keep(decl, refused)
+	p.adoptDeclaration(decl, refused)
 	return inst, nil
 }
 
@@ -470,157 +463,7 @@ func (p *Plugin) died(inst *instance, why error) {
 	if why != nil {
 		msg += " (" + why.Error() + ")"
 	}
-	inst.tell(&Notice{Plugin: p.opts.Name, Level: "warn", Message: msg + "; its contributions answer nothing until the next use restarts it; see " + p.logName()})
-}
-
-// Call implements proxy.Caller.
-func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error {
-	// The deadline counts from here: a respawn the call has to wait for
-	// is part of it.
-	deadline := p.opts.Deadlines.For(req.Kind)
-	start := time.Now()
-	inst, woke, err := p.acquire(ctx, deadline)
-	if err != nil {
-		return err
-	}
-	if woke {
-		start = time.Now()
-	}
-	defer p.release(inst)
-	id := jsonrpc2.ID{Str: "h" + strconv.FormatUint(p.nextReq.Add(1), 10), IsString: true}
-	rt := p.addRoute(inst, id, req)
-	defer p.endRoute(id)
-	inst.owed.request(id, req.Method, start.Add(deadline))
-
-	clk := inst.startClock(deadline, start, req.Method)
-	defer clk.stop()
-	w, err := inst.dispatch(id, req.Method, req.Params)
-	clk.written()
-	if err != nil {
-		inst.owed.forget(id)
-		return p.callError(inst, req, err)
-	}
-	if req.Deltas != nil {
-		return p.waitStream(ctx, inst, id, req, rt, w, result)
-	}
-
-	// The wait ends at the deadline; a cancellable request (a tool call)
-	// outlives its caller's cancellation, telling the plugin instead, and
-	// withdrawing any question it has put to the person.
-	waitCtx := ctx
-	if req.CancelMethod != "" {
-		waitCtx = context.Background()
-		if ctx.Done() != nil {
-			stop := context.AfterFunc(ctx, func() {
-				if rt != nil {
-					rt.cancel()
-				}
-				_ = inst.notify(req.CancelMethod, req.CancelParams)
-			})
-			defer stop()
-		}
-	}
-	err = w.wait(waitCtx, clk.due, result)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, errPastDeadline):
-		// Still owed: the wedge rule (owed) decides whether the instance
-		// is stuck.
-		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
-	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		return fmt.Errorf("plugin %s: %s: %w", p.opts.Name, req.Method, ctx.Err())
-	case gone(err) && time.Since(start) >= deadline:
-		// The deadline passed first; the instance was then killed (as
-		// wedged, most likely) before this wait woke to see it, as it may
-		// on a starved machine. The caller hears what it would have heard
-		// on time, after the death's notice.
-		<-inst.recorded
-		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
-	case isRemote(err) && time.Since(start) >= deadline:
-		// An error answer that came as the deadline passed, as a plugin
-		// bounded by the same deadline (the MCP translator) sends: the
-		// deadline was first, so the caller hears it, as on time.
-		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
-	}
-	return p.callError(inst, req, err)
-}
-
-// isRemote reports whether err is the plugin's own error answer.
-func isRemote(err error) bool {
-	var rerr *jsonrpc2.Error
-	return errors.As(err, &rerr)
-}
-
-// errPastDeadline is a wait ended by the request's own deadline.
-var errPastDeadline = errors.New("past the request's deadline")
-
-// cutOff ends a stream past one of its bounds, with err: nothing more
-// reaches the caller, the plugin is told to stop, the person hears why in
-// one notice, and the stream is due now, so a plugin that does not end it
-// is wedged like any other (see owed).
-func (p *Plugin) cutOff(inst *instance, id jsonrpc2.ID, req proxy.Request, rt *route, why string, err error) error {
-	rt.mute()
-	inst.owed.extend(id, time.Now())
-	_ = inst.notify(req.CancelMethod, req.CancelParams)
-	p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: req.Method + " " + why + "; cancelled it"})
-	return err
-}
-
-// waitStream waits for a provider stream's answer. Its deadline is for the
-// first delta, then for the silence between two: every delta resets it.
-// Cancelling ctx sends the cancel notification and keeps waiting. However
-// lively, a stream past its total deadline or its cap is cut off.
-func (p *Plugin) waitStream(ctx context.Context, inst *instance, id jsonrpc2.ID, req proxy.Request, rt *route, w waiter, result any) error {
-	deadline := p.opts.Deadlines.For(req.Kind)
-	timer := time.NewTimer(deadline)
-	defer timer.Stop()
-	total := time.NewTimer(p.opts.Deadlines.ProviderTotal)
-	defer total.Stop()
-
-	waitCtx, stopWait := context.WithCancel(context.Background())
-	defer stopWait()
-	answered := make(chan error, 1)
-	go func() { answered <- w.wait(waitCtx, nil, result) }()
-
-	cancelled := ctx.Done()
-	for {
-		select {
-		case err := <-answered:
-			return p.callError(inst, req, err)
-		case <-cancelled:
-			// The caller has stopped listening: nothing more reaches it,
-			// and deltas no longer extend the wait. The plugin has what is
-			// left of the current deadline to end the stream.
-			rt.mute()
-			_ = inst.notify(req.CancelMethod, req.CancelParams)
-			cancelled = nil
-		case <-rt.activity:
-			if rt.muted() {
-				continue
-			}
-			if !timer.Stop() {
-				<-timer.C
-			}
-			deadline = p.opts.Deadlines.ProviderIdle
-			timer.Reset(deadline)
-			inst.owed.extend(id, time.Now().Add(deadline))
-		case <-timer.C:
-			stopWait()
-			<-answered
-			return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
-		case <-total.C:
-			stopWait()
-			<-answered
-			return p.cutOff(inst, id, req, rt, "went on past its total deadline of "+p.opts.Deadlines.ProviderTotal.String(),
-				&DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: p.opts.Deadlines.ProviderTotal})
-		case <-rt.over:
-			stopWait()
-			<-answered
-			return p.cutOff(inst, id, req, rt, fmt.Sprintf("sent more than %d MiB", p.opts.Limits.ProviderResponseMiB),
-				&TooLargeError{Plugin: p.opts.Name, Method: req.Method, MiB: p.opts.Limits.ProviderResponseMiB})
-		}
-	}
+	inst.claimNotice(&Notice{Plugin: p.opts.Name, Level: "warn", Message: msg + "; its contributions answer nothing until the next use restarts it; see " + p.logName()})
 }
 
 // Notify implements proxy.Caller. A dead plugin is not respawned for a
@@ -642,69 +485,6 @@ func (p *Plugin) Notify(ctx context.Context, method string, params any) error {
 		return fmt.Errorf("plugin %s: %w", p.opts.Name, sdk.ErrUnavailable)
 	}
 	return inst.notify(method, params)
-}
-
-func (p *Plugin) callError(inst *instance, req proxy.Request, err error) error {
-	var rerr *jsonrpc2.Error
-	switch {
-	case err == nil:
-		return nil
-	case gone(err):
-		// The instance died under the call. Its death is recorded (and its
-		// one notice raised) before the caller hears of it, so a caller
-		// that ends the run at once cannot race the notice away. (Not
-		// <-inst.dead: this call may be one of the instance's own service
-		// handlers, which dead waits for.)
-		<-inst.recorded
-		return fmt.Errorf("plugin %s stopped during %s: %w", p.opts.Name, req.Method, sdk.ErrUnavailable)
-	case errors.As(err, &rerr):
-		return &RemoteError{Plugin: p.opts.Name, Method: req.Method, Code: rerr.Code, Message: rerr.Message}
-	}
-	return fmt.Errorf("plugin %s: %s: %w", p.opts.Name, req.Method, err)
-}
-
-// gone reports whether err is the wire's end: the instance has ended, or
-// is ending (killed, as a wedged one is), whether the read or the write
-// found out first.
-func gone(err error) bool {
-	return errors.Is(err, jsonrpc2.ErrClosed) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed) ||
-		errors.Is(err, transport.ErrKilled)
-}
-
-// DeadlineError is the error of a request past its deadline. It matches
-// context.DeadlineExceeded with errors.Is.
-type DeadlineError struct {
-	Plugin, Method string
-	After          time.Duration
-}
-
-func (e *DeadlineError) Error() string {
-	return fmt.Sprintf("plugin %s: %s did not answer within %s", e.Plugin, e.Method, e.After)
-}
-
-// Is makes errors.Is(err, context.DeadlineExceeded) true.
-func (e *DeadlineError) Is(target error) bool { return target == context.DeadlineExceeded }
-
-// TooLargeError is the error of a provider stream cut off at the cap on
-// one response (Limits.ProviderResponseMiB).
-type TooLargeError struct {
-	Plugin, Method string
-	MiB            int
-}
-
-func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("plugin %s: %s: the response passed %d MiB, the cap on one response", e.Plugin, e.Method, e.MiB)
-}
-
-// RemoteError is a JSON-RPC error the plugin answered with.
-type RemoteError struct {
-	Plugin, Method string
-	Code           int64
-	Message        string
-}
-
-func (e *RemoteError) Error() string {
-	return fmt.Sprintf("plugin %s: %s: %s", e.Plugin, e.Method, e.Message)
 }
 
 func orNull(m json.RawMessage) json.RawMessage {

@@ -486,10 +486,13 @@ func TestDroppedRequestIsOwedUntilThePluginFallsQuiet(t *testing.T) {
 		t.Fatalf("contributor = %v, want its deadline error", err)
 	}
 	e.plugin.mu.Lock()
-	routes, byReq := len(e.plugin.routes), len(e.plugin.byReq)
+	inst := e.plugin.inst
 	e.plugin.mu.Unlock()
-	if routes != 0 || byReq != 0 {
-		t.Fatalf("after the dropped request's deadline: %d routes, %d by request; want none", routes, byReq)
+	inst.inFlight.mu.Lock()
+	routes, owed := len(inst.inFlight.byKey), len(inst.inFlight.byID)
+	inst.inFlight.mu.Unlock()
+	if routes != 0 || owed != 1 {
+		t.Fatalf("after the dropped request's deadline: %d routes, %d owed; want 0 routes and 1 owed", routes, owed)
 	}
 
 	// Busy well past the dropped request's deadline and Grace: alive.

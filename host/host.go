@@ -279,6 +279,11 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	var tr transport.Transport
 	start := declcache.Start{Transport: m.Entry.Transport(), Root: m.Root, DataDir: dataDir, Dir: h.cfg.Cwd,
 		Config: h.settings.Plugins[m.Name]}
+	// The directory an MCP server is offered as its root: the working
+	// directory where the server can reach it (a wasm server sees it only
+	// where it is mounted); a remote server is offered none, since a path
+	// on this machine names nothing there and says where the person works.
+	root := h.cfg.Cwd
 	switch m.Entry.Transport() {
 	case "wasm":
 		wh, err := h.wasmHost(ctx)
@@ -301,6 +306,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		// read-only, beside the working directory; never ~/.bingo
 		// (Private, Hide), whatever it was granted.
 		cwd := h.sandboxCwd()
+		root = cwd
 		var mounts []wasm.Mount
 		if dataDir != "" {
 			mounts = append(mounts, wasm.Mount{Dir: dataDir, Writable: true})
@@ -332,6 +338,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 			Bounds: bounds,
 		})
 	case manifest.TransportHTTP:
+		root = ""
 		tr = mcphttp.New(mcphttp.Config{URL: m.Entry.URL, Headers: m.Entry.Headers, Log: log})
 	default:
 		env := h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)
@@ -346,7 +353,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		tr = l.exec
 	}
 	if m.Entry.Protocol == manifest.ProtocolMCP {
-		tr = h.mcp(m, tr, trusted, log, &start)
+		tr = h.mcp(m, tr, trusted, root, log, &start)
 	}
 	if dataDir != "" {
 		tr = dataDirFirst{tr, dataDir}
@@ -455,7 +462,17 @@ func (h *Host) cache(l *loaded, decl protocol.InitializeResult) {
 // Close stops every plugin and releases the wasm runtime. It is
 // idempotent: a second caller waits for the first one's Close to finish.
 func (h *Host) Close() error {
-	h.closeOnce.Do(h.close)
+	h.closeOnce.Do(func() { h.close(false) })
+	return nil
+}
+
+// Leave is Close for a process about to exit: it does not wait for exec
+// plugins under a shepherd to stop. Each has its stdin closed, as at
+// Close, and its shepherd finishes the stop sequence (exec.Transport's
+// Leave): the plugin gets its grace, and nothing it started outlives the
+// sequence, but bingo exits once it has answered.
+func (h *Host) Leave() error {
+	h.closeOnce.Do(func() { h.close(true) })
 	return nil
 }
 
@@ -485,11 +502,18 @@ func (h *Host) Quit(d time.Duration) {
 	}
 }
 
-func (h *Host) close() {
+func (h *Host) close(leaving bool) {
 	// Observations still on their way are delivered first: a turn/end
 	// observation is sent just before the run ends. Each send is bounded
 	// (a plugin not reading is killed after Grace), so this wait is too.
 	h.observers.Wait()
+	if leaving {
+		for _, l := range h.plugins {
+			if l.exec != nil {
+				l.exec.Leave()
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	for _, l := range h.plugins {
 		if l.plugin != nil {

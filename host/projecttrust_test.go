@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/bounds"
 )
 
 // trustRig is a project with one exec plugin whose script leaves a marker
@@ -215,7 +215,7 @@ func TestLoadSettingsIsOpens(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	both := func() (loaded, opened bridge.Deadlines, notices string) {
+	both := func() (loaded, opened bounds.Deadlines, notices string) {
 		n := newNoticeLog()
 		cfg := Config{Home: r.home, Cwd: r.project, Notify: n.Add, Environ: []string{"MARKER=" + r.marker, "PATH=" + os.Getenv("PATH")}}
 		loaded = LoadSettings(context.Background(), cfg).Deadlines

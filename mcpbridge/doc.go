@@ -119,13 +119,12 @@
 //	                               for); the first at error level or above is
 //	                               also one bingo.host notice, later ones go to
 //	                               the log only
-//	elicitation/create             bingo.host ask on the tool call the server is
-//	                               answering (the call the sdk's ctx names, else
-//	                               the oldest running; refused when none runs);
-//	                               the question is the message and the fields
-//	                               asked for; an empty answer declines, one field
-//	                               takes the answer as its type, several take a
-//	                               JSON object; url mode is refused
+//	elicitation/create             bingo.host ask on the tool call it is part of
+//	                               (askingCall: the call the sdk's ctx names;
+//	                               before protocol 2026-07-28, the one call
+//	                               running), a question a field (elicit.go);
+//	                               declined when no call can be named, and in
+//	                               url mode; cancel when no one can be asked
 //	sampling/createMessage         refused unless Config.Sample is set (the
 //	                               person's mcp.<name>.sampling); then the host's
 //	                               configured provider answers, under the hooks
@@ -137,9 +136,15 @@
 //	                               plugin/declare notification: the bridge holds
 //	                               it to the handshake's rules and the host
 //	                               replaces the plugin's contributions
-//	roots/list                     not offered (the client declares no roots)
+//	roots/list                     the one root, Config.Root (the working
+//	                               directory) as a file:// URI; the roots
+//	                               capability is declared only with a root,
+//	                               and without listChanged
 //
-// A server's stderr is the plugin's log, as for any plugin.
+// A server's stderr is the plugin's log, as for any plugin. With
+// Config.Trace (--trace) the MCP wire is traced there too, both ways, at
+// the framing layer (lineTransport), so a remote server's lines are as a
+// process's and its HTTP headers are never among them.
 //
 // # A server that misbehaves
 //

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/bingo/bingo-plugin-rpc/bounds"
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/internal/testplugin/mcpfault"
 	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
@@ -40,9 +41,10 @@ func faultServer(starts *int) transport.Transport {
 		mu.Unlock()
 		exited := make(chan struct{})
 		var once sync.Once
+		sideband := mcpfault.NewSideband(stdin, stdout)
 		srv := mcpfault.New(mcpfault.Process{Exit: func(int) { once.Do(func() { close(exited) }) }, Done: ctx.Done(),
-			Print: func(line string) { _, _ = io.WriteString(stdout, line+"\n") }})
-		ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopCloser{stdout}}, nil)
+			Print: func(line string) { _, _ = io.WriteString(stdout, line+"\n") }, Sideband: sideband})
+		ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: io.NopCloser(sideband), Writer: nopCloser{stdout}}, nil)
 		if err != nil {
 			return err
 		}
@@ -85,7 +87,7 @@ type rig struct {
 type rigOpts struct {
 	cfg       mcpbridge.Config
 	config    json.RawMessage
-	deadlines bridge.Deadlines
+	deadlines bounds.Deadlines
 	redecl    func(protocol.InitializeResult)
 }
 

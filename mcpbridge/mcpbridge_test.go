@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -155,7 +157,7 @@ func TestElicitation(t *testing.T) {
 	if err != nil || texts(out) != "hello Ann" {
 		t.Fatalf("ask = %q, %v; want hello Ann", texts(out), err)
 	}
-	if _, asked := u.Seen(); !reflect.DeepEqual(asked, []string{"What is your name? (name, string: your name) — an empty answer declines"}) {
+	if _, asked := u.Seen(); !reflect.DeepEqual(asked, []string{"What is your name? (name (string; optional): your name) — an empty answer declines"}) {
 		t.Errorf("questions %q", asked)
 	}
 	out, err = r.call(context.Background(), "ask", `{}`, &testutil.RecordingUI{})
@@ -168,7 +170,55 @@ func TestElicitation(t *testing.T) {
 	if err != nil || texts(out) != "ask: cancel" {
 		t.Errorf("ask with no one to ask = %q, %v; want a cancel", texts(out), err)
 	}
-	r.log.WaitFor(t, "mcpbridge: elicitation cancelled: ")
+	r.log.WaitFor(t, "mcpbridge: elicitation answered cancel: no one could be asked: ")
+}
+
+// A form is shown whole, then filled in field by field, an invalid answer
+// asked again saying what was wrong; the defaults fill in what the person
+// left empty, and the server gets what its schema asks for.
+func TestElicitationForm(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	u := &testutil.RecordingUI{Answers: []string{"y", "purple", "", "0", "2", "", "Large"}}
+	out, err := r.call(context.Background(), "form", `{}`, u)
+	if want := `form: accept {"colour":"green","count":2,"gift":false,"size":"l"}`; err != nil || texts(out) != want {
+		t.Fatalf("form = %q, %v; want %q", texts(out), err, want)
+	}
+	_, asked := u.Seen()
+	want := []string{
+		"Order a shirt.\nFields: colour (one of red, green, blue; optional; default green); count (integer; required): how many; " +
+			"gift (yes or no; optional; default no); size (one of s \"Small\", l \"Large\"; required) — answer y to fill them in; an empty answer declines",
+		"colour (one of red, green, blue; optional; default green) — an empty answer takes the default",
+		"\"purple\" is not one of red, green, blue — asked again (2 of 3):\ncolour (one of red, green, blue; optional; default green) — an empty answer takes the default",
+		"count (integer; required): how many — an empty answer is asked again",
+		"0 is less than 1, the least allowed — asked again (2 of 3):\ncount (integer; required): how many — an empty answer is asked again",
+		"gift (yes or no; optional; default no) — an empty answer takes the default",
+		"size (one of s \"Small\", l \"Large\"; required) — an empty answer is asked again",
+	}
+	if !reflect.DeepEqual(asked, want) {
+		t.Errorf("questions:\n%s\nwant:\n%s", strings.Join(asked, "\n"), strings.Join(want, "\n"))
+	}
+	out, err = r.call(context.Background(), "form", `{}`, &testutil.RecordingUI{Answers: []string{"y", "red", "x", "y", "z"}})
+	if err != nil || texts(out) != "form: decline null" {
+		t.Errorf("form never answered validly = %q, %v; want a decline", texts(out), err)
+	}
+	r.log.WaitFor(t, `mcpbridge: elicitation answered decline: 3 answers were not valid, the last: "z" is not a whole number`+"\n")
+}
+
+// A request the server sends outside any of its calls is declined, and
+// no one is asked: on protocol 2026-07-28 a server asks only as part of a
+// call's result, so one sent on its own while a call runs is not that
+// call's (bingo once asked it on the oldest call running).
+func TestElicitationOutsideACall(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	u := &testutil.RecordingUI{Answer: "Ann"}
+	out, err := r.call(context.Background(), "outside", `{}`, u)
+	if err != nil || texts(out) != `outside: {"action":"decline"}` {
+		t.Fatalf("outside = %q, %v; want a decline", texts(out), err)
+	}
+	if _, asked := u.Seen(); len(asked) > 0 {
+		t.Errorf("the person was asked %q", asked)
+	}
+	r.log.WaitFor(t, "mcpbridge: elicitation answered decline: it was sent outside any of the server's tool calls (protocol 2026-07-28 asks only in a call's result)\n")
 }
 
 // An elicitation's message is capped and squeezed before bingo adds its
@@ -187,7 +237,7 @@ func TestElicitationIsCapped(t *testing.T) {
 	}
 	q := asked[0]
 	if lines := strings.Split(q, "\n"); len(lines) > 9 || len([]rune(q)) > 950 || !strings.HasPrefix(q, "bingo: paste your key:\nmore") ||
-		!strings.HasSuffix(q, "… (name, string: your name) — an empty answer declines") {
+		!strings.HasSuffix(q, "… (name (string; optional): your name) — an empty answer declines") {
 		t.Errorf("question (%d lines, %d characters):\n%s", len(lines), len([]rune(q)), q)
 	}
 }
@@ -311,6 +361,21 @@ func TestConfig(t *testing.T) {
 	}
 }
 
+// The working directory is the one root: declared as the roots capability
+// and listed as its file:// URI. With none to offer, none is declared.
+func TestRoots(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a project")
+	for _, tc := range []struct{ root, want string }{
+		{dir, "capability true; file://" + strings.ReplaceAll(filepath.ToSlash(dir), " ", "%20") + " (a project)"},
+		{"", "capability false;"},
+	} {
+		r := newRig(t, rigOpts{cfg: mcpbridge.Config{Root: tc.root}})
+		if out, err := r.call(context.Background(), "roots", `{}`, nil); err != nil || texts(out) != tc.want {
+			t.Errorf("root %q: the server was offered %q, %v; want %q", tc.root, texts(out), err, tc.want)
+		}
+	}
+}
+
 // A server that dies mid-call is a death like any plugin's: one notice,
 // and the next call starts it again.
 func TestCrash(t *testing.T) {
@@ -351,5 +416,22 @@ func TestStrayLines(t *testing.T) {
 	}
 	if n := r.notices.All(); len(n) != 0 || r.starts != 1 {
 		t.Errorf("notices %v, %d starts: want none, and one start", n, r.starts)
+	}
+}
+
+// With Trace, every line of the MCP wire is written to the log, both
+// ways, stamped; without it, none is.
+func TestTrace(t *testing.T) {
+	for _, trace := range []bool{false, true} {
+		r := newRig(t, rigOpts{cfg: mcpbridge.Config{Trace: trace}})
+		if out, err := r.call(context.Background(), "echo", `{"text":"traced"}`, nil); err != nil || texts(out) != "traced" {
+			t.Fatalf("echo = %q, %v", texts(out), err)
+		}
+		sent := regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT\S+ mcp -> \{"jsonrpc":"2.0","id":\d+,"method":"tools/call","params":\{.*"name":"echo".*\}$`)
+		got := regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT\S+ mcp <- \{"jsonrpc":"2.0","id":\d+,"result":\{.*"content":\[\{"type":"text","text":"traced"\}\].*\}$`)
+		log := r.log.String()
+		if sent.MatchString(log) != trace || got.MatchString(log) != trace {
+			t.Errorf("trace %v: the log:\n%s", trace, log)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/bounds"
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
 	"github.com/bingo/bingo-plugin-rpc/mcpbridge"
@@ -126,7 +127,7 @@ func TestOlderProtocol(t *testing.T) {
 func TestNeverAnswers(t *testing.T) {
 	notices := testutil.NewCollector[bridge.Notice]()
 	p := bridge.New(bridge.Options{Name: "raw", Transport: mcpbridge.Wrap(rawServer(legacy), mcpbridge.Config{Name: "raw"}),
-		Deadlines: bridge.Deadlines{Tool: 100 * time.Millisecond, Grace: 100 * time.Millisecond}, Notify: notices.Add})
+		Deadlines: bounds.Deadlines{Tool: 100 * time.Millisecond, Grace: 100 * time.Millisecond}, Notify: notices.Add})
 	defer p.Close()
 	if _, err := p.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -257,7 +258,7 @@ func TestListBounded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			n := 0
 			log := &testutil.SyncBuffer{}
-			p := bridge.New(bridge.Options{Name: "raw", Deadlines: bridge.Deadlines{Initialize: 20 * time.Second}, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
+			p := bridge.New(bridge.Options{Name: "raw", Deadlines: bounds.Deadlines{Initialize: 20 * time.Second}, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
 				switch method {
 				case "initialize":
 					return map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}},
@@ -291,7 +292,7 @@ func TestListBounded(t *testing.T) {
 // still answers the contributor: the pages are read to the bound.
 // Unbounded, the contribution outlives its deadline.
 func TestResourcesEndlessPages(t *testing.T) {
-	deadlines := bridge.Deadlines{Contributor: 20 * time.Second}
+	deadlines := bounds.Deadlines{Contributor: 20 * time.Second}
 	p := bridge.New(bridge.Options{Name: "raw", Deadlines: deadlines, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
 		switch method {
 		case "initialize":
@@ -323,7 +324,7 @@ func TestResourcesEndlessPages(t *testing.T) {
 // Before, the read ran under the instance's context: the server was never
 // told, and the instance, owing the answer, was killed as wedged.
 func TestContributeEndsAtItsDeadline(t *testing.T) {
-	deadlines := bridge.Deadlines{Contributor: time.Second, Grace: 5 * time.Second}
+	deadlines := bounds.Deadlines{Contributor: time.Second, Grace: 5 * time.Second}
 	var starts, reads atomic.Int32
 	cancelled, pinged := make(chan struct{}), make(chan struct{})
 	var once, pingOnce sync.Once

@@ -4,170 +4,17 @@ package mcpbridge
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
-	"sort"
-	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
-// The server's own requests: elicitation (a question to the person),
-// sampling (a model request) and the resources contributor.
-
-// What of an elicitation's text reaches the person (docs/plugins.md): its
-// message, in lines and characters, and its fields' names and
-// descriptions, on one line. With bingo's own words they stay within
-// what the terminal shows of any question (internal/cli).
-const (
-	elicitLines      = 9
-	elicitChars      = 500
-	elicitFieldChars = 400
-)
-
-// elicit puts the server's question to the person, on the tool call it is
-// answering: the call whose ctx the sdk passes on, else the oldest call
-// running. With no call running there is no one to ask, and the request
-// is refused.
-func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	p := req.Params
-	id, _ := ctx.Value(callKey{}).(string)
-	s.mu.Lock()
-	if id == "" && len(s.calls) > 0 {
-		id = s.calls[0].id
-	}
-	running := slices.ContainsFunc(s.calls, func(c *call) bool { return c.id == id })
-	s.mu.Unlock()
-	if !running {
-		return nil, errors.New("bingo asks the person only during one of this server's tool calls, and none is running")
-	}
-	if p.Mode == "url" {
-		return nil, errors.New("bingo does not open URLs for an MCP server")
-	}
-	fields := schemaFields(p.RequestedSchema)
-	// The server's words are capped here, under what bingo shows of any
-	// question, so that what bingo adds (the fields, how to decline) is
-	// never what gets cut.
-	question := strings.Join(render.Block(p.Message, elicitLines, elicitChars), "\n")
-	switch len(fields) {
-	case 0:
-	case 1:
-		question += " (" + render.Brief(fields[0].describe(), elicitFieldChars) + ")"
-	default:
-		var ds []string
-		for _, f := range fields {
-			ds = append(ds, f.describe())
-		}
-		question += " (answer a JSON object: " + render.Brief(strings.Join(ds, "; "), elicitFieldChars) + ")"
-	}
-	question += " — an empty answer declines"
-	raw, _ := json.Marshal(protocol.AskParams{Call: id, Question: question})
-	var res protocol.ServiceCallResult
-	if err := s.rpc.Call(ctx, protocol.MethodServiceCall, protocol.ServiceCallParams{
-		Key: protocol.HostServiceKey, Method: protocol.HostAsk, Params: raw}, &res); err != nil {
-		// No one could be asked (--print, no terminal) or the question
-		// was withdrawn: the person made no choice, which MCP calls
-		// cancel. Why is bingo's to log, not the server's to be told.
-		fmt.Fprintf(s.cfg.Log, "mcpbridge: elicitation cancelled: %v\n", err)
-		return &mcp.ElicitResult{Action: "cancel"}, nil
-	}
-	var ans protocol.AskResult
-	if err := json.Unmarshal(res.Result, &ans); err != nil {
-		return nil, fmt.Errorf("asking the person: %v", err)
-	}
-	answer := strings.TrimSpace(ans.Answer)
-	if answer == "" {
-		return &mcp.ElicitResult{Action: "decline"}, nil
-	}
-	content, err := elicitContent(fields, answer)
-	if err != nil {
-		fmt.Fprintf(s.cfg.Log, "mcpbridge: elicitation declined: %v\n", err)
-		return &mcp.ElicitResult{Action: "decline"}, nil
-	}
-	return &mcp.ElicitResult{Action: "accept", Content: content}, nil
-}
-
-// field is one property of an elicitation's requested schema.
-type field struct {
-	name, typ, description string
-}
-
-func (f field) describe() string {
-	s := f.name
-	if f.typ != "" {
-		s += ", " + f.typ
-	}
-	if f.description != "" {
-		s += ": " + f.description
-	}
-	return s
-}
-
-// schemaFields reads the flat object schema an elicitation requests.
-func schemaFields(schema any) []field {
-	var sch struct {
-		Properties map[string]struct {
-			Type        string `json:"type"`
-			Description string `json:"description"`
-		} `json:"properties"`
-	}
-	if json.Unmarshal(rawJSON(schema), &sch) != nil {
-		return nil
-	}
-	var fs []field
-	for name, p := range sch.Properties {
-		fs = append(fs, field{name: name, typ: p.Type, description: p.Description})
-	}
-	sort.Slice(fs, func(i, j int) bool { return fs[i].name < fs[j].name })
-	return fs
-}
-
-// elicitContent is the person's answer as the content the schema asks
-// for: the one field's value (as its type), or a JSON object for several.
-func elicitContent(fields []field, answer string) (map[string]any, error) {
-	switch len(fields) {
-	case 0:
-		return nil, nil
-	case 1:
-		v, err := typed(fields[0].typ, answer)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", fields[0].name, err)
-		}
-		return map[string]any{fields[0].name: v}, nil
-	}
-	var obj map[string]any
-	if err := json.Unmarshal([]byte(answer), &obj); err != nil {
-		return nil, fmt.Errorf("the answer is not a JSON object: %v", err)
-	}
-	return obj, nil
-}
-
-// typed reads an answer as a value of a JSON Schema primitive type.
-func typed(typ, answer string) (any, error) {
-	switch typ {
-	case "boolean":
-		switch strings.ToLower(answer) {
-		case "y", "yes", "true":
-			return true, nil
-		case "n", "no", "false":
-			return false, nil
-		}
-		return nil, fmt.Errorf("%q is not yes or no", answer)
-	case "number":
-		return strconv.ParseFloat(answer, 64)
-	case "integer":
-		return strconv.ParseInt(answer, 10, 64)
-	}
-	return answer, nil
-}
+// The server's own requests: sampling (a model request) and the resources
+// contributor; elicitation is in elicit.go.
 
 // sample routes the server's model request to the host's provider; it is
 // only registered when the person allowed sampling for this server.

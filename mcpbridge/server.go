@@ -1,6 +1,6 @@
 package mcpbridge
 
-//lint:file-ignore SA1019 MCP logging and sampling are deprecated as of protocol 2026-07-28 but still functional, and servers of every earlier version use them: bingo maps both.
+//lint:file-ignore SA1019 MCP roots, logging and sampling are deprecated as of protocol 2026-07-28 but still functional, and servers of every earlier version use them: bingo maps both.
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net/url"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -67,7 +69,13 @@ func serve(ctx context.Context, inner transport.Conn, stdin io.Reader, stdout io
 	defer cancel()
 	s := &server{cfg: cfg, inner: inner, ctx: ctx, ready: make(chan struct{}), set: make(chan struct{}),
 		taskTools: map[string]bool{}, told: told}
-	stream := protocol.NewLineStream(pipe{stdin, stdout}, protocol.LineStreamOptions{Notification: s.notification})
+	stream := protocol.NewLineStream(pipe{stdin, stdout}, protocol.LineStreamOptions{Take: func(line []byte) bool {
+		method, params, ok := protocol.NotificationOf(line)
+		if ok {
+			s.notification(method, params)
+		}
+		return ok
+	}})
 	s.rpc = jsonrpc2.NewConn(ctx, stream, s, jsonrpc2.SetLogger(log.New(cfg.Log, "mcpbridge: ", 0)))
 	close(s.set)
 
@@ -268,7 +276,7 @@ func (s *server) dispatch(method string, params json.RawMessage) (any, error) {
 // goroutine and the server's work until the instance died, and a server
 // that answers everything else was killed as wedged for it.
 func (s *server) bounded(cs *mcp.ClientSession, k proxy.Kind, method string, f func(context.Context) (any, error)) (any, error) {
-	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.Deadlines.For(k))
+	ctx, cancel := context.WithTimeout(s.ctx, k.Deadline(s.cfg.Deadlines))
 	defer cancel()
 	res, err := f(ctx)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) && s.ctx.Err() == nil {
@@ -284,7 +292,7 @@ func (s *server) bounded(cs *mcp.ClientSession, k proxy.Kind, method string, f f
 // calls in a turn each waited the whole deadline, and the server lived on.
 // The returned func ends the watch, once the host has its answer.
 func (s *server) watch(cs *mcp.ClientSession, k proxy.Kind, what string) (stop func()) {
-	t := time.AfterFunc(s.cfg.Deadlines.For(k), func() { s.spawn(func() { s.alive(cs, what) }) })
+	t := time.AfterFunc(k.Deadline(s.cfg.Deadlines), func() { s.spawn(func() { s.alive(cs, what) }) })
 	return func() { t.Stop() }
 }
 
@@ -361,8 +369,8 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	defer close(s.ready)
 	opts := &mcp.ClientOptions{
 		// The person's plugins.<name> slice, where an MCP server can read
-		// it; the roots capability the sdk would add by default is not
-		// offered (this host answers no roots/list).
+		// it; roots only when there is one to offer, and never listChanged
+		// (the sdk's default): the root does not change while it runs.
 		Capabilities: &mcp.ClientCapabilities{
 			Experimental: map[string]any{"bingo": map[string]any{"config": configOrNull(p.Config)}},
 		},
@@ -375,10 +383,16 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	if s.cfg.Sample != nil {
 		opts.CreateMessageHandler = s.sample
 	}
+	if s.cfg.Root != "" {
+		opts.Capabilities.RootsV2 = &mcp.RootCapabilities{}
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "bingo", Version: strconv.Itoa(protocol.Version)}, opts)
+	if s.cfg.Root != "" {
+		client.AddRoots(&mcp.Root{URI: rootURI(s.cfg.Root), Name: filepath.Base(s.cfg.Root)})
+	}
 	// The session never closes the server's stdin: serve does, when the
 	// host stops the instance.
-	t := lineTransport{rw: s.inner, log: s.cfg.Log, notify: s.notified, result: func(method string, result json.RawMessage) {
+	t := lineTransport{rw: s.inner, log: s.cfg.Log, trace: s.cfg.Trace, notify: s.notified, result: func(method string, result json.RawMessage) {
 		if method == "tools/list" {
 			s.toolsListed(result)
 		}
@@ -410,6 +424,11 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 		return nil, fmt.Errorf("the MCP server initialized but %v", err)
 	}
 	return decl, nil
+}
+
+// rootURI is dir's file:// URI.
+func rootURI(dir string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
 }
 
 // configOrNull is the config as JSON, null when the person set none.

@@ -7,7 +7,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/bounds"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 	"github.com/bingo/bingo-plugin-rpc/transport/mem"
@@ -35,12 +35,23 @@ type Config struct {
 	// sampling request is refused. The host routes it through its
 	// configured provider.
 	Sample func(ctx context.Context, req SampleRequest) (SampleResult, error)
+	// Root is the directory offered to the server as its one root (the
+	// roots capability, without listChanged; roots/list answers its
+	// file:// URI): the working directory, where the server can reach
+	// it. Empty offers no root and declares no roots capability.
+	Root string
+	// Trace, when set, writes every line of the MCP wire, both ways, into
+	// Log, stamped as the bridge stamps the plugin wire's (--trace), its
+	// direction "mcp ->" (to the server) or "mcp <-" (from it). What a
+	// remote server's transport carries besides (HTTP headers, a bearer
+	// token) is no line of it, and never written.
+	Trace bool
 	// Deadlines are the bridge's (the person's deadlines settings; zero
 	// fields take their defaults). The wire has no cancel for
 	// context/contribute, command/run or command/complete, so the
 	// translator ends each at its deadline itself, when the bridge has
 	// stopped waiting: see server.bounded.
-	Deadlines bridge.Deadlines
+	Deadlines bounds.Deadlines
 }
 
 // SampleRequest is a server's sampling request, in the host's words.

@@ -10,6 +10,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/bingo/bingo-plugin-rpc/sdk"
@@ -270,4 +271,24 @@ type AskResult struct {
 type NoticeParams struct {
 	Level   string `json:"level" jsonschema:"enum=info,enum=warn,enum=error"`
 	Message string `json:"message"`
+}
+
+// NotificationOf reads line as a notification (a method and no id): its
+// method and params, and true; false for anything else. It decodes only
+// the envelope, and an answer (no "method" anywhere) not at all, so a
+// reader may try it on every line. A missing or wrong "jsonrpc" member is
+// forgiven, as a general JSON-RPC decoder forgives it in requests.
+func NotificationOf(line []byte) (method string, params json.RawMessage, ok bool) {
+	if !bytes.Contains(line, []byte(`"method"`)) {
+		return "", nil, false
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.ID != nil || m.Method == "" {
+		return "", nil, false
+	}
+	return m.Method, m.Params, true
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -30,22 +31,19 @@ type LineStream struct {
 	maxLine atomic.Int64 // SetMaxLine may change it while a read is on
 	defLine int          // the cap the stream was made with
 	skipped func(line []byte, why error)
-	notify  func(method string, params json.RawMessage)
-	answer  func(line []byte) bool
+	take    func(line []byte) bool
 	trace   func(dir string, line []byte)
 
 	writeMu sync.Mutex
 	wbuf    bytes.Buffer
 
 	// A line that an interrupted read left half-read, for the next read
-	// to go on with (turns.go): its pieces so far and their length, or,
-	// past the cap, its head while the rest is let go.
+	// to go on with: its pieces so far and their length, or, past the
+	// cap, its head while the rest is let go.
 	pieces   [][]byte
 	n        int
 	skipping bool
 	head     []byte
-
-	turns // callers' turns at reading (turns.go)
 }
 
 // LineStreamOptions configures a LineStream. The zero value is the default.
@@ -55,22 +53,13 @@ type LineStreamOptions struct {
 	// Skipped, if set, is told about every line that was skipped, with at
 	// most the first 512 bytes of it.
 	Skipped func(line []byte, why error)
-	// Notification, if set, receives every notification (a message with a
-	// method and no id) on the goroutine that read it (one at a time: see
-	// SetReadDeadline), in wire order, instead of
-	// ReadObject returning it. Notifications are the bulk of a busy wire
-	// (progress lines, a stream's deltas); this path decodes each once,
-	// where a general JSON-RPC decoder decodes params generically and
-	// encodes them again.
-	Notification func(method string, params json.RawMessage)
-	// Answer, if set, is offered every other line that is not blank, on
-	// the goroutine that read it, in wire order, before the general decoder; it
-	// reports whether it took the line, which ReadObject then does not
-	// return. A reader that sent a request itself takes its answer here
-	// and decodes it once, where a general JSON-RPC decoder decodes it
-	// generically first to tell an answer from a request. The line is
-	// only lent.
-	Answer func(line []byte) bool
+	// Take, if set, is offered every line that is not blank, on the
+	// goroutine that read it, in wire order, before ReadObject decodes it;
+	// it reports whether it took the line, which ReadObject then does not
+	// return. A reader that decodes some messages itself (notifications,
+	// answers to its own requests) decodes them once, where a general
+	// JSON-RPC decoder decodes generically first. The line is only lent.
+	Take func(line []byte) bool
 	// Trace, if set, is shown every line as it crosses, without its
 	// newline: dir is TraceWrite for a line this stream writes, TraceRead
 	// for one it reads (blank lines aside; of a line over the cap, its
@@ -78,12 +67,6 @@ type LineStreamOptions struct {
 	// writer's or the reader's goroutine, so it may be called concurrently
 	// with itself. Unset, it costs nothing per line.
 	Trace func(dir string, line []byte)
-	// SetReadDeadline, if set, is the read deadline of the stream's
-	// reader: with it, a caller waiting for an answer may read the
-	// stream itself (Enter, ReadTurn), and a read blocked in another
-	// goroutine is interrupted to hand it the role. It must leave a
-	// reader that has been stopped for good (a killed process's) stopped.
-	SetReadDeadline func(time.Time) error
 }
 
 // The directions a Trace is told: from the writer's side of the stream.
@@ -91,6 +74,20 @@ const (
 	TraceWrite = "->"
 	TraceRead  = "<-"
 )
+
+// TraceLine writes one traced line to w, "<time> <dir> <line>" (the time
+// as RFC 3339 with nanoseconds), in one Write so that lines traced from
+// both directions never interleave.
+func TraceLine(w io.Writer, now time.Time, dir string, line []byte) {
+	b := make([]byte, 0, len(line)+48)
+	b = now.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, ' ')
+	b = append(b, dir...)
+	b = append(b, ' ')
+	b = append(b, line...)
+	b = append(b, '\n')
+	_, _ = w.Write(b)
+}
 
 // ErrLineTooLong is why a line over the cap was skipped.
 var ErrLineTooLong = errors.New("line exceeds the size cap")
@@ -100,9 +97,8 @@ func NewLineStream(rwc io.ReadWriteCloser, opts LineStreamOptions) *LineStream {
 	if opts.MaxLine <= 0 {
 		opts.MaxLine = DefaultMaxLine
 	}
-	s := &LineStream{rwc: rwc, r: bufio.NewReaderSize(rwc, 64<<10), defLine: opts.MaxLine, skipped: opts.Skipped, notify: opts.Notification, answer: opts.Answer, trace: opts.Trace}
+	s := &LineStream{rwc: rwc, r: bufio.NewReaderSize(rwc, 64<<10), defLine: opts.MaxLine, skipped: opts.Skipped, take: opts.Take, trace: opts.Trace}
 	s.maxLine.Store(int64(opts.MaxLine))
-	s.turns.init(opts.SetReadDeadline)
 	return s
 }
 
@@ -151,36 +147,36 @@ func (s *LineStream) WriteObject(obj any) error {
 // not. v must be a pointer.
 func (s *LineStream) ReadObject(v any) error {
 	for {
-		line, offered, err := s.nextLine()
-		if errors.Is(err, ErrLineTooLong) {
-			s.skip(line, err)
-			continue
-		}
-		if !offered && s.offer(line) {
-			line = nil
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			// Decode into a fresh value so a line that fails half-way
-			// leaves nothing behind in v.
-			fresh := reflect.New(reflect.TypeOf(v).Elem())
-			if derr := json.Unmarshal(line, fresh.Interface()); derr != nil {
-				s.skip(line, fmt.Errorf("not a JSON-RPC message: %w", derr))
-			} else {
-				reflect.ValueOf(v).Elem().Set(fresh.Elem())
-				return nil
-			}
-		}
+		line, err := s.ReadLine()
 		if err != nil {
 			return err
+		}
+		if (s.take == nil || !s.take(line)) && s.Decode(line, v) {
+			return nil
 		}
 	}
 }
 
+// Decode decodes a message line into v, a pointer, and reports true. A
+// line that is not a JSON-RPC message leaves v as it was, is reported to
+// Skipped, and Decode reports false.
+func (s *LineStream) Decode(line []byte, v any) bool {
+	fresh := reflect.New(reflect.TypeOf(v).Elem())
+	if err := json.Unmarshal(line, fresh.Interface()); err != nil {
+		s.skip(line, fmt.Errorf("not a JSON-RPC message: %w", err))
+		return false
+	}
+	reflect.ValueOf(v).Elem().Set(fresh.Elem())
+	return true
+}
+
 // ReadLine returns the next line that is not blank, without its newline,
 // for a reader that decodes messages itself: a line over the cap is
-// reported to Skipped and skipped, and the Notification option is not
-// consulted. The line is the caller's to keep. Only the end of the stream
-// (or a read error) ends it.
+// reported to Skipped and skipped, and Take is not consulted. The line is
+// the caller's to keep. Only the end of the stream or a read error ends
+// it; a read that fails for its deadline (os.ErrDeadlineExceeded) keeps
+// what it had of the line for the next read, so a reader blocked in
+// ReadLine may be woken by a deadline in the past and lose nothing.
 func (s *LineStream) ReadLine() ([]byte, error) {
 	for {
 		line, err := s.readLine()
@@ -195,35 +191,6 @@ func (s *LineStream) ReadLine() ([]byte, error) {
 			return nil, err
 		}
 	}
-}
-
-// offer hands line to the Notification and Answer callbacks, and reports
-// whether one of them took it.
-func (s *LineStream) offer(line []byte) bool {
-	if len(bytes.TrimSpace(line)) == 0 {
-		return false
-	}
-	return (s.notify != nil && s.notification(line)) || (s.answer != nil && s.answer(line))
-}
-
-// notification hands line to the Notification callback if it is a
-// notification, and reports whether it did.
-func (s *LineStream) notification(line []byte) bool {
-	if !bytes.Contains(line, []byte(`"method"`)) {
-		return false // an answer: spare it a decode it does not need
-	}
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
-	// A missing or wrong "jsonrpc" member is forgiven, as the general
-	// decoder forgives it in requests: a progress line is not lost for it.
-	if json.Unmarshal(line, &m) != nil || m.ID != nil || m.Method == "" {
-		return false // not a notification: the general decoder decides
-	}
-	s.notify(m.Method, m.Params)
-	return true
 }
 
 // readLine returns the next line without its newline.
@@ -246,9 +213,8 @@ func (s *LineStream) readLine() ([]byte, error) {
 	return line, err
 }
 
-// readRaw is readLine, untraced. A read interrupted to hand the reader's
-// role over (turns.go) returns errInterrupted and keeps what it has of the
-// line for the next read.
+// readRaw is readLine, untraced. A read that fails for its deadline keeps
+// what it has of the line for the next read.
 func (s *LineStream) readRaw() ([]byte, error) {
 	for {
 		frag, err := s.r.ReadSlice('\n')
@@ -259,8 +225,8 @@ func (s *LineStream) readRaw() ([]byte, error) {
 			if errors.Is(err, bufio.ErrBufferFull) {
 				continue
 			}
-			if s.interrupted(err) {
-				return nil, errInterrupted
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil, err
 			}
 			head := s.head
 			s.head, s.n, s.skipping = nil, 0, false
@@ -269,16 +235,16 @@ func (s *LineStream) readRaw() ([]byte, error) {
 			}
 			return head, ErrLineTooLong
 		}
-		partial := errors.Is(err, bufio.ErrBufferFull) || s.interrupted(err)
-		if partial {
+		full, interrupted := errors.Is(err, bufio.ErrBufferFull), errors.Is(err, os.ErrDeadlineExceeded)
+		if full || interrupted {
 			if len(frag) > 0 {
 				s.n += len(frag)
 				s.pieces = append(s.pieces, bytes.Clone(frag))
 			}
-			if errors.Is(err, bufio.ErrBufferFull) {
+			if full {
 				continue
 			}
-			return nil, errInterrupted
+			return nil, err
 		}
 		line := make([]byte, 0, s.n+len(frag))
 		for _, p := range s.pieces {

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // rwc reads from in and records what is written.
@@ -194,9 +196,9 @@ func TestTrace(t *testing.T) {
 	in := "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\nnot json\n"
 	c := &rwc{in: strings.NewReader(in)}
 	s := NewLineStream(c, LineStreamOptions{
-		Trace:        func(dir string, line []byte) { seen = append(seen, dir+" "+string(line)) },
-		Notification: func(string, json.RawMessage) {},
-		Skipped:      func([]byte, error) {},
+		Trace:   func(dir string, line []byte) { seen = append(seen, dir+" "+string(line)) },
+		Take:    func(line []byte) bool { return bytes.Contains(line, []byte(`"n"`)) },
+		Skipped: func([]byte, error) {},
 	})
 	if err := s.WriteObject(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "m"}); err != nil {
 		t.Fatal(err)
@@ -219,18 +221,15 @@ func TestTrace(t *testing.T) {
 	}
 }
 
-// Answer is offered every line that is not a notification, in wire order,
-// before the general decoder; a line it takes is not returned, one it
-// declines is, and a notification never reaches it.
-func TestAnswerTakesLinesBeforeTheDecoder(t *testing.T) {
+// Take is offered every line that is not blank, in wire order, before the
+// general decoder; a line it takes is not returned, one it declines is.
+func TestTakeTakesLinesBeforeTheDecoder(t *testing.T) {
 	input := "{\"id\":\"h1\",\"result\":1}\n{\"method\":\"tool/progress\",\"params\":{}}\n\n{\"id\":7,\"result\":2}\n{\"id\":\"h2\",\"result\":3}\n"
 	var offered []string
-	notified := 0
 	s := NewLineStream(&rwc{in: strings.NewReader(input)}, LineStreamOptions{
-		Notification: func(string, json.RawMessage) { notified++ },
-		Answer: func(line []byte) bool {
+		Take: func(line []byte) bool {
 			offered = append(offered, string(line))
-			return bytes.Contains(line, []byte(`"h`))
+			return !bytes.Contains(line, []byte(`"id":7`))
 		},
 	})
 	var got []string
@@ -244,14 +243,86 @@ func TestAnswerTakesLinesBeforeTheDecoder(t *testing.T) {
 		}
 		got = append(got, string(v))
 	}
-	want := []string{`{"id":"h1","result":1}`, `{"id":7,"result":2}`, `{"id":"h2","result":3}`}
+	want := []string{`{"id":"h1","result":1}`, `{"method":"tool/progress","params":{}}`, `{"id":7,"result":2}`, `{"id":"h2","result":3}`}
 	if strings.Join(offered, "|") != strings.Join(want, "|") {
 		t.Errorf("offered %q, want %q", offered, want)
 	}
 	if len(got) != 1 || got[0] != `{"id":7,"result":2}` {
 		t.Errorf("ReadObject returned %q, want only the declined line", got)
 	}
-	if notified != 1 {
-		t.Errorf("%d notifications, want 1", notified)
+}
+
+// NotificationOf knows a notification by its method and missing id,
+// forgives a missing "jsonrpc", and takes nothing else for one.
+func TestNotificationOf(t *testing.T) {
+	for _, c := range []struct {
+		line, method, params string
+	}{
+		{`{"jsonrpc":"2.0","method":"tool/progress","params":{"n":1}}`, "tool/progress", `{"n":1}`},
+		{`{"method":"provider/delta","params":[1]}`, "provider/delta", `[1]`},
+		{`{"method":"plugin/declare"}`, "plugin/declare", ``},
+		{`{"jsonrpc":"2.0","id":1,"method":"service/call","params":{}}`, "", ""},
+		{`{"jsonrpc":"2.0","id":"h1","result":{"method":"x"}}`, "", ""},
+		{`{"jsonrpc":"2.0","id":"h1","result":{}}`, "", ""},
+		{`{"method":""}`, "", ""},
+		{`not json "method"`, "", ""},
+	} {
+		method, params, ok := NotificationOf([]byte(c.line))
+		if ok != (c.method != "") || method != c.method || string(params) != c.params {
+			t.Errorf("%s: %q %s %v, want %q %s", c.line, method, params, ok, c.method, c.params)
+		}
+	}
+}
+
+// A read woken by its deadline loses nothing: what it had of a line, past
+// the cap or not, is finished by the next read.
+func TestReadLineInterruptedKeepsTheLine(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		maxLine int
+		want    string
+	}{{"whole", 0, `{"id":1,"result":0}`}, {"over the cap", 8, `{"a":2}`}} {
+		t.Run(c.name, func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			defer w.Close()
+			var skipped []string
+			s := NewLineStream(struct {
+				io.ReadCloser
+				io.Writer
+			}{r, io.Discard}, LineStreamOptions{MaxLine: c.maxLine, Skipped: func(line []byte, _ error) { skipped = append(skipped, string(line)) }})
+			first := `{"id":1,"res`
+			if c.maxLine > 0 {
+				first = `{"id":1,"result":"far too long for the cap`
+			}
+			if _, err := w.WriteString(first); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.SetReadDeadline(time.Now().Add(20 * time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+			if line, err := s.ReadLine(); !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("woken read: %q, %v; want the deadline", line, err)
+			}
+			if err := r.SetReadDeadline(time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+			rest := `ult":0}` + "\n"
+			if c.maxLine > 0 {
+				rest = `"}` + "\n" + c.want + "\n"
+			}
+			if _, err := w.WriteString(rest); err != nil {
+				t.Fatal(err)
+			}
+			if line, err := s.ReadLine(); err != nil || string(line) != c.want {
+				t.Fatalf("next read: %q, %v; want %s", line, err, c.want)
+			}
+			if c.maxLine > 0 && len(skipped) != 1 {
+				t.Fatalf("skipped %q, want the over-cap line once", skipped)
+			}
+		})
 	}
 }

@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"context"
+	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/bounds"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
@@ -22,6 +24,29 @@ const (
 )
 
 var kindNames = [...]string{"initialize", "tool", "command", "complete", "contributor", "compactor", "provider", "hook", "service"}
+
+// Deadline returns the deadline of k's requests among d.
+func (k Kind) Deadline(d bounds.Deadlines) time.Duration {
+	switch k {
+	case KindInitialize:
+		return d.Initialize
+	case KindTool:
+		return d.Tool
+	case KindCommand:
+		return d.Command
+	case KindComplete:
+		return d.Complete
+	case KindContributor:
+		return d.Contributor
+	case KindCompactor:
+		return d.Compactor
+	case KindProvider:
+		return d.Provider
+	case KindHook:
+		return d.Hook
+	}
+	return d.Service
+}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {

@@ -279,6 +279,33 @@ func TestPromptsOnATerminal(t *testing.T) {
 	}
 }
 
+// An MCP server's form, filled in on a terminal: shown whole, then field
+// by field; an answer that is not valid is asked again, saying what was
+// wrong, and Enter takes a field's default.
+func TestElicitationFormOnATerminal(t *testing.T) {
+	buildMCP(t)
+	home, dir := mcpServer(t)
+	s := startScreen(t, home, dir, filepath.Join(binDir, "bingo"), "call", "--allow", "plugin__fault__form", "plugin__fault__form")
+	const asks = "\nplugin fault asks (answer goes to it) > "
+	at := s.waitFor(0, "answer y to fill them in; an empty answer declines"+asks, time.Minute)
+	for _, step := range []struct{ keys, then string }{
+		{yes, "colour (one of red, green, blue; optional; default green) — an empty answer takes the default" + asks},
+		{"purple\r", `"purple" is not one of red, green, blue — asked again (2 of 3):`},
+		{"", "colour (one of red, green, blue; optional; default green) — an empty answer takes the default" + asks},
+		{enter, "count (integer; required): how many — an empty answer is asked again" + asks},
+		{"two\r", `"two" is not a whole number — asked again (2 of 3):`},
+		{"2\r", "gift (yes or no; optional; default no) — an empty answer takes the default" + asks},
+		{yes, `size (one of s "Small", l "Large"; required) — an empty answer is asked again` + asks},
+		{"large\r", `form: accept {"colour":"green","count":2,"gift":true,"size":"l"}`},
+	} {
+		s.typeKeys(step.keys)
+		at = s.waitFor(at, step.then, reaction)
+	}
+	if got := s.exit(reaction); got != 0 {
+		t.Fatalf("exit status %d; the screen:\n%s", got, s.text())
+	}
+}
+
 // A bingo that is not in its terminal's foreground cannot read it: reading
 // would stop it (SIGTTIN) until brought to the foreground, which never
 // happens under timeout(1), whose command runs in a process group of its

@@ -18,6 +18,7 @@ import (
 
 	"github.com/bingo/bingo-plugin-rpc/host/trust"
 	"github.com/bingo/bingo-plugin-rpc/internal/capped"
+	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
 	"github.com/bingo/bingo-plugin-rpc/internal/fileversion"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
@@ -261,22 +262,7 @@ func (c *Cache) write(k Key, decl json.RawMessage, refused []string) error {
 	if int64(len(data)) > maxFile {
 		return fmt.Errorf("declaration cache: %s's declaration is %d bytes, over the cache's %d-byte cap; not cached, so it is started each run", k.name, len(decl), maxFile)
 	}
-	if err := os.MkdirAll(c.dir, 0o700); err != nil {
-		return fmt.Errorf("declaration cache: %w", err)
-	}
-	tmp, err := os.CreateTemp(c.dir, "."+k.name+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("declaration cache: %w", err)
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := diskrecord.Replace(path, data, diskrecord.Options{Temp: "." + k.name + ".*.tmp"}); err != nil {
 		return fmt.Errorf("declaration cache: %w", err)
 	}
 	return nil

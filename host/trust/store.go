@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/internal/capped"
+	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
 )
 
 // FileVersion is the "version" this package reads and writes. Version 1
@@ -199,7 +200,7 @@ func (s *Store) Update(fn func(projects map[string]Project) error) (movedAside s
 	if err != nil {
 		return movedAside, err
 	}
-	return movedAside, s.write(dir, data)
+	return movedAside, s.write(data)
 }
 
 // tempPrefix begins the name of a temp file Update writes.
@@ -235,48 +236,10 @@ func (s *Store) moveAside(suffix string) (string, error) {
 	return "", fmt.Errorf("trust: cannot move %s aside: %s%s through %s.99 all exist; remove some", s.path, s.path, suffix, suffix)
 }
 
-// write replaces trust.json with data atomically.
-func (s *Store) write(dir string, data []byte) error {
-	f, err := os.CreateTemp(dir, tempPrefix+"*")
-	if err != nil {
+// write replaces trust.json with data atomically and durably.
+func (s *Store) write(data []byte) error {
+	if err := diskrecord.Replace(s.path, data, diskrecord.Options{Temp: tempPrefix + "*", Sync: true, BeforeRename: s.afterTemp}); err != nil {
 		return fmt.Errorf("trust: %w", err)
-	}
-	tmp := f.Name()
-	crashed := false
-	defer func() {
-		if !crashed {
-			os.Remove(tmp) // a no-op once renamed
-		}
-	}()
-	err = f.Chmod(0o600)
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("trust: writing %s: %w", tmp, err)
-	}
-	if s.afterTemp != nil {
-		if err := s.afterTemp(tmp); err != nil {
-			crashed = true
-			return err
-		}
-	}
-	if err := os.Rename(tmp, s.path); err != nil {
-		return fmt.Errorf("trust: %w", err)
-	}
-	d, err := os.Open(dir)
-	if err == nil {
-		err = d.Sync()
-		d.Close()
-	}
-	if err != nil {
-		return fmt.Errorf("trust: %s is written but may not survive a crash: syncing %s: %w", s.path, dir, err)
 	}
 	return nil
 }

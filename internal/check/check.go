@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/bounds"
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
@@ -90,8 +91,8 @@ type ServiceInput struct {
 // checker is one run.
 type checker struct {
 	opts     Options
-	dl       bridge.Deadlines
-	limits   bridge.Limits
+	dl       bounds.Deadlines
+	limits   bounds.Limits
 	bounds   wasm.Bounds // the person's: checking a plugin is their act
 	rep      *Report
 	tap      *tap
@@ -118,7 +119,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		opts.Environ = os.Environ()
 	}
 	c := &checker{opts: opts, rep: &Report{Dir: abs, Findings: []Finding{}}, tap: &tap{}, stderr: &counter{},
-		dl: bridge.DefaultDeadlines(), limits: bridge.DefaultLimits()}
+		dl: bounds.DefaultDeadlines(), limits: bounds.DefaultLimits()}
 	c.settings(ctx)
 	c.run(ctx)
 	c.rep.Conforms = true
@@ -145,7 +146,7 @@ func (c *checker) settings(ctx context.Context) {
 		c.add(Warn, "settings", "%s", n.Message)
 	}
 	var differ []string
-	def := bridge.DefaultDeadlines()
+	def := bounds.DefaultDeadlines()
 	for _, k := range settings.KeySpecs() {
 		if top, sub, _ := strings.Cut(k.Path, "."); top == "deadlines" && sub != "" {
 			if d, dd := settings.DeadlineField(&c.dl, sub), settings.DeadlineField(&def, sub); d != nil && *d != *dd {

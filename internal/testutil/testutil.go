@@ -111,9 +111,11 @@ func (c *Collector[T]) Next(t testing.TB) T {
 }
 
 // RecordingUI is a tool call's UI (an sdk.CallUI) that records progress
-// lines and questions, and answers every question with Answer.
+// lines and questions, and answers the questions with Answers in turn,
+// then every later one with Answer.
 type RecordingUI struct {
-	Answer string
+	Answers []string
+	Answer  string
 	// Err, if set, is what every question gets instead of an answer (no
 	// one to ask, say).
 	Err error
@@ -133,6 +135,11 @@ func (u *RecordingUI) Ask(_ context.Context, q string) (string, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.asked = append(u.asked, q)
+	if u.Err == nil && len(u.Answers) > 0 {
+		a := u.Answers[0]
+		u.Answers = u.Answers[1:]
+		return a, nil
+	}
 	return u.Answer, u.Err
 }
 

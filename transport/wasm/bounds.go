@@ -4,19 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/wasmmeter"
 )
 
 // Bounds cap what compiling one module may cost the host (see the package
-// doc, "Bounds on compilation"). A zero field takes its default from
-// DefaultBounds.
+// doc, "Bounds"). A zero field takes its default from DefaultBounds.
 type Bounds struct {
 	// ModuleMiB caps the module file's size.
 	ModuleMiB int
 	// FunctionKiB caps one function body's size.
 	FunctionKiB int
 	// BlocksPerFunction caps the block, loop and if instructions of one
-	// function, a loop counting loopWeight: wazero's compile time grows
-	// with their square.
+	// function, a loop counting wasmmeter.LoopWeight: wazero's compile
+	// time grows with their square.
 	BlocksPerFunction int
 	// CompileTime bounds the compilation of a module the Host has not
 	// compiled before, which runs in a child process that is killed when
@@ -85,8 +86,8 @@ func (b Bounds) withDefaults() Bounds {
 }
 
 // funcCaps are the bounds the meter holds each function to.
-func (b Bounds) funcCaps() funcCaps {
-	return funcCaps{bytes: b.FunctionKiB << 10, blocks: b.BlocksPerFunction}
+func (b Bounds) funcCaps() wasmmeter.Options {
+	return wasmmeter.Options{MaxFunctionBytes: b.FunctionKiB << 10, MaxBlocks: b.BlocksPerFunction}
 }
 
 // BoundError is a module refused for one of its Host's bounds: the
@@ -153,8 +154,16 @@ func withKey(err error, b Bounds) error {
 	return &keyed
 }
 
-// growthError is the meter's refusal of a module that would grow past
-// twice its size.
-func growthError() error { return &BoundError{} }
+// limitBound is the meter's refusal e as the Bound it is for: the meter's
+// own limit on growth (Bound "") for wasmmeter.Growth.
+func limitBound(e *wasmmeter.LimitError) *BoundError {
+	switch e.Limit {
+	case wasmmeter.FunctionBytes:
+		return &BoundError{Bound: BoundFunctionKiB, Limit: e.Max, Size: e.Size, Function: e.Function}
+	case wasmmeter.Blocks:
+		return &BoundError{Bound: BoundBlocks, Limit: e.Max, Size: e.Size, Function: e.Function}
+	}
+	return &BoundError{}
+}
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }

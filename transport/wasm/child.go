@@ -17,15 +17,17 @@ import (
 	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/internal/capped"
+	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
+	"github.com/bingo/bingo-plugin-rpc/internal/wasmmeter"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
 )
 
 // CompileChildArg, as a program's first argument, makes it the compile
 // child: the process in which a Host compiles a module it has not
-// compiled before (see the package doc, "Bounds on compilation"). A
-// program that runs Hosts with a disk cache (the bingo binary, and the
-// test binaries of packages that do) starts with
+// compiled before (see the package doc, "Bounds"). A program that runs
+// Hosts with a disk cache (the bingo binary, and the test binaries of
+// packages that do) starts with
 //
 //	if len(os.Args) > 1 && os.Args[1] == wasm.CompileChildArg {
 //		os.Exit(wasm.CompileChild(os.Args[2:], os.Stdin, os.Stderr))
@@ -51,7 +53,7 @@ func CompileChild(args []string, stdin io.Reader, stderr io.Writer) int {
 		// garbage is collected is not refused for the garbage.
 		debug.SetMemoryLimit(int64(mib) << 20 * 3 / 4)
 	}
-	bin, err := io.ReadAll(io.LimitReader(stdin, 2*MaxModuleSize+meterSlack+1))
+	bin, err := io.ReadAll(io.LimitReader(stdin, int64(wasmmeter.MaxSize(MaxModuleSize))+1))
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
@@ -202,7 +204,7 @@ func (h *Host) refusedPath(key [32]byte) string {
 // run the same wait.
 func (h *Host) rememberRefusal(key [32]byte, b Bounds, e *BoundError, wall time.Duration) {
 	rec := fmt.Sprintf("%s %s %d %d %d %d\n", meterCacheVersion, e.Bound, int64(b.CompileTime), b.CompileMemoryMiB, int64(wall), e.Size)
-	keepWhole(h.refusedPath(key), []byte(rec))
+	_ = diskrecord.Replace(h.refusedPath(key), []byte(rec), diskrecord.Options{})
 }
 
 // refused returns the refusal remembered for the module whose sha256 is

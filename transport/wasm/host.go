@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
 	"github.com/bingo/bingo-plugin-rpc/internal/fileversion"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -61,9 +62,9 @@ type Host struct {
 	// childSlot holds the one compile child that runs at a time: each
 	// uses every core, and their memory bounds would add up.
 	childSlot chan struct{}
-	meterDir  string // where metered modules are kept by content; "" keeps none
-	sumsDir   string // where module files' sums are kept (sums.go); "" keeps none
-	unmetered bool   // HostConfig.TerminationChecks
+	meterDir  string             // where metered modules are kept by content; "" keeps none
+	sums      fileversion.SumDir // where module files' sums are kept (sums.go); "" keeps none
+	unmetered bool               // HostConfig.TerminationChecks
 	// now is the clock that says whether a file had settled when read
 	// (keepSum): time.Now, which a test moves on rather than wait.
 	now func() time.Time
@@ -125,7 +126,7 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 	} else {
 		cache = wazero.NewCompilationCache()
 	}
-	// No CloseOnContextDone: every module is metered instead (meter.go),
+	// No CloseOnContextDone: every module is metered instead (package wasmmeter),
 	// which stops a guest as surely at a fraction of the cost.
 	rc := wazero.NewRuntimeConfig().WithCompilationCache(cache).WithCloseOnContextDone(cfg.TerminationChecks)
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
@@ -163,7 +164,7 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		childSlot:   make(chan struct{}, 1),
 		unmetered:   cfg.TerminationChecks,
 		meterDir:    meterDir,
-		sumsDir:     sumsDir,
+		sums:        fileversion.SumDir(sumsDir),
 		now:         time.Now,
 		rt:          rt,
 		cache:       cache,
@@ -486,7 +487,7 @@ func (h *Host) compiledBefore(key [32]byte) bool {
 // compiled by this build: an empty file.
 func (h *Host) markCompiled(key [32]byte) {
 	if h.compiledDir != "" {
-		keepWhole(filepath.Join(h.compiledDir, hex.EncodeToString(key[:])), nil)
+		_ = diskrecord.Replace(filepath.Join(h.compiledDir, hex.EncodeToString(key[:])), nil, diskrecord.Options{})
 	}
 }
 

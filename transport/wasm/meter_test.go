@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,64 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
+	"github.com/bingo/bingo-plugin-rpc/internal/wasmmeter"
+	"github.com/bingo/bingo-plugin-rpc/internal/wasmmeter/wasmtest"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/sys"
 )
-
-// The meter's tests build small modules by hand: each is a WASI command
-// importing proc_exit (function 0), whose _start is function 1, with one
-// page of memory exported as "memory".
-
-// Value types and the instructions the tests use.
-const (
-	i32 = 0x7F
-	i64 = 0x7E
-	end = 0x0B
-)
-
-func vec(entries ...[]byte) []byte {
-	b := appendU32(nil, uint32(len(entries)))
-	for _, e := range entries {
-		b = append(b, e...)
-	}
-	return b
-}
-
-func sect(id byte, body []byte) []byte {
-	return append(append([]byte{id}, appendU32(nil, uint32(len(body)))...), body...)
-}
-
-func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
-
-func functype(params, results []byte) []byte {
-	return cat([]byte{0x60}, appendU32(nil, uint32(len(params))), params, appendU32(nil, uint32(len(results))), results)
-}
-
-// fnBody is a function body: its local declarations and its code, end
-// included by fnBody.
-func fnBody(locals []byte, code ...byte) []byte {
-	b := cat(locals, code, []byte{end})
-	return append(appendU32(nil, uint32(len(b))), b...)
-}
-
-// command makes the module: types 0 () → (), 1 (i32) → (), 2 (i32) →
-// (i32), then extra; proc_exit; functions of the given types (the first
-// is _start); bodies; and extra sections (a name section, say) at the end.
-func command(funcTypes []byte, bodies [][]byte, extra ...[]byte) []byte {
-	var fns [][]byte
-	for _, t := range funcTypes {
-		fns = append(fns, []byte{t})
-	}
-	return cat([]byte("\x00asm\x01\x00\x00\x00"),
-		sect(secType, vec(functype(nil, nil), functype([]byte{i32}, nil), functype([]byte{i32}, []byte{i32}))),
-		sect(secImport, vec(cat(appendName(nil, "wasi_snapshot_preview1"), appendName(nil, "proc_exit"), []byte{0, 1}))),
-		sect(secFunction, vec(fns...)),
-		sect(5, vec([]byte{0, 1})), // memory: min 1 page
-		sect(secExport, vec(cat(appendName(nil, "_start"), []byte{0, 1}), cat(appendName(nil, "memory"), []byte{2, 0}))),
-		sect(secCode, vec(bodies...)),
-		cat(extra...),
-	)
-}
 
 // startModule starts the module at path in h; the test kills it at its end.
 func startModule(t *testing.T, h *Host, path string) *probe {
@@ -198,7 +144,7 @@ func TestMeterKeepsTheFuelToItself(t *testing.T) {
 		"call":       {fnBody(vec(), 0x10, 2), "function index 2 out of range"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := meter(command([]byte{0}, [][]byte{c.body}), funcCaps{})
+			_, err := meter(command([]byte{0}, [][]byte{c.body}), wasmmeter.Options{})
 			if !errors.Is(err, errMeter) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("meter = %v, want %q", err, c.want)
 			}
@@ -216,7 +162,7 @@ func TestMeterKeepsTheFuelToItself(t *testing.T) {
 // TestMeterRefusesWhatItDoesNotKnow: an instruction outside what wazero
 // accepts by default (here a tail call) is refused by name and offset.
 func TestMeterRefusesWhatItDoesNotKnow(t *testing.T) {
-	_, err := meter(command([]byte{0}, [][]byte{fnBody(vec(), 0x12, 1)}), funcCaps{})
+	_, err := meter(command([]byte{0}, [][]byte{fnBody(vec(), 0x12, 1)}), wasmmeter.Options{})
 	if !errors.Is(err, errMeter) || !strings.Contains(err.Error(), "opcode 0x12 at byte") {
 		t.Fatalf("meter = %v", err)
 	}
@@ -227,7 +173,7 @@ func TestMeterRefusesWhatItDoesNotKnow(t *testing.T) {
 func TestMeterKeepsNames(t *testing.T) {
 	names := vec(cat(appendU32(nil, 0), appendName(nil, "proc_exit")), cat(appendU32(nil, 1), appendName(nil, "spin_forever")))
 	custom := cat(appendName(nil, "name"), []byte{1}, appendU32(nil, uint32(len(names))), names)
-	bin := command([]byte{0}, [][]byte{fnBody(vec(), 0x03, 0x40, 0x0C, 0x00, end)}, sect(secCustom, custom))
+	bin := command([]byte{0}, [][]byte{fnBody(vec(), 0x03, 0x40, 0x0C, 0x00, end)}, sect(wasmtest.SecCustom, custom))
 	cm := compileMetered(t, bin)
 	if got := cm.ExportedFunctions()["_start"].Name(); got != "spin_forever" {
 		t.Fatalf("_start is named %q", got)
@@ -237,7 +183,7 @@ func TestMeterKeepsNames(t *testing.T) {
 		mod, name, _ := d.Import()
 		imports = append(imports, mod+"."+name)
 	}
-	if want := []string{"wasi_snapshot_preview1.proc_exit", meterModule + "." + meterRefuel}; !equalStrings(imports, want) {
+	if want := []string{"wasi_snapshot_preview1.proc_exit", wasmmeter.ImportModule + "." + wasmmeter.Refuel}; !equalStrings(imports, want) {
 		t.Fatalf("imports %v, want %v", imports, want)
 	}
 }
@@ -246,7 +192,7 @@ func TestMeterKeepsNames(t *testing.T) {
 // which the test closes at its end.
 func compileMetered(t *testing.T, bin []byte) wazero.CompiledModule {
 	t.Helper()
-	metered, err := meter(bin, funcCaps{})
+	metered, err := meter(bin, wasmmeter.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +217,7 @@ func BenchmarkMeter(b *testing.B) {
 	}
 	b.SetBytes(int64(len(bin)))
 	for b.Loop() {
-		if _, err := meter(bin, funcCaps{}); err != nil {
+		if _, err := meter(bin, wasmmeter.Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -309,11 +255,11 @@ func TestMeterDiskCache(t *testing.T) {
 	}
 
 	// What is kept is what runs: put another module's metered form there.
-	other, err := meter(exitWith(7), funcCaps{})
+	other, err := meter(exitWith(7), wasmmeter.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(kept[0], binary.LittleEndian.AppendUint32(other, crc32.Checksum(other, castagnoli)), 0o600); err != nil {
+	if err := os.WriteFile(kept[0], diskrecord.Seal(other), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if got := run(); got != 7 {
@@ -323,44 +269,14 @@ func TestMeterDiskCache(t *testing.T) {
 	// Damaged: one byte changed. It is metered again, and kept again.
 	damaged := bytes.Clone(other)
 	damaged[len(damaged)/2] ^= 0xFF
-	if err := os.WriteFile(kept[0], binary.LittleEndian.AppendUint32(damaged, crc32.Checksum(other, castagnoli)), 0o600); err != nil {
+	if err := os.WriteFile(kept[0], append(damaged, diskrecord.Seal(other)[len(other):]...), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if got := run(); got != 15 {
 		t.Fatalf("exit %d after damage", got)
 	}
-	if b, err := os.ReadFile(kept[0]); err != nil || binary.LittleEndian.Uint32(b[len(b)-4:]) != crc32.Checksum(b[:len(b)-4], castagnoli) {
+	if _, err := diskrecord.ReadSealed(kept[0], 1<<20); err != nil {
 		t.Fatalf("not kept again: %v", err)
-	}
-}
-
-// TestMeterPlacesItsChecks: a check at the entry, one every checkEvery
-// straight-line instructions, and a bulk operation charged by its size
-// through the scratch local: what bounds the work between two refuels
-// where a loop header alone would not.
-func TestMeterPlacesItsChecks(t *testing.T) {
-	nops := bytes.Repeat([]byte{0x01}, 2*checkEvery+10)
-	bin := command([]byte{0, 2}, [][]byte{
-		fnBody(vec(), nops...),
-		fnBody(vec([]byte{2, i64}), 0x41, 0, 0x20, 0, 0x41, 9, 0xFC, 11, 0, 0x20, 0),
-	})
-	metered, err := meter(bin, funcCaps{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The metered module's fuel is global 0, refuel function 1 (after
-	// proc_exit), f's scratch local 3 (after its parameter and two i64s).
-	rw := &rewriter{globals: 0, oldFuncImports: 1}
-	check := rw.check(nil)
-	if n := bytes.Count(metered, check); n != 1+2+1 {
-		t.Errorf("%d checks, want 4: _start's entry, two in its %d nops, f's entry", n, len(nops))
-	}
-	charge := []byte{0x22, 3, 0xFC, 11, 0, 0x23, 0, 0x20, 3, 0x41, 10, 0x76, 0x6B, 0x24, 0}
-	if !bytes.Contains(metered, charge) {
-		t.Error("memory.fill is not charged through the scratch local")
-	}
-	if !bytes.Contains(metered, []byte{2, 2, i64, 1, i32}) {
-		t.Error("f's locals do not end with the scratch i32")
 	}
 }
 
@@ -383,7 +299,7 @@ func TestTerminationChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range cm.ImportedFunctions() {
-		if mod, _, _ := d.Import(); mod == meterModule {
+		if mod, _, _ := d.Import(); mod == wasmmeter.ImportModule {
 			t.Fatal("an unmetered Host's module imports the meter")
 		}
 	}
@@ -418,7 +334,7 @@ func TestMeterKeepsOnlyWhatCompiles(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(cacheDir, meterCacheVersion), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(h.meteredPath(sum), binary.LittleEndian.AppendUint32(invalid, crc32.Checksum(invalid, castagnoli)), 0o600); err != nil {
+	if err := os.WriteFile(h.meteredPath(sum), diskrecord.Seal(invalid), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	path := writeModule(t, "good.wasm", good)

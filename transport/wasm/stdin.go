@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/wasmmeter"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -43,7 +44,7 @@ func (s *osStdin) waiting() bool { return false }
 
 // The stdin shim: the meter points a metered guest's imports of
 // fd_fdstat_get and fd_fdstat_set_flags at small functions of its own
-// (meter.go, shimBody) that call wazero's and then a hook here, so that
+// (wasmmeter.Hook) that call wazero's and then a hook here, so that
 // for fd 0 the non-blocking mode lives in the memPipe. The hooks take the
 // call's fd and argument and wazero's result, and return the result the
 // guest sees.
@@ -107,25 +108,21 @@ func afterFdstatSetFlags(ctx context.Context, _ api.Module, stack []uint64) {
 	stack[0] = uint64(errno)
 }
 
-// stdinHooks are the shimmed WASI functions, each with its hook's name
-// in the meter's module and the hook.
+// stdinHooks are the shimmed WASI functions, as the meter hooks them,
+// and the hooks.
 var stdinHooks = []struct {
-	wasi, hook string
-	fn         api.GoModuleFunc
+	wasmmeter.Hook
+	fn api.GoModuleFunc
 }{
-	{"fd_fdstat_get", "after_fd_fdstat_get", afterFdstatGet},
-	{"fd_fdstat_set_flags", "after_fd_fdstat_set_flags", afterFdstatSetFlags},
+	{wasmmeter.Hook{Module: "wasi_snapshot_preview1", Name: "fd_fdstat_get", After: "after_fd_fdstat_get"}, afterFdstatGet},
+	{wasmmeter.Hook{Module: "wasi_snapshot_preview1", Name: "fd_fdstat_set_flags", After: "after_fd_fdstat_set_flags"}, afterFdstatSetFlags},
 }
 
-// stdinHook is the index in stdinHooks of an import the shim wraps, or -1.
-func stdinHook(module, name string) int {
-	if module != "wasi_snapshot_preview1" {
-		return -1
-	}
+// stdinShim is what the meter is given of stdinHooks.
+var stdinShim = func() []wasmmeter.Hook {
+	hooks := make([]wasmmeter.Hook, len(stdinHooks))
 	for i, h := range stdinHooks {
-		if h.wasi == name {
-			return i
-		}
+		hooks[i] = h.Hook
 	}
-	return -1
-}
+	return hooks
+}()

@@ -5,29 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/wasmmeter/wasmtest"
 	"github.com/tetratelabs/wazero/sys"
 )
 
-// stdioCommand is a WASI command whose _start is code (end added), with
-// these imports: 0 proc_exit, 1 fd_fdstat_get, 2 fd_fdstat_set_flags,
-// 3 fd_read; one page of memory.
-func stdioCommand(code ...[]byte) []byte {
-	imp := func(name string, typ byte) []byte {
-		return cat(appendName(nil, "wasi_snapshot_preview1"), appendName(nil, name), []byte{0, typ})
-	}
-	return cat([]byte("\x00asm\x01\x00\x00\x00"),
-		sect(secType, vec(functype(nil, nil), functype([]byte{i32}, nil),
-			functype([]byte{i32, i32}, []byte{i32}), functype([]byte{i32, i32, i32, i32}, []byte{i32}))),
-		sect(secImport, vec(imp("proc_exit", 1), imp("fd_fdstat_get", 2), imp("fd_fdstat_set_flags", 2), imp("fd_read", 3))),
-		sect(secFunction, vec([]byte{0})),
-		sect(5, vec([]byte{0, 1})),
-		sect(secExport, vec(cat(appendName(nil, "_start"), []byte{0, 4}), cat(appendName(nil, "memory"), []byte{2, 0}))),
-		sect(secCode, vec(fnBody(vec(), cat(code...)...))),
-	)
-}
-
 // Instructions of the stdio tests.
-func i32c(v int32) []byte { return append([]byte{0x41}, appendS32(nil, v)...) }
+func i32c(v int32) []byte { return append([]byte{0x41}, wasmtest.S32(nil, v)...) }
 
 var (
 	call = func(fn byte) []byte { return []byte{0x10, fn} }
@@ -100,24 +83,6 @@ func TestStdinReads(t *testing.T) {
 			t.Fatalf("exit code %d, want EAGAIN (%d), nothing read", got, wasiEagain)
 		}
 	})
-}
-
-// TestStdinShimReadsTypes: an import is shimmed by its type's meaning,
-// not its bytes: counts may be padded (a valid, longer LEB128), and a
-// module with such a type is still shimmed, and still compiles.
-func TestStdinShimReadsTypes(t *testing.T) {
-	padded := []byte{0x60, 0x82, 0x00, i32, i32, 0x81, 0x00, i32} // (i32, i32) → i32, counts padded
-	bin := cat([]byte("\x00asm\x01\x00\x00\x00"),
-		sect(secType, cat([]byte{1}, padded)),
-		sect(secImport, vec(cat(appendName(nil, "wasi_snapshot_preview1"), appendName(nil, "fd_fdstat_set_flags"), []byte{0, 0}))))
-	m, err := parseSections(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m.shims) != 1 {
-		t.Fatalf("%d imports shimmed, want 1", len(m.shims))
-	}
-	compileMetered(t, bin)
 }
 
 // TestAnswerWrittenAheadOutlivesKill: a guest that answers while its next

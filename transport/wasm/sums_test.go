@@ -3,9 +3,10 @@ package wasm
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
-	"fmt"
-	"hash/crc32"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
 	"github.com/bingo/bingo-plugin-rpc/internal/fileversion"
 )
 
@@ -220,29 +222,28 @@ func TestDamagedSumRecordIsNotBelieved(t *testing.T) {
 	other := writeModule(t, "other.wasm", exitModule(7))
 	runOne(t, cacheDir, path)
 	runOne(t, cacheDir, other)
-	file, _, ok := (&Host{sumsDir: filepath.Join(cacheDir, sumsCacheVersion)}).sumRecord(path, version(t, path))
-	if !ok {
+	file := sumRecord(t, cacheDir, path)
+	good, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
 		t.Fatal("no record for a settled file on this system")
 	}
-	good, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherFile, _, _ := (&Host{sumsDir: filepath.Join(cacheDir, sumsCacheVersion)}).sumRecord(other, version(t, other))
-	otherRec, err := os.ReadFile(otherFile)
+	otherRec, err := os.ReadFile(sumRecord(t, cacheDir, other))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum, otherSum := string(good[:64]), string(otherRec[:64])
 	v := version(t, path).ID
-	// sealed is a record line with its checksum.
-	sealed := func(body string) string { return body + fmt.Sprintf(" %08x\n", crc32c(body)) }
+	// sealed is a record with its checksum.
+	sealed := func(body string) string { return string(diskrecord.Seal([]byte(body))) }
 
 	// The sum alone edited, its checksum made to match, is believed: the
 	// directory is the person's, as trusted as wazero's compiled code
 	// beside it. That is what makes the edits below a test: each is caught
 	// only by what it breaks.
-	forged := sealed(otherSum + string(good[64:len(good)-10]))
+	forged := sealed(otherSum + string(good[64:len(good)-4]))
 	write := func(rec string) {
 		t.Helper()
 		if err := os.WriteFile(file, []byte(rec), 0o600); err != nil {
@@ -256,10 +257,10 @@ func TestDamagedSumRecordIsNotBelieved(t *testing.T) {
 
 	for _, tt := range []struct{ name, rec string }{
 		{"the sum edited", strings.Replace(string(good), sum, otherSum, 1)},
-		{"the checksum edited", string(good[:len(good)-2]) + string(good[len(good)-2]^1) + "\n"},
+		{"the checksum edited", string(good[:len(good)-1]) + string(good[len(good)-1]^1)},
 		{"another path's record", string(otherRec)},
-		{"another version's record", sealed(strings.Replace(forged[:len(forged)-10], v, v+"1", 1))},
-		{"without its newline", forged[:len(forged)-1]},
+		{"another version's record", sealed(strings.Replace(forged[:len(forged)-4], v, v+"1", 1))},
+		{"cut short", forged[:len(forged)-1]},
 		{"empty", ""},
 	} {
 		write(tt.rec)
@@ -316,4 +317,14 @@ func version(t *testing.T, path string) fileversion.Version {
 	return fileversion.Of(fi)
 }
 
-func crc32c(s string) uint32 { return crc32.Checksum([]byte(s), castagnoli) }
+// sumRecord is the file that keeps the sum of the module at path: named
+// by the sha256 of its absolute path (fileversion.SumDir).
+func sumRecord(t *testing.T, cacheDir, path string) string {
+	t.Helper()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := sha256.Sum256([]byte(abs))
+	return filepath.Join(cacheDir, sumsCacheVersion, hex.EncodeToString(name[:]))
+}

@@ -12,8 +12,12 @@
 // that are no message on stdout, then answers), hangup (closes stdout and
 // goes on running), crash (the server exits mid-call), flood (n log
 // lines at error level, each size bytes), change (adds the tool added:
-// tools/list_changed), ask (elicits a name, with message as its question if given), sample (asks the client's
-// model), config (the config the client passed), configenv (the config in
+// tools/list_changed), ask (elicits a name, with message as its question
+// if given), form (elicits a form of every kind of field), outside (sends
+// an elicitation of its own while its call runs, which is part of no
+// call), sample (asks the client's model), config (the config the client
+// passed), roots (whether the client declares roots, and the roots it
+// lists), configenv (the config in
 // the environment). Prompt greet(name, mood),
 // mood completing to happy/hungry/sad. Resources: two text ones and a
 // blob.
@@ -49,6 +53,9 @@ type Process struct {
 	// Hangup closes the server's stdout and leaves it running, for the
 	// hangup tool; nil offers no hangup tool.
 	Hangup func()
+	// Sideband sends requests beside the sdk's session, for the outside
+	// tool; nil offers no outside tool.
+	Sideband *Sideband
 }
 
 // New returns the server.
@@ -164,7 +171,33 @@ func New(proc Process) *mcp.Server {
 				"name": map[string]any{"type": "string", "description": "your name"}}},
 		}}}, nil
 	})
-	add("sample", "Ask the client's model.", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	add("form", "Ask the person to fill in a form of every kind of field.", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if r, ok := req.Params.InputResponses["form"].(*mcp.ElicitResult); ok {
+			content, _ := json.Marshal(r.Content)
+			return text(fmt.Sprintf("form: %s %s", r.Action, content)), nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"form": &mcp.ElicitParams{
+			Message: "Order a shirt.", RequestedSchema: map[string]any{
+				"type": "object", "required": []any{"size", "count"}, "properties": map[string]any{
+					"colour": map[string]any{"type": "string", "enum": []any{"red", "green", "blue"}, "default": "green"},
+					"size": map[string]any{"type": "string", "oneOf": []any{
+						map[string]any{"const": "s", "title": "Small"}, map[string]any{"const": "l", "title": "Large"}}},
+					"count": map[string]any{"type": "integer", "minimum": 1, "description": "how many"},
+					"gift":  map[string]any{"type": "boolean", "default": false},
+				}},
+		}}}, nil
+	})
+	if proc.Sideband != nil {
+		add("outside", "Ask the person's name in a request of its own, which is part of no call.", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			answer, err := proc.Sideband.Request(ctx, "elicitation/create", &mcp.ElicitParams{Message: "Outside: what is your name?",
+				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
+			if err != nil {
+				return nil, err
+			}
+			return text("outside: " + string(answer)), nil
+		})
+	}
+	add("sample", "Ask the client's model, in at most maxTokens tokens (50 if not given).", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if r, ok := req.Params.InputResponses["model"].(*mcp.CreateMessageWithToolsResult); ok {
 			var parts []string
 			for _, c := range r.Content {
@@ -174,10 +207,24 @@ func New(proc Process) *mcp.Server {
 			}
 			return text(fmt.Sprintf("model said: %s (model %s)", strings.Join(parts, ""), r.Model)), nil
 		}
+		var in struct{ MaxTokens int64 }
+		_ = json.Unmarshal(req.Params.Arguments, &in)
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"model": &mcp.CreateMessageParams{
-			SystemPrompt: "be brief", MaxTokens: 50,
+			SystemPrompt: "be brief", MaxTokens: cmp.Or(in.MaxTokens, 50),
 			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "say hi"}}},
 		}}}, nil
+	})
+	add("roots", "Say whether the client declares roots, and the roots it lists.", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		r, ok := req.Params.InputResponses["roots"].(*mcp.ListRootsResult)
+		if !ok {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"roots": &mcp.ListRootsParams{}}}, nil
+		}
+		caps := req.ClientCapabilities()
+		out := fmt.Sprintf("capability %v;", caps != nil && caps.RootsV2 != nil)
+		for _, root := range r.Roots {
+			out += fmt.Sprintf(" %s (%s)", root.URI, root.Name)
+		}
+		return text(out), nil
 	})
 	add("configenv", "Say BINGO_PLUGIN_CONFIG from the environment.", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text("env=" + os.Getenv("BINGO_PLUGIN_CONFIG")), nil

@@ -8,6 +8,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -39,7 +40,9 @@ func main() {
 	if *addr != "" {
 		log.Fatal(serveHTTP(*addr, *addrFile, *token, *seen, proc))
 	}
-	if err := mcpfault.New(proc).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	proc.Sideband = mcpfault.NewSideband(os.Stdin, os.Stdout)
+	t := &mcp.IOTransport{Reader: io.NopCloser(proc.Sideband), Writer: os.Stdout}
+	if err := mcpfault.New(proc).Run(context.Background(), t); err != nil {
 		log.Fatal(err)
 	}
 }

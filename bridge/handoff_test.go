@@ -1,4 +1,4 @@
-package protocol
+package bridge
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/protocol"
 )
 
 // pipeConn is the read end of an OS pipe, whose reads can be interrupted,
@@ -21,25 +23,25 @@ type pipeConn struct{ *os.File }
 func (pipeConn) Write(p []byte) (int, error) { return len(p), nil }
 
 // callerWait is what a host's caller does while it waits for its answer
-// on ch (bridge's waiter.await): it reads in its turns.
-func callerWait(ctx context.Context, s *LineStream, ch chan string) (string, error) {
-	s.Enter()
-	defer s.Leave()
-	defer context.AfterFunc(ctx, s.Interrupt)()
+// on ch (waiter.await): it reads in its turns.
+func callerWait(ctx context.Context, s *readerHandoff, ch chan string) (string, error) {
+	s.enter()
+	defer s.leave()
+	defer context.AfterFunc(ctx, s.interrupt)()
 	for {
 		select {
 		case a := <-ch:
 			return a, nil
 		case <-ctx.Done():
 			return "", ctx.Err()
-		case <-s.Role():
+		case <-s.roleReady():
 			select {
 			case a := <-ch:
-				s.Release()
+				s.release()
 				return a, nil
 			default:
 			}
-			s.ReadTurn(func() bool { return ctx.Err() != nil })
+			s.readTurn(func() bool { return ctx.Err() != nil })
 		}
 	}
 }
@@ -48,7 +50,7 @@ func callerWait(ctx context.Context, s *LineStream, ch chan string) (string, err
 // callers' answers routed by id, and ReadObject run as a JSON-RPC
 // library's reader would run it.
 type turnsRig struct {
-	s   *LineStream
+	s   *readerHandoff
 	w   *os.File
 	mu  sync.Mutex
 	chs map[string]chan string
@@ -64,12 +66,11 @@ func newTurnsRig(t *testing.T) *turnsRig {
 		t.Fatal(err)
 	}
 	g := &turnsRig{w: w, chs: map[string]chan string{}, readErr: make(chan error, 1)}
-	g.s = NewLineStream(pipeConn{r}, LineStreamOptions{
-		SetReadDeadline: r.SetReadDeadline,
-		Notification: func(method string, params json.RawMessage) {
+	g.s = newReaderHandoff(protocol.NewLineStream(pipeConn{r}, protocol.LineStreamOptions{}),
+		func(method string, params json.RawMessage) {
 			g.notes = append(g.notes, string(params)) // one reader at a time: no lock
 		},
-		Answer: func(line []byte) bool {
+		func(line []byte) bool {
 			var m struct{ ID string }
 			if json.Unmarshal(line, &m) != nil || !strings.HasPrefix(m.ID, "c") {
 				return false
@@ -81,7 +82,7 @@ func newTurnsRig(t *testing.T) *turnsRig {
 			ch <- string(line)
 			return true
 		},
-	})
+		r.SetReadDeadline)
 	go func() {
 		for {
 			var v json.RawMessage
