@@ -164,7 +164,7 @@ func (o *owed) check() {
 func (inst *instance) wedged(why string) {
 	p := inst.p
 	p.mu.Lock()
-	if p.closed {
+	if p.state == closed {
 		p.mu.Unlock()
 		return // Close is stopping it, and closing is not a death
 	}
