@@ -336,17 +336,9 @@ func (inst *instance) answer(id jsonrpc2.ID, result any, rerr *jsonrpc2.Error) {
 	})
 }
 
-// traceLine writes one wire line into the log, "<time> <dir> <line>", in
-// one Write so that lines from both directions never interleave.
+// traceLine writes one wire line into the log (protocol.TraceLine).
 func (p *Plugin) traceLine(dir string, line []byte) {
-	b := make([]byte, 0, len(line)+48)
-	b = p.opts.Now().AppendFormat(b, time.RFC3339Nano)
-	b = append(b, ' ')
-	b = append(b, dir...)
-	b = append(b, ' ')
-	b = append(b, line...)
-	b = append(b, '\n')
-	_, _ = p.opts.Log.Write(b)
+	protocol.TraceLine(p.opts.Log, p.opts.Now(), dir, line)
 }
 
 // logWriter adapts the plugin's log to jsonrpc2's Logger, which is where

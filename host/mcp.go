@@ -32,7 +32,7 @@ func (h *Host) mcp(m *manifest.Manifest, tr transport.Transport, trusted bool, r
 		allowed.Resources, allowed.Sampling = false, false
 	}
 	start.Grants = append(start.Grants, fmt.Sprintf("mcp resources=%v sampling=%v", allowed.Resources, allowed.Sampling))
-	cfg := mcpbridge.Config{Name: m.Name, Version: m.Version, Log: log, Resources: allowed.Resources, Root: root, Deadlines: h.settings.Deadlines}
+	cfg := mcpbridge.Config{Name: m.Name, Version: m.Version, Log: log, Resources: allowed.Resources, Root: root, Deadlines: h.settings.Deadlines, Trace: h.cfg.Trace}
 	if allowed.Sampling {
 		cfg.Sample = h.sample
 	}

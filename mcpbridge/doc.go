@@ -141,7 +141,10 @@
 //	                               capability is declared only with a root,
 //	                               and without listChanged
 //
-// A server's stderr is the plugin's log, as for any plugin.
+// A server's stderr is the plugin's log, as for any plugin. With
+// Config.Trace (--trace) the MCP wire is traced there too, both ways, at
+// the framing layer (lineTransport), so a remote server's lines are as a
+// process's and its HTTP headers are never among them.
 //
 // # A server that misbehaves
 //

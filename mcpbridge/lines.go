@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,17 +40,22 @@ import (
 type lineTransport struct {
 	rw     io.ReadWriter // the server's stdout and stdin; never closed here
 	log    io.Writer
+	trace  bool // every line both ways into log (Config.Trace)
 	notify func(method string, params json.RawMessage)
 	result func(method string, result json.RawMessage)
 }
 
 func (t lineTransport) Connect(context.Context) (mcp.Connection, error) {
 	c := &lineConn{t: t, incoming: make(chan msgOrErr), closed: make(chan struct{}), sent: map[jsonrpc.ID]string{}}
-	c.stream = protocol.NewLineStream(readWriteNopCloser{t.rw}, protocol.LineStreamOptions{
+	opts := protocol.LineStreamOptions{
 		Skipped: func(line []byte, why error) {
 			fmt.Fprintf(t.log, "mcpbridge: skipped a line on the server's stdout (%v): %q\n", why, headOf(line))
 		},
-	})
+	}
+	if t.trace {
+		opts.Trace = func(dir string, line []byte) { protocol.TraceLine(t.log, time.Now(), "mcp "+dir, line) }
+	}
+	c.stream = protocol.NewLineStream(readWriteNopCloser{t.rw}, opts)
 	// Reads happen on a goroutine of their own, so that Close unblocks a
 	// Read at once (the sdk's contract); it ends when the server's stdout
 	// does, which the instance's end sees to.

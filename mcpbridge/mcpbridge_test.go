@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -415,5 +416,22 @@ func TestStrayLines(t *testing.T) {
 	}
 	if n := r.notices.All(); len(n) != 0 || r.starts != 1 {
 		t.Errorf("notices %v, %d starts: want none, and one start", n, r.starts)
+	}
+}
+
+// With Trace, every line of the MCP wire is written to the log, both
+// ways, stamped; without it, none is.
+func TestTrace(t *testing.T) {
+	for _, trace := range []bool{false, true} {
+		r := newRig(t, rigOpts{cfg: mcpbridge.Config{Trace: trace}})
+		if out, err := r.call(context.Background(), "echo", `{"text":"traced"}`, nil); err != nil || texts(out) != "traced" {
+			t.Fatalf("echo = %q, %v", texts(out), err)
+		}
+		sent := regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT\S+ mcp -> \{"jsonrpc":"2.0","id":\d+,"method":"tools/call","params":\{.*"name":"echo".*\}$`)
+		got := regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT\S+ mcp <- \{"jsonrpc":"2.0","id":\d+,"result":\{.*"content":\[\{"type":"text","text":"traced"\}\].*\}$`)
+		log := r.log.String()
+		if sent.MatchString(log) != trace || got.MatchString(log) != trace {
+			t.Errorf("trace %v: the log:\n%s", trace, log)
+		}
 	}
 }

@@ -392,7 +392,7 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	}
 	// The session never closes the server's stdin: serve does, when the
 	// host stops the instance.
-	t := lineTransport{rw: s.inner, log: s.cfg.Log, notify: s.notified, result: func(method string, result json.RawMessage) {
+	t := lineTransport{rw: s.inner, log: s.cfg.Log, trace: s.cfg.Trace, notify: s.notified, result: func(method string, result json.RawMessage) {
 		if method == "tools/list" {
 			s.toolsListed(result)
 		}

@@ -40,6 +40,12 @@ type Config struct {
 	// file:// URI): the working directory, where the server can reach
 	// it. Empty offers no root and declares no roots capability.
 	Root string
+	// Trace, when set, writes every line of the MCP wire, both ways, into
+	// Log, stamped as the bridge stamps the plugin wire's (--trace), its
+	// direction "mcp ->" (to the server) or "mcp <-" (from it). What a
+	// remote server's transport carries besides (HTTP headers, a bearer
+	// token) is no line of it, and never written.
+	Trace bool
 	// Deadlines are the bridge's (the person's deadlines settings; zero
 	// fields take their defaults). The wire has no cancel for
 	// context/contribute, command/run or command/complete, so the

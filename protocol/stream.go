@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // DefaultMaxLine is the longest line a LineStream accepts: long enough for
@@ -73,6 +74,20 @@ const (
 	TraceWrite = "->"
 	TraceRead  = "<-"
 )
+
+// TraceLine writes one traced line to w, "<time> <dir> <line>" (the time
+// as RFC 3339 with nanoseconds), in one Write so that lines traced from
+// both directions never interleave.
+func TraceLine(w io.Writer, now time.Time, dir string, line []byte) {
+	b := make([]byte, 0, len(line)+48)
+	b = now.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, ' ')
+	b = append(b, dir...)
+	b = append(b, ' ')
+	b = append(b, line...)
+	b = append(b, '\n')
+	_, _ = w.Write(b)
+}
 
 // ErrLineTooLong is why a line over the cap was skipped.
 var ErrLineTooLong = errors.New("line exceeds the size cap")

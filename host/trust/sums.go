@@ -23,22 +23,16 @@ type Sums struct {
 	parent  *Sums
 }
 
-// FileSum is the sha256 of one version of a file. Version names the
+// FileSum is the sha256 of one version of a file. Its Version names the
 // version (fileversion.Version.ID): on Linux the device, inode, size, and
 // the modification and status-change times in nanoseconds, which change
 // whenever the contents can have (the status-change time cannot be set
 // back by the file's owner); elsewhere the size and modification time.
-type FileSum struct {
-	Path    string `json:"path"`
-	Version string `json:"version"`
-	SHA256  string `json:"sha256"`
-	// Settled is true when the file had not changed for a while before it
-	// was hashed (fileversion.Version.Settled): a sum taken just after a
-	// change may have read a version whose timestamps the next write,
-	// within the clock's granularity, does not change. Only a settled sum
-	// is worth keeping beyond the process.
-	Settled bool `json:"-"`
-}
+// Settled is true when the file had not changed for a while before it was
+// hashed: a sum taken just after a change may have read a version whose
+// timestamps the next write, within the clock's granularity, does not
+// change. Only a settled sum is worth keeping beyond the process.
+type FileSum = fileversion.Sum
 
 // NewSums returns an empty Sums.
 func NewSums() *Sums { return &Sums{hashed: map[string]FileSum{}} }
@@ -83,7 +77,7 @@ func (s *Sums) lookup(path string, fi fs.FileInfo) (string, bool) {
 	if s == nil {
 		return "", false
 	}
-	if f, ok := s.Get(path); ok && f.Version == fileversion.Of(fi).ID {
+	if f, ok := s.Get(path); ok && f.Matches(fi) {
 		return f.SHA256, true
 	}
 	return "", false
@@ -99,8 +93,8 @@ func (s *Sums) remember(path string, fi fs.FileInfo, sum string, hashedAt time.T
 		s.parent.remember(path, fi, sum, hashedAt)
 		return
 	}
-	v := fileversion.Of(fi)
+	f := fileversion.SumOf(path, fi, sum, hashedAt)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.hashed[path] = FileSum{Path: path, Version: v.ID, SHA256: sum, Settled: v.Settled(hashedAt)}
+	s.hashed[path] = f
 }

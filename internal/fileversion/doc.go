@@ -1,8 +1,8 @@
 // Package fileversion names the versions of a file, so that what was read
-// from one version (its sha256) can be kept and believed until the file
-// changes, without reading it again. host/trust keeps sums this way for
-// one process and for the declaration cache, and transport/wasm keeps a
-// module file's content key across processes.
+// from one version, its sha256 (a Sum), can be kept and believed until the
+// file changes, without reading it again. host/trust keeps Sums for one
+// process and for the declaration cache, and transport/wasm keeps a module
+// file's in a SumDir, across processes.
 //
 // A version is what stat says of the file; nothing of its contents is
 // read. Two rules make a kept sum safe to believe:

@@ -102,3 +102,43 @@ func TestSettled(t *testing.T) {
 		t.Error("not settled at SettleTime")
 	}
 }
+
+// A SumDir keeps only a settled sum of a strong version, and believes it
+// only for the version it names, from the record as written.
+func TestSumDir(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux versions are strong")
+	}
+	dir := t.TempDir()
+	sums := SumDir(filepath.Join(dir, "sums"))
+	path := filepath.Join(dir, "m.wasm")
+	if err := os.WriteFile(path, []byte("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sum = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	sums.Keep(SumOf(path, fi, sum, fi.ModTime()), fi) // read as it changed: not settled
+	if _, ok := sums.Get(path, fi); ok {
+		t.Fatal("a sum read before its version settled was kept")
+	}
+	sums.Keep(SumOf(path, fi, sum, time.Now().Add(time.Hour)), fi)
+	if got, ok := sums.Get(path, fi); !ok || got.SHA256 != sum || !got.Matches(fi) {
+		t.Fatalf("Get = %+v, %v", got, ok)
+	}
+	if _, ok := SumDir("").Get(path, fi); ok {
+		t.Fatal("an empty SumDir holds a sum")
+	}
+	if err := os.WriteFile(path, []byte("two"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := sums.Get(path, changed); ok {
+		t.Fatal("a sum was believed of another version")
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/fileversion"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
@@ -142,7 +143,7 @@ func warmUp(b *testing.B, start func(mode string)) {
 		start(mode)
 	}
 	start(modeOurs)
-	h := &Host{sumsDir: filepath.Join(warmCache, sumsCacheVersion)}
+	h := &Host{sums: fileversion.SumDir(filepath.Join(warmCache, sumsCacheVersion))}
 	fi, err := os.Stat(probeWasm)
 	if err != nil {
 		b.Fatal(err)

@@ -9,8 +9,7 @@ import (
 )
 
 // Bounds cap what compiling one module may cost the host (see the package
-// doc, "Bounds on compilation"). A zero field takes its default from
-// DefaultBounds.
+// doc, "Bounds"). A zero field takes its default from DefaultBounds.
 type Bounds struct {
 	// ModuleMiB caps the module file's size.
 	ModuleMiB int

@@ -25,9 +25,9 @@ import (
 
 // CompileChildArg, as a program's first argument, makes it the compile
 // child: the process in which a Host compiles a module it has not
-// compiled before (see the package doc, "Bounds on compilation"). A
-// program that runs Hosts with a disk cache (the bingo binary, and the
-// test binaries of packages that do) starts with
+// compiled before (see the package doc, "Bounds"). A program that runs
+// Hosts with a disk cache (the bingo binary, and the test binaries of
+// packages that do) starts with
 //
 //	if len(os.Args) > 1 && os.Args[1] == wasm.CompileChildArg {
 //		os.Exit(wasm.CompileChild(os.Args[2:], os.Stdin, os.Stderr))

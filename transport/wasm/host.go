@@ -62,9 +62,9 @@ type Host struct {
 	// childSlot holds the one compile child that runs at a time: each
 	// uses every core, and their memory bounds would add up.
 	childSlot chan struct{}
-	meterDir  string // where metered modules are kept by content; "" keeps none
-	sumsDir   string // where module files' sums are kept (sums.go); "" keeps none
-	unmetered bool   // HostConfig.TerminationChecks
+	meterDir  string             // where metered modules are kept by content; "" keeps none
+	sums      fileversion.SumDir // where module files' sums are kept (sums.go); "" keeps none
+	unmetered bool               // HostConfig.TerminationChecks
 	// now is the clock that says whether a file had settled when read
 	// (keepSum): time.Now, which a test moves on rather than wait.
 	now func() time.Time
@@ -164,7 +164,7 @@ func NewHost(ctx context.Context, cfg HostConfig) (*Host, error) {
 		childSlot:   make(chan struct{}, 1),
 		unmetered:   cfg.TerminationChecks,
 		meterDir:    meterDir,
-		sumsDir:     sumsDir,
+		sums:        fileversion.SumDir(sumsDir),
 		now:         time.Now,
 		rt:          rt,
 		cache:       cache,
