@@ -243,16 +243,12 @@ func (p *Plugin) raiseRefusals(refused []string, raise func(Notice)) {
 	}
 }
 
-// declareAgain takes a declaration the live plugin sent of its own accord
-// (plugin/declare, when what it offers changed), held to the handshake's
-// rules (readDeclaration): what is kept becomes the plugin's declaration,
-// with a notice for each part refused, and the host hears of it
-// (reportRedeclared). One that fails the rules outright (another name,
-// another protocol) changes nothing and costs one notice; one that keeps
-// what is held, refusing the same parts, changes nothing and costs
-// nothing. The plugin may send it
-// any number of times, so its notices are the plugin's own, through the
-// notice limiter, and the host hears only of a change.
+// declareAgain takes a plugin/declare, held to the handshake's rules
+// (readDeclaration): what is kept becomes the declaration, a notice for
+// each part refused, and the host hears of a change (reportRedeclared).
+// One that fails outright costs one notice; one that changes nothing,
+// nothing. The plugin
+// may send it any number of times, so its notices go through its limiter.
 func (p *Plugin) declareAgain(raw json.RawMessage) {
 	err := p.opts.Budget.Take(p.opts.Name, len(raw))
 	var decl protocol.InitializeResult
