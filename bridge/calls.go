@@ -30,18 +30,6 @@ import (
 // that the answer wakes it from the poller rather than through jsonrpc2's
 // reading goroutine.
 
-// reply is the answer to one of the host's requests.
-type reply struct {
-	result json.RawMessage
-	err    *jsonrpc2.Error
-}
-
-// waiter is a request sent, waiting for its answer.
-type waiter struct {
-	inst *instance
-	ch   chan reply // buffered: the reader never waits on a caller
-}
-
 // wireRequest is a request as it goes on the wire; jsonrpc2's Request
 // marshals its params and then itself through a map.
 type wireRequest struct {
@@ -51,28 +39,25 @@ type wireRequest struct {
 	Params  any         `json:"params,omitempty"`
 }
 
-// dispatch sends request id and returns what waits for its answer. The
-// request is registered before the write, since the answer may arrive
-// before the write returns. A wire already down sends nothing.
-func (inst *instance) dispatch(id jsonrpc2.ID, method string, params any) (waiter, error) {
-	w := waiter{inst: inst, ch: make(chan reply, 1)}
-	inst.callsMu.Lock()
-	if inst.down() {
-		inst.callsMu.Unlock()
-		return waiter{}, jsonrpc2.ErrClosed
+// send enters request id for req in the table and writes it, its deadline
+// counting from start. A wire already down sends nothing (ErrClosed).
+func (inst *instance) send(id jsonrpc2.ID, req proxy.Request, deadline time.Duration, start time.Time) (*pendingCall, error) {
+	pc := inst.newPendingCall(id, req, start.Add(deadline))
+	if !inst.inFlight.add(pc) {
+		pc.endRoute()
+		return nil, jsonrpc2.ErrClosed
 	}
-	inst.calls[id] = w.ch
-	inst.callsMu.Unlock()
-	if err := inst.stream.WriteObject(wireRequest{ID: id, JSONRPC: "2.0", Method: method, Params: params}); err != nil {
-		inst.callsMu.Lock()
-		delete(inst.calls, id)
-		inst.callsMu.Unlock()
+	pc.startTimer(deadline, start)
+	err := inst.stream.WriteObject(wireRequest{ID: id, JSONRPC: "2.0", Method: req.Method, Params: req.Params})
+	pc.written()
+	if err != nil {
+		inst.inFlight.drop(pc)
 		if inst.down() {
-			return waiter{}, jsonrpc2.ErrClosed
+			return nil, jsonrpc2.ErrClosed
 		}
-		return waiter{}, err
+		return nil, err
 	}
-	return w, nil
+	return pc, nil
 }
 
 // down reports whether the wire has closed.
@@ -87,10 +72,8 @@ func (inst *instance) down() bool {
 
 // takeAnswer is the line stream's Answer: it takes an answer to one of
 // the host's requests, on whichever goroutine read it (the wire's reader,
-// or a caller reading in its turn: see await). The request's route ends
-// before its answer is delivered, so nothing the plugin sends after its
-// answer reaches the finished call; and any answer shows the instance
-// alive (owed). A line it does not take, jsonrpc2 reads as before.
+// or a caller reading in its turn: see await). A line it does not take,
+// jsonrpc2 reads as before.
 func (inst *instance) takeAnswer(line []byte) bool {
 	var m struct {
 		// The host's ids are strings: a line with any other id is not the
@@ -104,17 +87,11 @@ func (inst *instance) takeAnswer(line []byte) bool {
 	if json.Unmarshal(line, &m) != nil || m.ID == nil || m.Method != nil || (m.Result == nil && m.Error == nil) {
 		return false
 	}
-	id := jsonrpc2.ID{Str: *m.ID, IsString: true}
-	inst.callsMu.Lock()
-	ch, ok := inst.calls[id]
-	delete(inst.calls, id)
-	inst.callsMu.Unlock()
-	if !ok {
+	pc := inst.inFlight.answered(jsonrpc2.ID{Str: *m.ID, IsString: true})
+	if pc == nil {
 		return false
 	}
-	inst.endRoute(id)
-	inst.owed.answered(id)
-	ch <- reply{result: m.Result, err: m.Error}
+	pc.answer <- reply{result: m.Result, err: m.Error}
 	return true
 }
 
@@ -126,7 +103,7 @@ func (inst *instance) takeAnswer(line []byte) bool {
 // errPastDeadline, whatever has arrived, when either has passed before
 // the wait begins. A request whose wait ended unanswered stays
 // registered: its late answer is still taken, and still counts as one.
-func (w waiter) wait(ctx context.Context, due <-chan struct{}, result any) error {
+func (pc *pendingCall) wait(ctx context.Context, due <-chan struct{}, result any) error {
 	// Begun past its end (a write that blocked past the deadline): an
 	// answer that has arrived since came too late all the same, and the
 	// select below would pick between them at random.
@@ -138,7 +115,7 @@ func (w waiter) wait(ctx context.Context, due <-chan struct{}, result any) error
 		return errPastDeadline
 	default:
 	}
-	r, err := w.await(ctx, due)
+	r, err := pc.await(ctx, due)
 	if err != nil {
 		return err
 	}
@@ -162,10 +139,10 @@ func (w waiter) wait(ctx context.Context, due <-chan struct{}, result any) error
 // whenever no one else is (readerHandoff): its own answer then wakes
 // it from the poller, with no hand-over from another goroutine, and a
 // line for anyone else goes where the reader would have sent it. A
-// caller reading when ctx ends, or due passes (see clock.tick), is
+// caller reading when ctx ends, or due passes (see tick), is
 // interrupted.
-func (w waiter) await(ctx context.Context, due <-chan struct{}) (reply, error) {
-	s := w.inst.stream
+func (pc *pendingCall) await(ctx context.Context, due <-chan struct{}) (reply, error) {
+	s := pc.inst.stream
 	var turn <-chan struct{} // nil, never ready, without turns
 	if s.turns() {
 		s.enter()
@@ -185,22 +162,22 @@ func (w waiter) await(ctx context.Context, due <-chan struct{}) (reply, error) {
 	}
 	for {
 		select {
-		case r := <-w.ch:
+		case r := <-pc.answer:
 			return r, nil
 		case <-due:
 			return reply{}, errPastDeadline
 		case <-ctx.Done():
 			return reply{}, ctx.Err()
-		case <-w.inst.rpc.DisconnectNotify():
+		case <-pc.inst.rpc.DisconnectNotify():
 			select {
-			case r := <-w.ch: // answered just before the wire closed
+			case r := <-pc.answer: // answered just before the wire closed
 				return r, nil
 			default:
 				return reply{}, jsonrpc2.ErrClosed
 			}
 		case <-turn:
 			select {
-			case r := <-w.ch: // read by the reader before
+			case r := <-pc.answer: // read by the reader before
 				s.release()
 				return r, nil
 			default:
@@ -225,20 +202,13 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	}
 	defer p.release(inst)
 	id := jsonrpc2.ID{Str: "h" + strconv.FormatUint(p.nextReq.Add(1), 10), IsString: true}
-	rt := inst.addRoute(id, req)
-	defer inst.endRoute(id)
-	inst.owed.request(id, req.Method, start.Add(deadline))
-
-	clk := inst.startClock(deadline, start, req.Method)
-	defer clk.stop()
-	w, err := inst.dispatch(id, req.Method, req.Params)
-	clk.written()
+	pc, err := inst.send(id, req, deadline, start)
 	if err != nil {
-		inst.owed.forget(id)
 		return p.callError(inst, req, err)
 	}
+	defer inst.inFlight.done(pc)
 	if req.Deltas != nil {
-		return p.waitStream(ctx, inst, id, req, rt, w, result)
+		return p.waitStream(ctx, inst, req, pc, result)
 	}
 
 	// The wait ends at the deadline; a cancellable request (a tool call)
@@ -249,21 +219,21 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 		waitCtx = context.Background()
 		if ctx.Done() != nil {
 			stop := context.AfterFunc(ctx, func() {
-				if rt != nil {
-					rt.cancel()
+				if pc.key != "" {
+					pc.cancel()
 				}
 				_ = inst.notify(req.CancelMethod, req.CancelParams)
 			})
 			defer stop()
 		}
 	}
-	err = w.wait(waitCtx, clk.due, result)
+	err = pc.wait(waitCtx, pc.expired, result)
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, errPastDeadline):
-		// Still owed: the wedge rule (owed) decides whether the instance
-		// is stuck.
+		// Still owed: the wedge rule decides whether the instance is
+		// stuck.
 		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return fmt.Errorf("plugin %s: %s: %w", p.opts.Name, req.Method, ctx.Err())
@@ -295,10 +265,10 @@ var errPastDeadline = errors.New("past the request's deadline")
 // cutOff ends a stream past one of its bounds, with err: nothing more
 // reaches the caller, the plugin is told to stop, the person hears why in
 // one notice, and the stream is due now, so a plugin that does not end it
-// is wedged like any other (see owed).
-func (p *Plugin) cutOff(inst *instance, id jsonrpc2.ID, req proxy.Request, rt *route, why string, err error) error {
-	rt.mute()
-	inst.owed.extend(id, time.Now())
+// is wedged like any other (see wedgeTracker).
+func (p *Plugin) cutOff(inst *instance, req proxy.Request, pc *pendingCall, why string, err error) error {
+	pc.mute()
+	inst.inFlight.extend(pc, time.Now())
 	_ = inst.notify(req.CancelMethod, req.CancelParams)
 	p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: req.Method + " " + why + "; cancelled it"})
 	return err
@@ -308,7 +278,7 @@ func (p *Plugin) cutOff(inst *instance, id jsonrpc2.ID, req proxy.Request, rt *r
 // first delta, then for the silence between two: every delta resets it.
 // Cancelling ctx sends the cancel notification and keeps waiting. However
 // lively, a stream past its total deadline or its cap is cut off.
-func (p *Plugin) waitStream(ctx context.Context, inst *instance, id jsonrpc2.ID, req proxy.Request, rt *route, w waiter, result any) error {
+func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Request, pc *pendingCall, result any) error {
 	deadline := req.Kind.Deadline(p.opts.Deadlines)
 	timer := time.NewTimer(deadline)
 	defer timer.Stop()
@@ -318,7 +288,7 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, id jsonrpc2.ID,
 	waitCtx, stopWait := context.WithCancel(context.Background())
 	defer stopWait()
 	answered := make(chan error, 1)
-	go func() { answered <- w.wait(waitCtx, nil, result) }()
+	go func() { answered <- pc.wait(waitCtx, nil, result) }()
 
 	cancelled := ctx.Done()
 	for {
@@ -329,11 +299,11 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, id jsonrpc2.ID,
 			// The caller has stopped listening: nothing more reaches it,
 			// and deltas no longer extend the wait. The plugin has what is
 			// left of the current deadline to end the stream.
-			rt.mute()
+			pc.mute()
 			_ = inst.notify(req.CancelMethod, req.CancelParams)
 			cancelled = nil
-		case <-rt.activity:
-			if rt.muted() {
+		case <-pc.activity:
+			if pc.muted() {
 				continue
 			}
 			if !timer.Stop() {
@@ -341,7 +311,7 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, id jsonrpc2.ID,
 			}
 			deadline = p.opts.Deadlines.ProviderIdle
 			timer.Reset(deadline)
-			inst.owed.extend(id, time.Now().Add(deadline))
+			inst.inFlight.extend(pc, time.Now().Add(deadline))
 		case <-timer.C:
 			stopWait()
 			<-answered
@@ -349,12 +319,12 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, id jsonrpc2.ID,
 		case <-total.C:
 			stopWait()
 			<-answered
-			return p.cutOff(inst, id, req, rt, "went on past its total deadline of "+p.opts.Deadlines.ProviderTotal.String(),
+			return p.cutOff(inst, req, pc, "went on past its total deadline of "+p.opts.Deadlines.ProviderTotal.String(),
 				&DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: p.opts.Deadlines.ProviderTotal})
-		case <-rt.over:
+		case <-pc.over:
 			stopWait()
 			<-answered
-			return p.cutOff(inst, id, req, rt, fmt.Sprintf("sent more than %d MiB", p.opts.Limits.ProviderResponseMiB),
+			return p.cutOff(inst, req, pc, fmt.Sprintf("sent more than %d MiB", p.opts.Limits.ProviderResponseMiB),
 				&TooLargeError{Plugin: p.opts.Name, Method: req.Method, MiB: p.opts.Limits.ProviderResponseMiB})
 		}
 	}

@@ -28,7 +28,7 @@ func (p *Plugin) serveService(inst *instance, raw json.RawMessage) (json.RawMess
 		if err := json.Unmarshal(orNull(call.Params), &a); err != nil || a.Call == "" || a.Question == "" {
 			return nil, fmt.Errorf("ask needs {call, question}")
 		}
-		rt := inst.route(a.Call)
+		rt := inst.inFlight.route(a.Call)
 		if rt == nil || rt.ui == nil {
 			return nil, fmt.Errorf("ask refused: call %q is not a call plugin %s is running now; a question may only be asked on your own running call", a.Call, p.opts.Name)
 		}

@@ -7,7 +7,7 @@ import (
 
 // An instance is idle when nothing is in flight on it: no read of the
 // plugin (hold/release), no request of its own being answered, and
-// nothing it owes (owed). Deadlines.IdleStop after it became idle it is
+// nothing it owes (inFlight). Deadlines.IdleStop after it became idle it is
 // stopped, which is no death: the plugin is asleep, as if it had not been
 // started, and the next read starts it.
 
@@ -52,7 +52,7 @@ func (p *Plugin) idleCheck(inst *instance) {
 		p.mu.Unlock()
 		return
 	}
-	if left := p.opts.Deadlines.IdleStop - time.Since(inst.lastUsed); left > 0 || inst.owed.pending() {
+	if left := p.opts.Deadlines.IdleStop - time.Since(inst.lastUsed); left > 0 || inst.inFlight.owes() {
 		inst.idle.Reset(max(left, p.opts.Deadlines.IdleStop/4, time.Millisecond))
 		p.mu.Unlock()
 		return

@@ -26,14 +26,10 @@ type instance struct {
 	ctx     context.Context // ends when the instance does
 	cancel  context.CancelFunc
 	started time.Time
-	owed    *owed // what it has yet to answer: the wedge rule
 
-	// The host's requests sent and not yet answered (calls.go), and the
-	// running calls and streams among them (routes.go).
-	callsMu sync.Mutex
-	calls   map[jsonrpc2.ID]chan reply
-	routes  map[string]*route // by callId / streamId
-	byReq   map[jsonrpc2.ID]*route
+	// The host's requests it owes, and the admission of handlers for its
+	// own (pending.go): the one table of what is in flight on it.
+	inFlight inFlight
 
 	// Guarded by p.mu: whether it was made the live instance, and whether
 	// its end has been recorded (died); the work in flight on it, when
@@ -50,20 +46,18 @@ type instance struct {
 
 	exited   chan struct{} // closed once conn.Wait has returned
 	exitErr  error
-	killErr  error         // what conn.Kill could not do; set before dead is closed
-	recorded chan struct{} // closed once its death is recorded and noticed
-	dead     chan struct{} // closed once everything the instance started has ended
-	handlers sync.WaitGroup
+	killErr  error          // what conn.Kill could not do; set before dead is closed
+	recorded chan struct{}  // closed once its death is recorded and noticed
+	dead     chan struct{}  // closed once everything the instance started has ended
+	handlers sync.WaitGroup // the plugin's requests being answered; dead waits for them
 
 	// While the handshake waits for the declaration, handshake ends the
 	// wait; a line past MaxDeclaration then ends it and sets tooLong.
 	handshake atomic.Pointer[context.CancelFunc]
 	tooLong   atomic.Bool
 
-	// The plugin's requests being answered (see MaxPluginRequests).
-	inflight  chan struct{} // a token each
-	starting  sync.Mutex    // orders a handler's start before the instance's end
-	answering sync.Mutex    // one answer written at a time
+	handlerSlots chan struct{} // a token per request of the plugin's being answered (MaxPluginRequests)
+	answering    sync.Mutex    // one answer written at a time, each guarded from its turn on
 }
 
 func (p *Plugin) newInstance(conn transport.Conn) *instance {
@@ -71,11 +65,9 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 	inst := &instance{
 		p: p, conn: conn, ctx: ctx, cancel: cancel, started: p.opts.Now(),
 		exited: make(chan struct{}), recorded: make(chan struct{}), dead: make(chan struct{}),
-		inflight: make(chan struct{}, MaxPluginRequests),
-		calls:    map[jsonrpc2.ID]chan reply{},
-		routes:   map[string]*route{}, byReq: map[jsonrpc2.ID]*route{},
+		handlerSlots: make(chan struct{}, MaxPluginRequests),
 	}
-	inst.owed = newOwed(p.opts.Deadlines.Grace, inst.wedged)
+	inst.inFlight.init(p.opts.Deadlines.Grace, inst.wedged)
 	sopts := protocol.LineStreamOptions{
 		MaxLine: p.opts.MaxLine,
 		Skipped: func(line []byte, why error) {
@@ -92,7 +84,7 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 	var setDeadline func(time.Time) error
 	if d, ok := conn.(interface{ SetReadDeadline(time.Time) error }); ok {
 		// Its reads can be interrupted: a caller may read its own answer
-		// (waiter.await).
+		// (await).
 		setDeadline = d.SetReadDeadline
 	}
 	inst.stream = newReaderHandoff(protocol.NewLineStream(conn, sopts), inst.notification, inst.takeAnswer, setDeadline)
@@ -102,8 +94,7 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 	inst.rpc = jsonrpc2.NewConn(ctx, inst.stream, inst, jsonrpc2.SetLogger(logWriter{p.opts.Log}),
 		jsonrpc2.OnRecv(func(_ *jsonrpc2.Request, resp *jsonrpc2.Response) {
 			if resp != nil {
-				inst.endRoute(resp.ID)
-				inst.owed.answered(resp.ID)
+				inst.inFlight.answered(resp.ID)
 			}
 		}))
 	go func() {
@@ -119,10 +110,8 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 // instance has ended, waits for its handlers, and reports the death.
 func (inst *instance) monitor() {
 	<-inst.rpc.DisconnectNotify()
-	inst.owed.stop()
-	inst.starting.Lock()
-	inst.cancel() // no handler starts after this
-	inst.starting.Unlock()
+	inst.inFlight.close() // no request is sent and no handler starts after this
+	inst.cancel()
 	inst.killErr = inst.conn.Kill()
 	<-inst.exited
 	inst.p.died(inst, inst.waitReason())
@@ -228,7 +217,7 @@ func (inst *instance) notification(method string, params json.RawMessage) {
 	case protocol.NotifyToolProgress:
 		var n protocol.ToolProgress
 		if json.Unmarshal(params, &n) == nil {
-			if rt := inst.route(n.CallID); rt != nil && rt.ui != nil {
+			if rt := inst.inFlight.route(n.CallID); rt != nil && rt.ui != nil {
 				rt.deliver(func() { rt.ui.Progress(n.Tail) })
 				return
 			}
@@ -237,7 +226,7 @@ func (inst *instance) notification(method string, params json.RawMessage) {
 	case protocol.NotifyProviderDelta:
 		var n protocol.ProviderDelta
 		if json.Unmarshal(params, &n) == nil {
-			if rt := inst.route(n.StreamID); rt != nil && rt.deltas != nil {
+			if rt := inst.inFlight.route(n.StreamID); rt != nil && rt.deltas != nil {
 				if rt.spend(len(params)) {
 					rt.deliver(func() { rt.deltas(n.Event) })
 				}
@@ -278,19 +267,19 @@ func (inst *instance) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc
 			params = *req.Params
 		}
 		select {
-		case inst.inflight <- struct{}{}:
+		case inst.handlerSlots <- struct{}{}:
 		case <-ctx.Done():
 			return // the wire is down: there is no one to answer
 		}
-		if !inst.startHandler() {
-			<-inst.inflight
+		if !inst.inFlight.startHandler(&inst.handlers) {
+			<-inst.handlerSlots
 			return
 		}
 		p.hold(inst, false)
 		go func() {
 			defer inst.handlers.Done()
 			defer p.release(inst)
-			defer func() { <-inst.inflight }()
+			defer func() { <-inst.handlerSlots }()
 			res, err := p.serveService(inst, params)
 			if err != nil {
 				inst.answer(req.ID, nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidRequest, Message: err.Error()})
@@ -302,20 +291,6 @@ func (inst *instance) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc
 		inst.answer(req.ID, nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound,
 			Message: "the host answers only service/call, not " + req.Method})
 	}
-}
-
-// startHandler counts a handler in, unless the instance is ending: the
-// monitor waits for the handlers once, and one started after that would
-// outlive the instance. (The reader may wait for a free slot until the
-// instance ends.)
-func (inst *instance) startHandler() bool {
-	inst.starting.Lock()
-	defer inst.starting.Unlock()
-	if inst.ctx.Err() != nil {
-		return false
-	}
-	inst.handlers.Add(1)
-	return true
 }
 
 // answer sends the answer to one of the plugin's requests: result, or rerr

@@ -488,11 +488,11 @@ func TestDroppedRequestIsOwedUntilThePluginFallsQuiet(t *testing.T) {
 	e.plugin.mu.Lock()
 	inst := e.plugin.inst
 	e.plugin.mu.Unlock()
-	inst.callsMu.Lock()
-	routes, byReq := len(inst.routes), len(inst.byReq)
-	inst.callsMu.Unlock()
-	if routes != 0 || byReq != 0 {
-		t.Fatalf("after the dropped request's deadline: %d routes, %d by request; want none", routes, byReq)
+	inst.inFlight.mu.Lock()
+	routes, owed := len(inst.inFlight.byKey), len(inst.inFlight.byID)
+	inst.inFlight.mu.Unlock()
+	if routes != 0 || owed != 1 {
+		t.Fatalf("after the dropped request's deadline: %d routes, %d owed; want 0 routes and 1 owed", routes, owed)
 	}
 
 	// Busy well past the dropped request's deadline and Grace: alive.

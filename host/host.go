@@ -462,7 +462,17 @@ func (h *Host) cache(l *loaded, decl protocol.InitializeResult) {
 // Close stops every plugin and releases the wasm runtime. It is
 // idempotent: a second caller waits for the first one's Close to finish.
 func (h *Host) Close() error {
-	h.closeOnce.Do(h.close)
+	h.closeOnce.Do(func() { h.close(false) })
+	return nil
+}
+
+// Leave is Close for a process about to exit: it does not wait for exec
+// plugins under a shepherd to stop. Each has its stdin closed, as at
+// Close, and its shepherd finishes the stop sequence (exec.Transport's
+// Leave): the plugin gets its grace, and nothing it started outlives the
+// sequence, but bingo exits once it has answered.
+func (h *Host) Leave() error {
+	h.closeOnce.Do(func() { h.close(true) })
 	return nil
 }
 
@@ -492,11 +502,18 @@ func (h *Host) Quit(d time.Duration) {
 	}
 }
 
-func (h *Host) close() {
+func (h *Host) close(leaving bool) {
 	// Observations still on their way are delivered first: a turn/end
 	// observation is sent just before the run ends. Each send is bounded
 	// (a plugin not reading is killed after Grace), so this wait is too.
 	h.observers.Wait()
+	if leaving {
+		for _, l := range h.plugins {
+			if l.exec != nil {
+				l.exec.Leave()
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	for _, l := range h.plugins {
 		if l.plugin != nil {

@@ -106,16 +106,7 @@ func (l *LogFile) Write(p []byte) (int, error) {
 
 // write is Write's work, under the lock.
 func (l *LogFile) write(p []byte) int {
-	if !l.opened {
-		l.opened = true
-		err := os.MkdirAll(filepath.Dir(l.path), 0o755)
-		if err == nil {
-			err = l.open()
-		}
-		if err != nil {
-			l.fail(err)
-		}
-	}
+	l.first()
 	if l.f == nil {
 		return len(p)
 	}
@@ -139,6 +130,32 @@ func (l *LogFile) write(p []byte) int {
 		l.fail(err)
 	}
 	return len(p)
+}
+
+// first opens the file, and makes its directory, at the first use.
+func (l *LogFile) first() {
+	if l.opened {
+		return
+	}
+	l.opened = true
+	err := os.MkdirAll(filepath.Dir(l.path), 0o755)
+	if err == nil {
+		err = l.open()
+	}
+	if err != nil {
+		l.fail(err)
+	}
+}
+
+// File is the file the log appends to, opened if it is not yet; nil if it
+// cannot be, or once the log is closed. It is for a writer outside this
+// process: an exec plugin's shepherd, which goes on writing the plugin's
+// stderr to it once bingo has exited (transport/exec's Leave).
+func (l *LogFile) File() *os.File {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.first()
+	return l.f
 }
 
 // Path is the log's file name.

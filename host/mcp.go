@@ -64,25 +64,31 @@ func (h *Host) sample(ctx context.Context, r mcpbridge.SampleRequest) (mcpbridge
 	if err != nil {
 		return res, err
 	}
-	req := sdk.ProviderRequest{System: r.System, Messages: r.Messages}
+	req := sdk.ProviderRequest{System: r.System, Messages: r.Messages, MaxTokens: r.MaxTokens}
 	switch d := h.decide(ctx, sdk.PromptBefore, req); d.outcome {
 	case sdk.HookBlock, sdk.HookDeny, sdk.HookAsk:
 		return res, fmt.Errorf("the sampling request was stopped by hook %s: %s", d.hook, d.reason)
 	}
 	var events []sdk.StreamEvent
-	if _, err := provider.Stream(ctx, req, func(e sdk.StreamEvent) { events = append(events, e) }); err != nil {
+	end, err := provider.Stream(ctx, req, func(e sdk.StreamEvent) { events = append(events, e) })
+	if err != nil {
 		return res, fmt.Errorf("model provider %s: %w", provider.ID(), err)
 	}
 	msg := sdk.Assemble(events)
 	if len(msg.ToolCalls) > 0 && msg.Content == "" {
 		return res, errors.New("the model answered the sampling request with tool calls, which bingo does not run for an MCP server")
 	}
-	return mcpbridge.SampleResult{Text: msg.Content, Model: h.modelName()}, nil
+	model := end.Model
+	if model == "" {
+		model = h.modelName()
+	}
+	return mcpbridge.SampleResult{Text: msg.Content, Model: model}, nil
 }
 
 // modelName names the model the configured provider runs, as a sampling
-// server is told it: the model the settings choose, else the plugin's
-// provider ("<plugin>/<provider>"), which chose its own.
+// server is told it when the provider did not say which answered: the
+// model the settings choose, else the plugin's provider
+// ("<plugin>/<provider>"), which chose its own.
 func (h *Host) modelName() string {
 	c := h.settings.Provider
 	switch {

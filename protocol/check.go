@@ -43,8 +43,13 @@ func (p Problem) Error() string {
 // hold; an object holds no key its type does not name (reported as
 // Unknown, so the caller may ignore the key and keep the rest).
 func Check[T any](raw json.RawMessage, at string) []Problem {
+	return checkAs(raw, reflect.TypeFor[T](), at)
+}
+
+// checkAs is Check for a type known at run time.
+func checkAs(raw json.RawMessage, t reflect.Type, at string) []Problem {
 	c := checker{strict: true, depth: -1}
-	c.value(raw, reflect.TypeFor[T](), nil, at, 0)
+	c.value(raw, t, nil, at, 0)
 	return c.problems
 }
 
@@ -240,6 +245,35 @@ func (c *checker) object(raw json.RawMessage, t reflect.Type, at string, level i
 	for _, k := range sortedKeys(m) {
 		if !slices.ContainsFunc(fields, func(f field) bool { return f.name == k }) {
 			c.problems = append(c.problems, Problem{Path: join(at, k), Message: "unknown key", Unknown: true})
+		}
+	}
+	if u, ok := unionOf(t); ok && c.strict {
+		c.union(u, m, at)
+	}
+}
+
+// union holds the object m of a tagged union to its kind: no field of
+// another kind, and every field its kind requires.
+func (c *checker) union(u Union, m map[string]json.RawMessage, at string) {
+	var tag string
+	if json.Unmarshal(m[u.Tag], &tag) != nil {
+		return // a missing or mistyped tag is reported as such
+	}
+	i := slices.IndexFunc(u.Kinds, func(k UnionKind) bool { return k.Value == tag })
+	if i < 0 {
+		return // the tag's enum reports it
+	}
+	kind := u.Kinds[i]
+	for _, other := range u.Kinds {
+		for _, f := range other.Fields {
+			if _, set := m[f]; set && other.Value != tag && !slices.Contains(kind.Fields, f) {
+				c.add(join(at, f), "not a field of %s %q", u.Tag, tag)
+			}
+		}
+	}
+	for _, f := range kind.Required {
+		if _, set := m[f]; !set {
+			c.add(join(at, f), "required with %s %q, but missing", u.Tag, tag)
 		}
 	}
 }

@@ -51,6 +51,26 @@ func TestCheckAgreesWithTheSchema(t *testing.T) {
 		"ContributorDecl": {`{"id":"c"}`, `{"id":""}`, `{}`, `{"id":"c","description":3}`},
 		"ProviderDecl":    {`{"id":"p","models":["m"]}`, `{"id":"p","models":[1]}`, `{"id":"p","models":null}`},
 		"ServiceDecl":     {`{"key":"k","methods":["m"]}`, `{"key":""}`, `{"key":"k","methods":"m"}`},
+		"View": {
+			`{"kind":"text","text":"t","title":"x"}`,
+			`{"kind":"table","columns":["a"],"rows":[["1"]]}`,
+			`{"kind":"text","columns":["a"]}`,
+			`{"kind":"list","items":["a"],"pairs":[]}`,
+			`{"kind":"stack","views":[{"kind":"text","rows":[]}]}`,
+			`{"kind":"chart"}`,
+		},
+		"CommandOutcome": {
+			`{"kind":"view","view":{"kind":"text","text":"t"}}`,
+			`{"kind":"view"}`,
+			`{"kind":"text","text":"t","prompt":"p"}`,
+			`{"kind":"error","message":"m"}`,
+			`{"kind":"none"}`,
+		},
+		"StreamEvent": {
+			`{"kind":"text","text":"t"}`,
+			`{"kind":"toolCall"}`,
+			`{"kind":"text","toolCall":{"index":0}}`,
+		},
 		"HookDecl": {
 			`{"id":"h","decide":["tool/before"],"observe":["turn/end"]}`,
 			`{"id":"h","decide":"tool/before"}`,
@@ -64,6 +84,9 @@ func TestCheckAgreesWithTheSchema(t *testing.T) {
 		"ProviderDecl":    func(r json.RawMessage) []protocol.Problem { return protocol.Check[protocol.ProviderDecl](r, "") },
 		"ServiceDecl":     func(r json.RawMessage) []protocol.Problem { return protocol.Check[protocol.ServiceDecl](r, "") },
 		"HookDecl":        func(r json.RawMessage) []protocol.Problem { return protocol.Check[protocol.HookDecl](r, "") },
+		"View":            func(r json.RawMessage) []protocol.Problem { return protocol.Check[sdk.View](r, "") },
+		"CommandOutcome":  func(r json.RawMessage) []protocol.Problem { return protocol.Check[sdk.CommandOutcome](r, "") },
+		"StreamEvent":     func(r json.RawMessage) []protocol.Problem { return protocol.Check[sdk.StreamEvent](r, "") },
 	}
 	for def, entries := range cases {
 		sch := s.at(t, "#/$defs/"+def)
@@ -73,6 +96,48 @@ func TestCheckAgreesWithTheSchema(t *testing.T) {
 			if (schemaErr == nil) != (len(problems) == 0) {
 				t.Errorf("%s %.70s: the schema says %v, Check says %v", def, e, schemaErr, problems)
 			}
+		}
+	}
+}
+
+// A whole line a plugin sends: protocol's envelope and params checks (what
+// the bridge and bingo plugins check hold a line to) find nothing exactly
+// when the schema's root validates it.
+func TestLineChecksAgreeWithTheSchema(t *testing.T) {
+	s := schemaUnderTest(t)
+	lines := []string{
+		`{"jsonrpc":"2.0","method":"tool/progress","params":{"callId":"c","message":"m"}}`,
+		`{"jsonrpc":"2.0","method":"tool/progress","params":{"callId":"c"}}`,
+		`{"jsonrpc":"2.0","method":"tool/progress"}`,
+		`{"jsonrpc":"1.0","method":"tool/progress","params":{"callId":"c","message":"m"}}`,
+		`{"jsonrpc":"2.0","method":"tool/progress","params":{"callId":"c","message":"m"},"extra":1}`,
+		`{"jsonrpc":"2.0","id":1,"method":"service/call","params":{"key":"bingo.host","method":"notice","params":{"text":"hi"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"service/call","params":{"key":"bingo.host","method":"launch","params":{}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"service/call","params":{"key":"bingo.host","method":"notice","params":{"txt":"hi"}}}`,
+		`{"jsonrpc":"2.0","id":"x","method":"service/call","params":{"key":"other","method":"m","params":[1]}}`,
+		`{"jsonrpc":"2.0","id":[1],"method":"service/call","params":{"key":"other","method":"m","params":null}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tool/call","params":{"callId":"c","tool":"t","input":{}}}`,
+		`{"jsonrpc":"2.0","method":"no/such","params":{}}`,
+	}
+	for _, l := range lines {
+		schemaErr := validate(s.root, []byte(l))
+		var problems []protocol.Problem
+		if ps := protocol.CheckEnvelope([]byte(l)); len(ps) > 0 {
+			problems = ps
+		} else {
+			var e struct {
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			}
+			_ = json.Unmarshal([]byte(l), &e)
+			ps, ok := protocol.CheckParams(e.Method, protocol.PluginToHost, e.Params)
+			if !ok {
+				ps = append(ps, protocol.Problem{Message: "not a method a plugin sends"})
+			}
+			problems = ps
+		}
+		if (schemaErr == nil) != (len(problems) == 0) {
+			t.Errorf("%.90s: the schema says %v, the checks say %v", l, schemaErr, problems)
 		}
 	}
 }

@@ -40,8 +40,9 @@
 //     each kind an if/then forbids the fields that belong to the other kinds
 //     (a Go peer would silently ignore them) and requires the payload where
 //     a kind is meaningless without it (a "view" outcome needs its view).
-//     Generate fails if sdk grows a kind or a field the union table here
-//     does not place, so the table cannot drift silently.
+//     Generate fails if sdk grows a kind or a field the union table
+//     (protocol.Unions, which Check holds values to as well) does not
+//     place, so the table cannot drift silently.
 //   - A service/call addressed to the reserved key bingo.host must be one of
 //     the host's two doors, ask or notice, with their params.
 //

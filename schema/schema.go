@@ -29,109 +29,20 @@ const File = "schema/plugin.json"
 // type's package, and how ModuleRoot recognises the right go.mod.
 const modulePath = "github.com/bingo/bingo-plugin-rpc"
 
-// Directions, spelt as the spec's tables spell them.
-const (
-	hostToPlugin = "host→plugin"
-	pluginToHost = "plugin→host"
-	bothWays     = "both"
-)
-
-// method is one row of the spec's tables: a request (result non-nil) or a
-// notification (result nil). params and result are zero values of the Go
-// types that travel, reflected for their schema.
-type method struct {
-	name      string
-	direction string
-	about     string
-	params    any
-	result    any
-}
-
-// requests is the spec's method table, in its order.
-func requests() []method {
-	return []method{
-		{protocol.MethodInitialize, hostToPlugin, "The handshake. The plugin answers with what it is and everything it contributes; a protocol the host does not speak is refused.",
-			protocol.InitializeParams{}, protocol.InitializeResult{}},
-		{protocol.MethodToolCall, hostToPlugin, "Run a tool. The plugin may send tool/progress for the call while it runs.",
-			protocol.ToolCallParams{}, protocol.ToolCallResult{}},
-		{protocol.MethodCommandRun, hostToPlugin, "Run a slash command.",
-			protocol.CommandRunParams{}, protocol.CommandRunResult{}},
-		{protocol.MethodCommandComplete, hostToPlugin, "Complete a command's partial arguments.",
-			protocol.CommandCompleteParams{}, protocol.CommandCompleteResult{}},
-		{protocol.MethodContextContribute, hostToPlugin, "Ask a context contributor for pieces of the model's context.",
-			protocol.ContextContributeParams{}, protocol.ContextContributeResult{}},
-		{protocol.MethodCompactorCompact, hostToPlugin, "Ask a compactor to shorten a conversation.",
-			protocol.CompactorCompactParams{}, protocol.CompactorCompactResult{}},
-		{protocol.MethodProviderStream, hostToPlugin, "One model response, streamed back as provider/delta notifications; the result ends the stream.",
-			protocol.ProviderStreamParams{}, protocol.ProviderStreamResult{}},
-		{protocol.MethodHookDecide, hostToPlugin, "Ask a hook to decide at a decision point.",
-			protocol.HookDecideParams{}, protocol.HookDecideResult{}},
-		{protocol.MethodServiceCall, bothWays, "Call a service method. Key bingo.host is the host's own service (see hostService).",
-			protocol.ServiceCallParams{}, protocol.ServiceCallResult{}},
-	}
-}
-
-// notifications is the spec's notification table, in its order.
-func notifications() []method {
-	return []method{
-		{protocol.NotifyToolProgress, pluginToHost, "The call's live output line.", protocol.ToolProgress{}, nil},
-		{protocol.NotifyToolCancel, hostToPlugin, "The turn was interrupted. The host still waits for the call's answer until its deadline.", protocol.ToolCancel{}, nil},
-		{protocol.NotifyProviderDelta, pluginToHost, "One chunk of a streamed response.", protocol.ProviderDelta{}, nil},
-		{protocol.NotifyProviderCancel, hostToPlugin, "Stop streaming.", protocol.ProviderCancel{}, nil},
-		{protocol.NotifyHookObserve, hostToPlugin, "An observation point; nothing waits on it.", protocol.HookObserve{}, nil},
-		{protocol.NotifyPluginDeclare, pluginToHost, "What the plugin offers changed: its whole declaration again, held to the handshake's rules; what the host keeps replaces what the plugin contributed.", protocol.InitializeResult{}, nil},
-	}
-}
-
-// hostMethods are the doors of the reserved service bingo.host. result nil
-// means the answer carries nothing the plugin should read.
-func hostMethods() []method {
-	return []method{
-		{protocol.HostAsk, pluginToHost, "Put a question to the person, on a callId the plugin is running now. A call that has ended, or is not the plugin's, is refused.",
-			protocol.AskParams{}, protocol.AskResult{}},
-		{protocol.HostNotice, pluginToHost, "Say one line under the plugin's own name, at any time.",
-			protocol.NoticeParams{}, nil},
-	}
-}
-
-// union describes one tagged union of sdk: which of the type's fields each
-// value of its tag uses. Fields in common are allowed with every kind.
+// union is a tagged union of protocol's table, with the name of its
+// definition.
 type union struct {
-	def    string
-	tag    string
-	common []string
-	kinds  []unionKind
+	protocol.Union
+	def string
 }
 
-type unionKind struct {
-	value    string
-	fields   []string
-	required []string
-}
-
-// unions places every field of sdk's tagged unions, following the comments
-// on their kind constants. Generate checks it against the reflected types.
+// unions are protocol.Unions, each under its definition's name.
 func unions() []union {
-	return []union{
-		{def: "View", tag: "kind", common: []string{"title"}, kinds: []unionKind{
-			{value: "text", fields: []string{"text"}},
-			{value: "table", fields: []string{"columns", "rows"}},
-			{value: "list", fields: []string{"items"}},
-			{value: "keyValue", fields: []string{"pairs"}},
-			{value: "stack", fields: []string{"views"}},
-		}},
-		{def: "CommandOutcome", tag: "kind", kinds: []unionKind{
-			{value: "view", fields: []string{"view"}, required: []string{"view"}},
-			{value: "text", fields: []string{"text"}},
-			{value: "prompt", fields: []string{"prompt"}},
-			{value: "error", fields: []string{"message"}},
-			{value: "none"},
-		}},
-		{def: "StreamEvent", tag: "kind", kinds: []unionKind{
-			{value: "text", fields: []string{"text"}},
-			{value: "toolCall", fields: []string{"toolCall"}, required: []string{"toolCall"}},
-		}},
+	var out []union
+	for _, u := range protocol.Unions() {
+		out = append(out, union{u, u.Type.Name()})
 	}
+	return out
 }
 
 // Generate returns the bytes of schema/plugin.json: deterministic, indented
@@ -149,15 +60,15 @@ func Generate() ([]byte, error) {
 	}
 	g := newGenerator(comments)
 
-	reqs, notes, host := requests(), notifications(), hostMethods()
+	reqs, notes, host := protocol.Requests(), protocol.Notifications(), protocol.HostMethods()
 	methodTable := object{}
 	var branches []*jsonschema.Schema
 	var results []*jsonschema.Schema
 	for _, m := range reqs {
-		params, result := g.ref(m.params), g.ref(m.result)
-		methodTable = append(methodTable, member{m.name, object{
-			{"direction", m.direction},
-			{"description", m.about},
+		params, result := g.ref(m.Params), g.ref(m.Result)
+		methodTable = append(methodTable, member{m.Name, object{
+			{"direction", string(m.Direction)},
+			{"description", m.About},
 			{"params", params},
 			{"result", result},
 		}})
@@ -168,10 +79,10 @@ func Generate() ([]byte, error) {
 	}
 	noteTable := object{}
 	for _, m := range notes {
-		params := g.ref(m.params)
-		noteTable = append(noteTable, member{m.name, object{
-			{"direction", m.direction},
-			{"description", m.about},
+		params := g.ref(m.Params)
+		noteTable = append(noteTable, member{m.Name, object{
+			{"direction", string(m.Direction)},
+			{"description", m.About},
 			{"params", params},
 		}})
 		branches = append(branches, g.messageBranch("notification", m, params))
@@ -179,17 +90,17 @@ func Generate() ([]byte, error) {
 	hostTable := object{}
 	var hostCalls []*jsonschema.Schema
 	for _, m := range host {
-		params := g.ref(m.params)
-		entry := object{{"direction", m.direction}, {"description", m.about}, {"params", params}}
-		if m.result != nil {
-			entry = append(entry, member{"result", g.ref(m.result)})
+		params := g.ref(m.Params)
+		entry := object{{"direction", string(m.Direction)}, {"description", m.About}, {"params", params}}
+		if m.Result != nil {
+			entry = append(entry, member{"result", g.ref(m.Result)})
 		} else {
 			entry = append(entry, member{"result", &jsonschema.Schema{Description: "Nothing to read: the answer only says the notice was taken."}})
 		}
-		hostTable = append(hostTable, member{m.name, entry})
+		hostTable = append(hostTable, member{m.Name, entry})
 		hostCalls = append(hostCalls, &jsonschema.Schema{
-			Title:      protocol.HostServiceKey + " " + m.name,
-			Properties: props("key", &jsonschema.Schema{Const: protocol.HostServiceKey}, "method", &jsonschema.Schema{Const: m.name}, "params", params),
+			Title:      protocol.HostServiceKey + " " + m.Name,
+			Properties: props("key", &jsonschema.Schema{Const: protocol.HostServiceKey}, "method", &jsonschema.Schema{Const: m.Name}, "params", params),
 			Required:   []string{"key", "method", "params"},
 		})
 	}
@@ -302,18 +213,18 @@ func (g *generator) ref(v any) *jsonschema.Schema {
 
 // messageBranch is the root oneOf's branch for one method's request or
 // notification line.
-func (g *generator) messageBranch(kind string, m method, params *jsonschema.Schema) *jsonschema.Schema {
+func (g *generator) messageBranch(kind string, m protocol.Method, params *jsonschema.Schema) *jsonschema.Schema {
 	envelope := "JSONRPCRequest"
 	if kind == "notification" {
 		envelope = "JSONRPCNotification"
 	}
 	b := &jsonschema.Schema{
-		Title:      m.name + " " + kind,
+		Title:      m.Name + " " + kind,
 		AllOf:      []*jsonschema.Schema{defRef(envelope)},
-		Properties: props("method", &jsonschema.Schema{Const: m.name}, "params", params),
+		Properties: props("method", &jsonschema.Schema{Const: m.Name}, "params", params),
 		Required:   []string{"method", "params"},
 	}
-	if m.name == protocol.MethodServiceCall {
+	if m.Name == protocol.MethodServiceCall {
 		b.AllOf = append(b.AllOf, &jsonschema.Schema{
 			If: &jsonschema.Schema{
 				Properties: props("params", &jsonschema.Schema{
@@ -500,44 +411,44 @@ func (u union) apply(def *jsonschema.Schema) error {
 	if def == nil || def.Properties == nil {
 		return fmt.Errorf("schema: tagged union %s: no such definition", u.def)
 	}
-	tag, ok := def.Properties.Get(u.tag)
+	tag, ok := def.Properties.Get(u.Tag)
 	if !ok {
-		return fmt.Errorf("schema: tagged union %s: no tag field %q", u.def, u.tag)
+		return fmt.Errorf("schema: tagged union %s: no tag field %q", u.def, u.Tag)
 	}
 	var listed []any
 	owner := map[string]string{}
-	for _, k := range u.kinds {
-		listed = append(listed, k.value)
-		for _, f := range k.fields {
+	for _, k := range u.Kinds {
+		listed = append(listed, k.Value)
+		for _, f := range k.Fields {
 			if _, ok := def.Properties.Get(f); !ok {
-				return fmt.Errorf("schema: tagged union %s: kind %q names field %q, which %s does not have", u.def, k.value, f, u.def)
+				return fmt.Errorf("schema: tagged union %s: kind %q names field %q, which %s does not have", u.def, k.Value, f, u.def)
 			}
-			owner[f] = k.value
+			owner[f] = k.Value
 		}
 	}
 	if !slices.Equal(tag.Enum, listed) {
-		return fmt.Errorf("schema: tagged union %s: the Go type's kinds are %v, the union table's %v; update unions() in schema.go", u.def, tag.Enum, listed)
+		return fmt.Errorf("schema: tagged union %s: the Go type's kinds are %v, the union table's %v; update protocol.Unions", u.def, tag.Enum, listed)
 	}
 	for p := def.Properties.Oldest(); p != nil; p = p.Next() {
-		if p.Key != u.tag && !slices.Contains(u.common, p.Key) && owner[p.Key] == "" {
-			return fmt.Errorf("schema: tagged union %s: field %q belongs to no kind; update unions() in schema.go", u.def, p.Key)
+		if p.Key != u.Tag && !slices.Contains(u.Common, p.Key) && owner[p.Key] == "" {
+			return fmt.Errorf("schema: tagged union %s: field %q belongs to no kind; update protocol.Unions", u.def, p.Key)
 		}
 	}
-	for _, k := range u.kinds {
+	for _, k := range u.Kinds {
 		forbidden := jsonschema.NewProperties()
 		for p := def.Properties.Oldest(); p != nil; p = p.Next() {
-			if o := owner[p.Key]; o != "" && o != k.value {
+			if o := owner[p.Key]; o != "" && o != k.Value {
 				forbidden.Set(p.Key, jsonschema.FalseSchema)
 			}
 		}
-		then := &jsonschema.Schema{Required: k.required}
+		then := &jsonschema.Schema{Required: k.Required}
 		if forbidden.Len() > 0 {
 			then.Properties = forbidden
 		}
 		def.AllOf = append(def.AllOf, &jsonschema.Schema{
 			If: &jsonschema.Schema{
-				Properties: props(u.tag, &jsonschema.Schema{Const: k.value}),
-				Required:   []string{u.tag},
+				Properties: props(u.Tag, &jsonschema.Schema{Const: k.Value}),
+				Required:   []string{u.Tag},
 			},
 			Then: then,
 		})

@@ -389,7 +389,7 @@ func TestUnionTableMustMatchTheType(t *testing.T) {
 	}
 
 	missingKind := u
-	missingKind.kinds = u.kinds[:len(u.kinds)-1]
+	missingKind.Kinds = u.Kinds[:len(u.Kinds)-1]
 	if err := missingKind.apply(view()); err == nil || !strings.Contains(err.Error(), "kinds") {
 		t.Errorf("a kind missing from the table: err = %v", err)
 	}
@@ -401,7 +401,7 @@ func TestUnionTableMustMatchTheType(t *testing.T) {
 	}
 
 	wrongField := u
-	wrongField.kinds = append([]unionKind{{value: "text", fields: []string{"body"}}}, u.kinds[1:]...)
+	wrongField.Kinds = append([]protocol.UnionKind{{Value: "text", Fields: []string{"body"}}}, u.Kinds[1:]...)
 	if err := wrongField.apply(view()); err == nil || !strings.Contains(err.Error(), `"body"`) {
 		t.Errorf("a field the type lacks: err = %v", err)
 	}

@@ -12,6 +12,10 @@ type ProviderRequest struct {
 	System   string     `json:"system,omitempty"`
 	Messages []Message  `json:"messages"`
 	Tools    []ToolSpec `json:"tools,omitempty"`
+	// MaxTokens, when above 0, is the most tokens the answer may take (an
+	// MCP server's sampling request sets it); 0 leaves the bound to the
+	// provider.
+	MaxTokens int `json:"maxTokens,omitempty"`
 }
 
 // EventKind tags a StreamEvent.
@@ -42,6 +46,9 @@ type ToolCallDelta struct {
 // StreamEnd is how a streamed response ended.
 type StreamEnd struct {
 	StopReason string `json:"stopReason,omitempty"`
+	// Model is the model that answered, as the provider names it (an
+	// API's own id for it, say); empty when the provider does not say.
+	Model string `json:"model,omitempty"`
 }
 
 // Provider is a model.

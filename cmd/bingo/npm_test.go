@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,7 +56,7 @@ func TestNPMServers(t *testing.T) {
 		e.Setenv("MODEL_SRC", model)
 		return nil
 	}, Cmds: map[string]func(*testscript.TestScript, bool, []string){
-		"status": status, "freeport": freeport, "waitport": waitport, "waitlog": waitlog, "nonode": nonode,
+		"status": status, "freeport": freeport, "waitport": waitport, "waitlog": waitlog, "nonode": nonode, "signal": signal,
 	}})
 }
 
@@ -101,6 +102,26 @@ func waitlog(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Fatalf("%s: no line matching %q within 60s", args[0], args[1])
+}
+
+// signal STOP|CONT PIDFILE stops or continues the process whose pid is
+// in PIDFILE: a server that stops answering anything, then answers again.
+func signal(ts *testscript.TestScript, neg bool, args []string) {
+	sigs := map[string]syscall.Signal{"STOP": syscall.SIGSTOP, "CONT": syscall.SIGCONT}
+	if neg || len(args) != 2 || sigs[args[0]] == 0 {
+		ts.Fatalf("usage: signal STOP|CONT PIDFILE")
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	ts.Check(err)
+	ts.Check(syscall.Kill(pid, sigs[args[0]]))
+	if args[0] == "STOP" {
+		// Continued before the script's background processes are
+		// interrupted at its end, however it ends: a stopped process
+		// would not heed that.
+		ts.Defer(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+	}
 }
 
 // nonode fails if a node process working in the script's directory

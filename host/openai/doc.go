@@ -19,7 +19,10 @@
 //   - One POST to BaseURL + "/chat/completions" per Stream call with
 //     {model, messages, tools, stream: true}. The request's Model, when set,
 //     overrides Config.Model, so one configured provider can serve several
-//     models of the same server.
+//     models of the same server. The request's MaxTokens, when set, bounds
+//     the answer: max_completion_tokens for api.openai.com (where
+//     max_tokens is deprecated, and refused by reasoning models),
+//     max_tokens for any other server (the field they know).
 //   - Messages: req.System first as a system message, then system, user,
 //     assistant (content and tool_calls) and tool (tool_call_id, content)
 //     messages. An assistant call whose input sdk.Assemble kept as a JSON
@@ -33,7 +36,9 @@
 //     for sdk.Assemble. Parallel calls are told apart by their index; a
 //     server that omits the index gets one per new call id. The last
 //     finish_reason is StreamEnd.StopReason, as the server spelled it
-//     ("stop", "tool_calls", "length", ...).
+//     ("stop", "tool_calls", "length", ...), and the chunks' model (the
+//     id of the model that answered, which may be more precise than the
+//     one asked for) is StreamEnd.Model.
 //   - Server-sent events of any line length up to 32 MiB per event (a whole
 //     tool call may arrive in one line); comments and fields other than
 //     "data" are ignored.
@@ -59,8 +64,8 @@
 //   - No vision, audio or file inputs: sdk.Message carries text only.
 //   - No reasoning/thinking output (reasoning_content and the like are
 //     dropped), no usage or token counts, no logprobs.
-//   - No sampling parameters (temperature, max_tokens, ...): the server's
-//     defaults apply.
+//   - No sampling parameters but the bound on tokens (no temperature,
+//     top_p, ...): the server's defaults apply.
 //   - Only the first choice is read; n > 1 is never requested.
 //   - No legacy function_call, no Responses API, no non-streamed answers
 //     (a server that ignores stream:true is reported as not streaming).

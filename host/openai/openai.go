@@ -43,9 +43,14 @@ type Provider struct {
 	baseURL string // as configured, for error hints
 	url     string // the chat completions endpoint
 	model   string
-	keyEnv  string
-	client  *http.Client
-	getenv  func(string) string
+	// official is OpenAI's own API, which bounds an answer with
+	// max_completion_tokens (max_tokens is deprecated there, and refused
+	// by its reasoning models); the servers that copy its wire know
+	// max_tokens.
+	official bool
+	keyEnv   string
+	client   *http.Client
+	getenv   func(string) string
 }
 
 var _ sdk.Provider = (*Provider)(nil)
@@ -78,13 +83,14 @@ func New(id string, cfg Config) (*Provider, error) {
 		endpoint += "/chat/completions"
 	}
 	p := &Provider{
-		id:      id,
-		baseURL: cfg.BaseURL,
-		url:     endpoint,
-		model:   cfg.Model,
-		keyEnv:  cfg.APIKeyEnv,
-		client:  cfg.HTTPClient,
-		getenv:  cfg.Getenv,
+		id:       id,
+		baseURL:  cfg.BaseURL,
+		url:      endpoint,
+		model:    cfg.Model,
+		official: u.Hostname() == "api.openai.com",
+		keyEnv:   cfg.APIKeyEnv,
+		client:   cfg.HTTPClient,
+		getenv:   cfg.Getenv,
 	}
 	if p.client == nil {
 		p.client = defaultClient()

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -454,6 +455,59 @@ func TestRequestModelNoKeyNoTools(t *testing.T) {
 	if m := c.body["messages"].([]any); len(m) != 1 {
 		t.Errorf("messages = %v, want only the user's (no empty system message)", m)
 	}
+}
+
+// A request's bound on tokens is sent as the server wants it: OpenAI's own
+// API as max_completion_tokens, any other server as max_tokens; none, and
+// neither is sent. The answer names the model the server says answered,
+// not the one configured.
+func TestRequestMaxTokensAndModel(t *testing.T) {
+	for _, tc := range []struct {
+		name, baseURL string
+		maxTokens     int
+		want, not     string
+	}{
+		{"compatible", "", 50, "max_tokens", "max_completion_tokens"},
+		{"openai", "https://api.openai.com/v1", 50, "max_completion_tokens", "max_tokens"},
+		{"unbounded", "", 0, "", "max_tokens"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, got := capturingServer(t)
+			p := newProvider(t, srv, func(c *Config) {
+				c.Model = "an-alias"
+				if tc.baseURL != "" {
+					c.BaseURL = tc.baseURL
+					c.HTTPClient = &http.Client{Transport: toServer{srv}}
+				}
+			})
+			req := hello
+			req.MaxTokens = tc.maxTokens
+			_, end, err := stream(t.Context(), p, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := <-got
+			if tc.want != "" && c.body[tc.want] != float64(tc.maxTokens) {
+				t.Errorf("%s = %v, want %d; body %v", tc.want, c.body[tc.want], tc.maxTokens, c.body)
+			}
+			if _, ok := c.body[tc.not]; ok {
+				t.Errorf("%s sent: %v", tc.not, c.body)
+			}
+			if end.Model != "gpt-test" {
+				t.Errorf("end.Model = %q, want the server's gpt-test", end.Model)
+			}
+		})
+	}
+}
+
+// toServer sends every request to srv, whatever host it names.
+type toServer struct{ srv *httptest.Server }
+
+func (s toServer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	u, _ := url.Parse(s.srv.URL)
+	r.URL.Scheme, r.URL.Host = u.Scheme, u.Host
+	return s.srv.Client().Transport.RoundTrip(r)
 }
 
 func TestRequestRefused(t *testing.T) {

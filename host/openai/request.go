@@ -15,6 +15,10 @@ type chatRequest struct {
 	// Tools is left out when empty: some servers refuse "tools": [].
 	Tools  []chatTool `json:"tools,omitempty"`
 	Stream bool       `json:"stream"`
+	// The bound on the answer, when the request sets one: one of the two,
+	// as the server wants it (Provider.official).
+	MaxTokens           int `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int `json:"max_completion_tokens,omitempty"`
 }
 
 type chatMessage struct {
@@ -59,6 +63,13 @@ func (p *Provider) requestBody(req sdk.ProviderRequest) ([]byte, error) {
 	body := chatRequest{Model: p.model, Stream: true}
 	if req.Model != "" {
 		body.Model = req.Model
+	}
+	if req.MaxTokens > 0 {
+		if p.official {
+			body.MaxCompletionTokens = req.MaxTokens
+		} else {
+			body.MaxTokens = req.MaxTokens
+		}
 	}
 	if req.System != "" {
 		body.Messages = append(body.Messages, textMessage("system", req.System))

@@ -14,6 +14,7 @@ import (
 // chunk is one streamed chat.completion.chunk, plus the error shapes a
 // server may send in its place.
 type chunk struct {
+	Model   string        `json:"model"` // the model that answers, as the API names it
 	Choices []chunkChoice `json:"choices"`
 	// Error and Object say the chunk is an error (see parseAPIError).
 	Error  json.RawMessage `json:"error"`
@@ -113,6 +114,9 @@ func (p *Provider) readStream(ctx context.Context, body io.Reader, emit func(sdk
 			if ae, ok := parseAPIError(data); ok {
 				return end, &StreamError{Provider: p.id, Message: ae.Message, Type: ae.Type, Code: ae.Code}
 			}
+		}
+		if end.Model == "" {
+			end.Model = c.Model
 		}
 		for _, ch := range c.Choices {
 			// Only the first choice: n > 1 is never requested.

@@ -12,8 +12,9 @@ import (
 
 // A Key is one key a settings file may hold, and what a person or an editor
 // needs to know about it. The table Keys and KeySpecs return is the single
-// source of truth about the file's keys: the parser's lists of known keys
-// are read from it, LoadLayered's trust rules are read from its Layer, and
+// source of truth about the file's keys: the parser walks a file by it
+// (which keys exist, what each holds, OneOf and Requires), LoadLayered's
+// trust rules are read from its Layer, and
 // schema/settings.json and docs/settings.md are held to it (the first is
 // generated from it, the second checked against it by docs/docs_test.go).
 // The keys of deadlines and limits come from the fields of Deadlines and

@@ -99,13 +99,13 @@ func (ld *Loaded) read(file string) *layer {
 func dropInvalid(file string, l *layer, valid func(string) error) []error {
 	var errs []error
 	for _, key := range l.keys {
-		top, sub, _ := strings.Cut(key, ".")
-		if top != "permissions" {
+		if top, _, _ := strings.Cut(key, "."); top != "permissions" {
 			continue
 		}
-		list, where := l.perm(sub), l.patternAt[sub]
-		kept := (*list)[:0]
-		for i, pat := range *list {
+		list, _ := get[[]string](l, key)
+		where := l.patternAt[key]
+		var kept []string
+		for i, pat := range list {
 			if err := valid(pat); err != nil {
 				errs = append(errs, &Error{File: file, Line: where[i].line, Col: where[i].col,
 					Err: fmt.Errorf("%s %q: %w; this pattern is ignored", key, pat, err)})
@@ -113,7 +113,7 @@ func dropInvalid(file string, l *layer, valid func(string) error) []error {
 			}
 			kept = append(kept, pat)
 		}
-		*list = kept
+		l.set[key] = kept
 	}
 	return errs
 }
@@ -128,7 +128,7 @@ func (ld *Loaded) restrict(l *layer, trusted bool, own map[string]bool) {
 		layer := layerOf(spelling(top, sub))
 		if layer == LayerUser {
 			ld.UserOnly = appendNew(ld.UserOnly, top)
-			l.drop(top, sub)
+			l.drop(top)
 			continue
 		}
 		if trusted {
@@ -143,11 +143,11 @@ func (ld *Loaded) restrict(l *layer, trusted bool, own map[string]bool) {
 			keep = own[sub]
 		}
 		if !keep {
-			if top == "provider" {
+			if k, _ := lookup(top); k.OneOf {
 				key = top // chosen whole
 			}
 			ld.Ignored = appendNew(ld.Ignored, key)
-			l.drop(top, sub)
+			l.drop(key)
 		}
 	}
 }
@@ -163,7 +163,7 @@ func (ld *Loaded) withhold(l *layer, untrusted map[string]bool) {
 			continue
 		}
 		if _, ok := user.Plugins[name]; ok {
-			if _, set := l.plugins[name]; !set {
+			if !l.has("plugins." + name) {
 				delete(s.Plugins, name)
 			}
 			ld.Withheld = append(ld.Withheld, "plugins."+name)

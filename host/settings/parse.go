@@ -7,127 +7,84 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 )
 
-// layer is one file's settings as written. A nil pointer or map means the
-// file did not set that key, which is what the merge needs to know and
-// what decoding into Settings would lose.
+// layer is one file's settings as written: every key the file sets, by
+// its path in the file ("deadlines.tool", "sandbox.x.memoryMiB"), holding
+// the value its Kind reads (see value), and every section it writes,
+// holding section{}. A key the file does not set is absent, which is what
+// the merge needs to know and what decoding into Settings would lose.
 type layer struct {
-	allow, deny, ask []string
-	// patternAt places each pattern of allow, deny and ask, by list key,
-	// for the checks made after parsing.
+	set map[string]any
+	// names are the names a file sets under each section of names
+	// ("plugins", "env.plugins"), in file order.
+	names map[string][]string
+	// patternAt places each pattern of a permissions list, by the list's
+	// path, for the checks made after parsing.
 	patternAt map[string][]place
-	plugins   map[string]json.RawMessage
-	sandbox   map[string]Sandbox
-	mcp       map[string]MCP
-	env       *Env
-	deadlines map[string]time.Duration
-	limits    map[string]int
-	provider  struct {
-		plugin *string
-		model  *string // with plugin only
-		openai *openAILayer
-	}
-	maxSteps, compactAt *int
-	wasmCompile         struct {
-		counts map[string]int
-		time   *time.Duration
-	}
 	// keys are the keys one below the top that the file sets, dotted
 	// ("permissions.allow", "plugins.deploy", "provider.openai"), in file
 	// order.
 	keys []string
 }
 
+// section is what a layer holds for a section the file writes.
+type section struct{}
+
 // place is a line and a column, as in Error.
 type place struct{ line, col int }
 
-// perm returns the list permissions.<key> is read into, or nil for an
-// unknown key.
-func (l *layer) perm(key string) *[]string {
-	switch key {
-	case "allow":
-		return &l.allow
-	case "deny":
-		return &l.deny
-	case "ask":
-		return &l.ask
-	}
-	return nil
+// lookup returns the value of the key at path and whether the file set
+// it; a value of another type than T (a section where a key was asked
+// for) is not set.
+func get[T any](l *layer, path string) (T, bool) {
+	v, ok := l.set[path].(T)
+	return v, ok
 }
 
-// turn returns the field turn.<key> is read into, or nil for an unknown
-// key.
-func (l *layer) turn(key string) **int {
-	switch key {
-	case "maxSteps":
-		return &l.maxSteps
-	case "compactAt":
-		return &l.compactAt
-	}
-	return nil
+// has reports whether the file sets the key or section at path.
+func (l *layer) has(path string) bool {
+	_, ok := l.set[path]
+	return ok
 }
 
-// drop forgets the key top.sub, one of l.keys, as if the file had not set
-// it. Under sandbox, env and provider, which are taken or left whole, it
-// forgets the whole top key.
-func (l *layer) drop(top, sub string) {
-	switch top {
-	case "permissions":
-		*l.perm(sub) = nil
-	case "plugins":
-		delete(l.plugins, sub)
-	case "deadlines":
-		delete(l.deadlines, sub)
-	case "limits":
-		delete(l.limits, sub)
-	case "turn":
-		*l.turn(sub) = nil
-	case "wasmCompile":
-		delete(l.wasmCompile.counts, sub)
-		if sub == "time" {
-			l.wasmCompile.time = nil
+// drop forgets the key or section at path and everything under it, as if
+// the file had not set it.
+func (l *layer) drop(path string) {
+	for p := range l.set {
+		if p == path || strings.HasPrefix(p, path+".") {
+			delete(l.set, p)
 		}
-	case "sandbox":
-		l.sandbox = nil
-	case "mcp":
-		l.mcp = nil
-	case "env":
-		l.env = nil
-	case "provider":
-		l.provider.plugin, l.provider.model, l.provider.openai = nil, nil, nil
+	}
+	for p := range l.names {
+		if p == path || strings.HasPrefix(p, path+".") {
+			delete(l.names, p)
+		}
+	}
+	if parent, name, ok := cutLast(path); ok {
+		l.names[parent] = slices.DeleteFunc(l.names[parent], func(n string) bool { return n == name })
 	}
 }
 
-type openAILayer struct {
-	baseURL, model, apiKeyEnv *string
+// cutLast splits a path at its last dot.
+func cutLast(path string) (parent, last string, ok bool) {
+	i := strings.LastIndexByte(path, '.')
+	if i < 0 {
+		return "", path, false
+	}
+	return path[:i], path[i+1:], true
 }
-
-// The keys the parser knows, section by section, as the table of keys
-// (keys.go) lists them: the parser's messages name them, and a test holds
-// the parser's switches to them.
-var (
-	topKeys         = children("")
-	permissionsKeys = children("permissions")
-	sandboxKeys     = children("sandbox.<name>")
-	mcpKeys         = children("mcp.<name>")
-	providerKeys    = children("provider")
-	openAIKeys      = children("provider.openai")
-	turnKeys        = children("turn")
-	wasmCompileKeys = children("wasmCompile")
-	envKeys         = children("env")
-	pluginEnvKeys   = children("env.plugins.<name>")
-)
 
 // parse reads one settings file. It walks the JSON token by token, rather
 // than unmarshalling into a struct, so that every refusal can name the key
 // and the line and column it sits at.
 func parse(file string, data []byte) (*layer, error) {
-	l := &layer{}
+	l := &layer{set: map[string]any{}, names: map[string][]string{}, patternAt: map[string][]place{}}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return l, nil // an empty file says nothing; it is not a mistake
 	}
@@ -140,7 +97,7 @@ func parse(file string, data []byte) (*layer, error) {
 	if err := json.Unmarshal(data, new(json.RawMessage)); err != nil {
 		return nil, p.syntax(0, err)
 	}
-	if err := p.top(l); err != nil {
+	if err := p.value(l, "", ""); err != nil {
 		return nil, err
 	}
 	at := p.at()
@@ -265,15 +222,6 @@ func (p *parser) object(path string, each func(key string, at int64) error) erro
 	return err
 }
 
-// section reads the top-level object name, recording each key it holds
-// in l.keys before each reads the key's value.
-func (p *parser) section(l *layer, name string, each func(key string, at int64) error) error {
-	return p.object(name, func(key string, at int64) error {
-		l.keys = append(l.keys, name+"."+key)
-		return each(key, at)
-	})
-}
-
 func (p *parser) unknown(at int64, key, path string, known []string) error {
 	return p.errAt(at, "unknown key %q in %s (known keys: %s)", key, path, strings.Join(known, ", "))
 }
@@ -386,209 +334,151 @@ func (p *parser) raw() (json.RawMessage, error) {
 	return raw, nil
 }
 
-func (p *parser) top(l *layer) error {
-	return p.object("the settings file", func(key string, at int64) error {
-		switch key {
-		case "permissions":
-			return p.permissions(l)
-		case "plugins":
-			return p.plugins(l)
-		case "deadlines":
-			return p.deadlines(l)
-		case "limits":
-			return p.limits(l)
-		case "sandbox":
-			return p.sandbox(l)
-		case "mcp":
-			return p.mcp(l)
-		case "provider":
-			return p.provider(l)
-		case "turn":
-			return p.turn(l)
-		case "wasmCompile":
-			return p.wasmCompile(l)
-		case "env":
-			return p.env(l)
-		}
-		return p.unknown(at, key, "the settings file", topKeys)
-	})
-}
-
-func (p *parser) permissions(l *layer) error {
-	l.patternAt = make(map[string][]place)
-	return p.section(l, "permissions", func(key string, at int64) error {
-		dst := l.perm(key)
-		if dst == nil {
-			return p.unknown(at, key, "permissions", permissionsKeys)
-		}
+// value reads the value of the key at path (spelled spell in the table
+// of keys; "" for the whole file) into l, as the table says: a section's
+// keys each by its own entry, anything else by the key's Kind. The table
+// is the only list of keys and kinds the parser knows.
+func (p *parser) value(l *layer, spell, path string) error {
+	k, _ := lookup(spell)
+	switch {
+	case spell == "", k.Kind == KindSection, k.Kind == KindNames:
+		return p.section(l, k, spell, path)
+	case k.Kind == KindPatterns:
 		var where []place
-		v, err := p.strs("permissions."+key, func(_, _ string, at int64) error {
+		v, err := p.strs(path, func(_, _ string, at int64) error {
 			where = append(where, p.place(at))
 			return nil
 		})
-		*dst = v
-		l.patternAt[key] = where
+		l.set[path], l.patternAt[path] = v, where
 		return err
-	})
-}
-
-func (p *parser) plugins(l *layer) error {
-	l.plugins = make(map[string]json.RawMessage)
-	return p.section(l, "plugins", func(name string, at int64) error {
-		raw, err := p.raw()
-		l.plugins[name] = raw
+	}
+	at := p.at()
+	v, err := p.scalar(k, path)
+	if err != nil {
 		return err
-	})
-}
-
-func (p *parser) deadlines(l *layer) error {
-	l.deadlines = make(map[string]time.Duration)
-	var scratch Deadlines
-	return p.section(l, "deadlines", func(key string, at int64) error {
-		if DeadlineField(&scratch, key) == nil {
-			return p.unknown(at, key, "deadlines", deadlineKeys)
+	}
+	l.set[path] = v
+	if k.Kind == KindProvider {
+		if _, _, ok := (ProviderChoice{Plugin: v.(string)}).PluginProvider(); !ok {
+			return p.errAt(at, "%s must be \"<plugin>/<providerId>\", not %q", path, v)
 		}
-		d, err := p.duration("deadlines."+key, deadlineZero[key])
-		l.deadlines[key] = d
-		return err
-	})
+	}
+	return nil
 }
 
-func (p *parser) limits(l *layer) error {
-	l.limits = make(map[string]int)
-	var scratch Limits
-	return p.section(l, "limits", func(key string, at int64) error {
-		if limitField(&scratch, key) == nil {
-			return p.unknown(at, key, "limits", limitKeys)
-		}
-		n, err := p.positive("limits." + key)
-		if n != nil {
-			l.limits[key] = *n
-		}
-		return err
-	})
-}
-
-func (p *parser) mcp(l *layer) error {
-	l.mcp = make(map[string]MCP)
-	return p.section(l, "mcp", func(name string, at int64) error {
-		path := "mcp." + name
-		var m MCP
-		err := fields(p, path, mcpKeys, map[string]*bool{"resources": &m.Resources, "sampling": &m.Sampling}, p.boolean)
-		l.mcp[name] = m
-		return err
-	})
-}
-
-func (p *parser) sandbox(l *layer) error {
-	l.sandbox = make(map[string]Sandbox)
-	return p.section(l, "sandbox", func(name string, at int64) error {
-		path := "sandbox." + name
-		var sb Sandbox
-		err := p.object(path, func(key string, at int64) error {
-			switch key {
-			case "writable":
-				b, err := p.boolean(path + ".writable")
-				sb.Writable = b
-				return err
-			case "memoryMiB":
-				n, err := p.positive(path + ".memoryMiB")
-				if n != nil {
-					sb.MemoryMiB = *n
-				}
-				return err
-			}
-			return p.unknown(at, key, path, sandboxKeys)
-		})
-		l.sandbox[name] = sb
-		return err
-	})
-}
-
-func (p *parser) provider(l *layer) error {
+// section reads the object at path: each key must be one the table lists
+// under spell (any name, for a section of names), and a OneOf section may
+// set at most one of its alternatives.
+func (p *parser) section(l *layer, k Key, spell, path string) error {
 	start := p.at()
-	var modelAt int64
-	err := p.section(l, "provider", func(key string, at int64) error {
-		switch key {
-		case "plugin":
-			s, err := p.str("provider.plugin")
-			if err != nil {
-				return err
-			}
-			if _, _, ok := (ProviderChoice{Plugin: s}).PluginProvider(); !ok {
-				return p.errAt(at, "provider.plugin must be \"<plugin>/<providerId>\", not %q", s)
-			}
-			l.provider.plugin = &s
-			return nil
-		case "model":
-			vat := p.at()
-			s, err := p.str("provider.model")
-			if err != nil {
-				return err
-			}
-			if s == "" {
-				return p.errAt(vat, "provider.model must not be empty")
-			}
-			l.provider.model = &s
-			modelAt = at
-			return nil
-		case "openai":
-			o := &openAILayer{}
-			l.provider.openai = o
-			return p.openAI(o)
+	label := path
+	if path == "" {
+		label = "the settings file"
+	}
+	l.set[path] = section{}
+	set := map[string]int64{} // key → its offset
+	err := p.object(label, func(key string, at int64) error {
+		child, childPath := spell+"."+key, path+"."+key
+		if spell == "" {
+			child, childPath = key, key
 		}
-		return p.unknown(at, key, "provider", providerKeys)
+		if k.Kind == KindNames {
+			child = spell + ".<name>"
+			l.names[path] = append(l.names[path], key)
+		}
+		if _, ok := lookup(child); !ok {
+			return p.unknown(at, key, label, children(spell))
+		}
+		if strings.Count(childPath, ".") == 1 {
+			l.keys = append(l.keys, childPath)
+		}
+		set[key] = at
+		return p.value(l, child, childPath)
 	})
-	if err == nil && l.provider.plugin != nil && l.provider.openai != nil {
-		return p.errAt(start, "provider: choose plugin or openai, not both")
+	if err != nil || path == "" {
+		return err
 	}
-	if err == nil && l.provider.model != nil && l.provider.plugin == nil {
-		if l.provider.openai != nil {
-			return p.errAt(modelAt, "provider.model chooses among a plugin provider's models; an openai endpoint's model is provider.openai.model")
-		}
-		return p.errAt(modelAt, "provider.model needs provider.plugin beside it, naming the provider whose models it chooses among")
-	}
-	return err
+	return p.together(k, spell, path, set, start)
 }
 
-func (p *parser) openAI(o *openAILayer) error {
-	return p.object("provider.openai", func(key string, at int64) error {
-		path := "provider.openai." + key
-		var dst **string
-		switch key {
-		case "baseURL":
-			dst = &o.baseURL
-		case "model":
-			dst = &o.model
-		case "apiKeyEnv":
-			dst = &o.apiKeyEnv
-		default:
-			return p.unknown(at, key, "provider.openai", openAIKeys)
+// together checks the keys a section sets against the table's OneOf and
+// Requires.
+func (p *parser) together(k Key, spell, path string, set map[string]int64, start int64) error {
+	var alternatives []string
+	for _, name := range children(spell) {
+		c, _ := lookup(spell + "." + name)
+		if c.Requires == "" {
+			alternatives = append(alternatives, name)
 		}
-		vat := p.at()
-		s, err := p.str(path)
+	}
+	var chosen []string
+	for _, name := range alternatives {
+		if _, ok := set[name]; ok {
+			chosen = append(chosen, name)
+		}
+	}
+	if k.OneOf && len(chosen) > 1 {
+		return p.errAt(start, "%s: choose %s, not both", path, strings.Join(chosen, " or "))
+	}
+	for _, name := range children(spell) {
+		c, _ := lookup(spell + "." + name)
+		at, ok := set[name]
+		if _, beside := set[c.Requires]; !ok || c.Requires == "" || beside {
+			continue
+		}
+		msg := fmt.Sprintf("%s.%s needs %s.%s beside it", path, name, path, c.Requires)
+		if k.OneOf && len(chosen) > 0 {
+			alt := path + "." + chosen[0]
+			msg += fmt.Sprintf("; it does not apply to %s", alt)
+			if _, ok := lookup(spell + "." + chosen[0] + "." + name); ok {
+				msg += fmt.Sprintf(", which takes %s.%s", alt, name)
+			}
+		}
+		return p.errAt(at, "%s", msg)
+	}
+	return nil
+}
+
+// scalar reads a value of k's Kind, refusing what the Kind does not hold.
+func (p *parser) scalar(k Key, path string) (any, error) {
+	at := p.at()
+	switch k.Kind {
+	case KindDuration:
+		return p.duration(path, k.Zero)
+	case KindCount:
+		n, err := p.positive(path)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		switch key {
-		case "baseURL":
-			if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return p.errAt(vat, "%s must be an http or https URL, not %q", path, s)
-			}
-		case "model":
-			if s == "" {
-				return p.errAt(vat, "%s must not be empty", path)
-			}
-		case "apiKeyEnv":
-			if !isEnvName(s) {
-				// Do not echo the value: a person who pasted the key
-				// itself here would see it again in a log.
-				return p.errAt(vat, "%s must name an environment variable (like OPENAI_API_KEY) that holds the key, not the key itself", path)
-			}
+		return *n, nil
+	case KindBool:
+		return p.boolean(path)
+	case KindJSON:
+		return p.raw()
+	case KindEnvNames:
+		return p.envNames(path)
+	}
+	s, err := p.str(path)
+	if err != nil {
+		return nil, err
+	}
+	switch k.Kind {
+	case KindString:
+		if s == "" {
+			return nil, p.errAt(at, "%s must not be empty", path)
 		}
-		*dst = &s
-		return nil
-	})
+	case KindURL:
+		if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, p.errAt(at, "%s must be an http or https URL, not %q", path, s)
+		}
+	case KindEnvName:
+		if !isEnvName(s) {
+			// Do not echo the value: a person who pasted the key
+			// itself here would see it again in a log.
+			return nil, p.errAt(at, "%s must name an environment variable (like OPENAI_API_KEY) that holds the key, not the key itself", path)
+		}
+	}
+	return s, nil
 }
 
 // isEnvName reports whether s is a portable environment variable name.
@@ -602,79 +492,6 @@ func isEnvName(s string) bool {
 		}
 	}
 	return true
-}
-
-func (p *parser) turn(l *layer) error {
-	return p.section(l, "turn", func(key string, at int64) error {
-		dst := l.turn(key)
-		if dst == nil {
-			return p.unknown(at, key, "turn", turnKeys)
-		}
-		n, err := p.positive("turn." + key)
-		*dst = n
-		return err
-	})
-}
-
-func (p *parser) wasmCompile(l *layer) error {
-	l.wasmCompile.counts = make(map[string]int)
-	var scratch WasmCompile
-	return p.section(l, "wasmCompile", func(key string, at int64) error {
-		if key == "time" {
-			d, err := p.duration("wasmCompile.time", "")
-			l.wasmCompile.time = &d
-			return err
-		}
-		if scratch.count(key) == nil {
-			return p.unknown(at, key, "wasmCompile", wasmCompileKeys)
-		}
-		n, err := p.positive("wasmCompile." + key)
-		if n != nil {
-			l.wasmCompile.counts[key] = *n
-		}
-		return err
-	})
-}
-
-func (p *parser) env(l *layer) error {
-	e := &Env{}
-	l.env = e
-	return p.section(l, "env", func(key string, at int64) error {
-		switch key {
-		case "withhold":
-			v, err := p.envNames("env.withhold")
-			e.Withhold = v
-			return err
-		case "plugins":
-			e.Plugins = make(map[string]PluginEnv)
-			return p.object("env.plugins", func(name string, at int64) error {
-				pe, err := p.pluginEnv("env.plugins." + name)
-				e.Plugins[name] = pe
-				return err
-			})
-		}
-		return p.unknown(at, key, "env", envKeys)
-	})
-}
-
-func (p *parser) pluginEnv(path string) (PluginEnv, error) {
-	var pe PluginEnv
-	err := fields(p, path, pluginEnvKeys, map[string]*[]string{"withhold": &pe.Withhold, "pass": &pe.Pass}, p.envNames)
-	return pe, err
-}
-
-// fields reads the object at path whose keys (known, in the table's
-// order) each hold a value read alike: into dst[key], with read.
-func fields[T any](p *parser, path string, known []string, dst map[string]*T, read func(path string) (T, error)) error {
-	return p.object(path, func(key string, at int64) error {
-		d, ok := dst[key]
-		if !ok {
-			return p.unknown(at, key, path, known)
-		}
-		v, err := read(path + "." + key)
-		*d = v
-		return err
-	})
 }
 
 // envNames reads an array of environment variable names.

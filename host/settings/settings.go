@@ -239,61 +239,85 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
-// apply merges one layer over s.
+// apply merges one layer over s, each key as its entry in the table of
+// keys says a later file's value merges.
 func (s *Settings) apply(l *layer) {
-	s.Permissions.Allow = union(s.Permissions.Allow, l.allow)
-	s.Permissions.Deny = union(s.Permissions.Deny, l.deny)
-	s.Permissions.Ask = union(s.Permissions.Ask, l.ask)
-	putAll(&s.Plugins, l.plugins)
-	putAll(&s.Sandbox, l.sandbox)
-	putAll(&s.MCP, l.mcp)
-	if l.env != nil {
-		s.Env.Withhold = union(s.Env.Withhold, l.env.Withhold)
-		putAll(&s.Env.Plugins, l.env.Plugins)
+	s.Permissions.Allow = union(s.Permissions.Allow, strs(l, "permissions.allow"))
+	s.Permissions.Deny = union(s.Permissions.Deny, strs(l, "permissions.deny"))
+	s.Permissions.Ask = union(s.Permissions.Ask, strs(l, "permissions.ask"))
+	for _, name := range l.names["plugins"] {
+		raw, _ := get[json.RawMessage](l, "plugins."+name)
+		put(&s.Plugins, name, raw)
 	}
-	for key, d := range l.deadlines {
-		*DeadlineField(&s.Deadlines, key) = d
+	for _, name := range l.names["sandbox"] {
+		at := "sandbox." + name + "."
+		var sb Sandbox
+		setFrom(l, at+"writable", &sb.Writable)
+		setFrom(l, at+"memoryMiB", &sb.MemoryMiB)
+		put(&s.Sandbox, name, sb)
 	}
-	for key, n := range l.limits {
-		*limitField(&s.Limits, key) = n
+	for _, name := range l.names["mcp"] {
+		at := "mcp." + name + "."
+		var m MCP
+		setFrom(l, at+"resources", &m.Resources)
+		setFrom(l, at+"sampling", &m.Sampling)
+		put(&s.MCP, name, m)
+	}
+	s.Env.Withhold = union(s.Env.Withhold, strs(l, "env.withhold"))
+	for _, name := range l.names["env.plugins"] {
+		at := "env.plugins." + name + "."
+		put(&s.Env.Plugins, name, PluginEnv{Withhold: strs(l, at+"withhold"), Pass: strs(l, at+"pass")})
+	}
+	for _, key := range deadlineKeys {
+		setFrom(l, "deadlines."+key, DeadlineField(&s.Deadlines, key))
+	}
+	for _, key := range limitKeys {
+		setFrom(l, "limits."+key, limitField(&s.Limits, key))
 	}
 	switch {
-	case l.provider.plugin != nil:
-		s.Provider = ProviderChoice{Plugin: *l.provider.plugin}
-		set(&s.Provider.Model, l.provider.model)
-	case l.provider.openai != nil:
+	case l.has("provider.plugin"):
+		s.Provider = ProviderChoice{}
+		setFrom(l, "provider.plugin", &s.Provider.Plugin)
+		setFrom(l, "provider.model", &s.Provider.Model)
+	case l.has("provider.openai"):
 		var o OpenAI
 		if s.Provider.OpenAI != nil {
 			o = *s.Provider.OpenAI
 		}
-		set(&o.BaseURL, l.provider.openai.baseURL)
-		set(&o.Model, l.provider.openai.model)
-		set(&o.APIKeyEnv, l.provider.openai.apiKeyEnv)
+		setFrom(l, "provider.openai.baseURL", &o.BaseURL)
+		setFrom(l, "provider.openai.model", &o.Model)
+		setFrom(l, "provider.openai.apiKeyEnv", &o.APIKeyEnv)
 		s.Provider = ProviderChoice{OpenAI: &o}
 	}
-	set(&s.Turn.MaxSteps, l.maxSteps)
-	set(&s.Turn.CompactAt, l.compactAt)
-	for key, n := range l.wasmCompile.counts {
-		*s.WasmCompile.count(key) = n
-	}
-	set(&s.WasmCompile.Time, l.wasmCompile.time)
-}
-
-// putAll replaces (*dst)[name] whole for every name in src, making *dst
-// when it is nil and there is something to put.
-func putAll[V any](dst *map[string]V, src map[string]V) {
-	for name, v := range src {
-		if *dst == nil {
-			*dst = make(map[string]V)
+	setFrom(l, "turn.maxSteps", &s.Turn.MaxSteps)
+	setFrom(l, "turn.compactAt", &s.Turn.CompactAt)
+	for _, key := range children("wasmCompile") {
+		if n := s.WasmCompile.count(key); n != nil {
+			setFrom(l, "wasmCompile."+key, n)
 		}
-		(*dst)[name] = v
+	}
+	setFrom(l, "wasmCompile.time", &s.WasmCompile.Time)
+}
+
+// setFrom sets *dst to the value of the key at path, if the file sets it.
+func setFrom[T any](l *layer, path string, dst *T) {
+	if v, ok := get[T](l, path); ok {
+		*dst = v
 	}
 }
 
-func set[T any](dst *T, v *T) {
-	if v != nil {
-		*dst = *v
+// strs returns the list at path, nil when the file does not set it.
+func strs(l *layer, path string) []string {
+	v, _ := get[[]string](l, path)
+	return v
+}
+
+// put sets (*dst)[name] to v whole, making *dst when it is nil.
+func put[V any](dst *map[string]V, name string, v V) {
+	if *dst == nil {
+		*dst = make(map[string]V)
 	}
+	(*dst)[name] = v
 }
 
 // union appends to a the elements of b it does not hold yet. It never

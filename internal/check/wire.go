@@ -11,10 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	sjs "github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/bingo/bingo-plugin-rpc/protocol"
-	"github.com/bingo/bingo-plugin-rpc/schema"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 )
 
@@ -193,61 +190,34 @@ func (c *counter) tail() string {
 // counted as the plugin's stderr.
 func (c *counter) log() io.Writer { return io.Discard }
 
-// compiled is schema/plugin.json, compiled once.
-var compiled = sync.OnceValues(func() (*sjs.Compiler, error) {
-	doc, err := sjs.UnmarshalJSON(bytes.NewReader(schema.Document))
-	if err != nil {
-		return nil, err
-	}
-	c := sjs.NewCompiler()
-	if err := c.AddResource(schema.ID, doc); err != nil {
-		return nil, err
-	}
-	return c, nil
-})
-
-var schemas sync.Map // location → *sjs.Schema
-
-func schemaAt(loc string) (*sjs.Schema, error) {
-	if s, ok := schemas.Load(loc); ok {
-		return s.(*sjs.Schema), nil
-	}
-	c, err := compiled()
-	if err != nil {
-		return nil, err
-	}
-	s, err := c.Compile(schema.ID + loc)
-	if err != nil {
-		return nil, err
-	}
-	schemas.Store(loc, s)
-	return s, nil
-}
-
-// validate says how raw breaks the schema at loc, in one line, or "".
-func validate(loc string, raw []byte) string {
-	s, err := schemaAt(loc)
-	if err != nil {
-		return "the schema itself: " + err.Error()
-	}
-	v, err := sjs.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return err.Error()
-	}
-	err = s.Validate(v)
-	if err == nil {
-		return ""
-	}
-	var parts []string
-	for _, l := range strings.Split(err.Error(), "\n")[1:] {
-		l = strings.TrimSpace(l)
-		l = strings.TrimPrefix(l, "- ")
-		if l != "" {
-			parts = append(parts, l)
+// lineProblems says how one line breaks the wire's rules (the envelope,
+// and, for a request or notification, whether side from may send it and
+// its params), in one line, or "".
+func lineProblems(text []byte, from protocol.Direction) string {
+	ps := protocol.CheckEnvelope(text)
+	var e envelope
+	if len(ps) == 0 && json.Unmarshal(text, &e) == nil && e.Method != "" {
+		var ok bool
+		if ps, ok = protocol.CheckParams(e.Method, from, e.Params); !ok {
+			return fmt.Sprintf("%s is not a method the %s sends", protocol.Quote(e.Method), side(from))
 		}
 	}
-	if len(parts) == 0 {
-		return oneLine(err.Error(), 300)
+	return joinProblems(ps)
+}
+
+func side(from protocol.Direction) string {
+	if from == protocol.HostToPlugin {
+		return "host"
+	}
+	return "plugin"
+}
+
+// joinProblems says problems in one line: the first four, and how many
+// more.
+func joinProblems(ps []protocol.Problem) string {
+	var parts []string
+	for _, p := range ps {
+		parts = append(parts, p.Error())
 	}
 	if len(parts) > 4 {
 		parts = append(parts[:4], fmt.Sprintf("and %d more", len(parts)-4))
@@ -280,7 +250,7 @@ func (c *checker) handshake() {
 			ids[string(e.ID)] = true
 		}
 		if l.from == "plugin" && e.Method == "" && ids[string(e.ID)] && e.Result != nil {
-			if msg := validate("#/$defs/InitializeResult", e.Result); msg != "" {
+			if msg := joinProblems(protocol.CheckResult(protocol.MethodInitialize, e.Result)); msg != "" {
 				c.add(Fail, "handshake", "the answer to initialize breaks schema/plugin.json: %s", msg)
 			} else {
 				c.add(OK, "handshake", "the answer to initialize is valid against schema/plugin.json")
@@ -288,38 +258,6 @@ func (c *checker) handshake() {
 			return
 		}
 	}
-}
-
-// answerChecks hold an answer's result to the rules of its method.
-var answerChecks = map[string]struct {
-	wrapper string
-	check   func(json.RawMessage) []protocol.Problem
-}{
-	protocol.MethodToolCall:   {"output", func(r json.RawMessage) []protocol.Problem { return protocol.Check[protocol.ToolCallResult](r, "") }},
-	protocol.MethodCommandRun: {"outcome", func(r json.RawMessage) []protocol.Problem { return protocol.Check[protocol.CommandRunResult](r, "") }},
-	protocol.MethodCommandComplete: {"completions", func(r json.RawMessage) []protocol.Problem {
-		return protocol.Check[protocol.CommandCompleteResult](r, "")
-	}},
-	protocol.MethodContextContribute: {"pieces", func(r json.RawMessage) []protocol.Problem {
-		return protocol.Check[protocol.ContextContributeResult](r, "")
-	}},
-	protocol.MethodCompactorCompact: {"compaction", func(r json.RawMessage) []protocol.Problem {
-		return protocol.Check[protocol.CompactorCompactResult](r, "")
-	}},
-	protocol.MethodProviderStream: {"end", func(r json.RawMessage) []protocol.Problem {
-		return protocol.Check[protocol.ProviderStreamResult](r, "")
-	}},
-	protocol.MethodHookDecide:  {"outcome", func(r json.RawMessage) []protocol.Problem { return protocol.Check[protocol.HookDecideResult](r, "") }},
-	protocol.MethodServiceCall: {"result", func(r json.RawMessage) []protocol.Problem { return protocol.Check[protocol.ServiceCallResult](r, "") }},
-}
-
-// pluginParams hold what the plugin sends on its own to its method's rules.
-var pluginParams = map[string]func(json.RawMessage) []protocol.Problem{
-	protocol.NotifyToolProgress:  func(r json.RawMessage) []protocol.Problem { return protocol.Check[protocol.ToolProgress](r, "params") },
-	protocol.NotifyProviderDelta: func(r json.RawMessage) []protocol.Problem { return protocol.Check[protocol.ProviderDelta](r, "params") },
-	protocol.MethodServiceCall: func(r json.RawMessage) []protocol.Problem {
-		return protocol.Check[protocol.ServiceCallParams](r, "params")
-	},
 }
 
 // wire reads the tapped lines, both ways, once everything has run.
@@ -348,7 +286,7 @@ func (c *checker) wire() {
 			if json.Unmarshal(l.text, &e) == nil && e.Method != "" && e.ID != nil {
 				methods[string(e.ID)] = e.Method
 			}
-			if msg := validate("", l.text); msg != "" {
+			if msg := lineProblems(l.text, protocol.HostToPlugin); msg != "" {
 				fail(Warn, "wire", "the host sent a line the schema does not know (a host bug): %s: %s", msg, oneLine(string(l.text), 120))
 			}
 			continue
@@ -366,27 +304,29 @@ func (c *checker) wire() {
 			fail(Fail, "wire", "a line on stdout is JSON but not a JSON-RPC message: %s", oneLine(string(l.text), 120))
 			continue
 		}
-		if msg := validate("", l.text); msg != "" && e.Method != "" {
-			fail(Fail, "wire", "%s from the plugin breaks schema/plugin.json: %s", e.Method, msg)
+		if ps := protocol.CheckEnvelope(l.text); len(ps) > 0 {
+			fail(Fail, "wire", "a line from the plugin breaks JSON-RPC 2.0 as schema/plugin.json states it: %s: %s", joinProblems(ps), oneLine(string(l.text), 120))
+			continue
 		}
 		switch {
 		case e.Method != "":
-			if chk := pluginParams[e.Method]; chk != nil {
-				c.problems(fail, e.Method+" from the plugin", chk(e.Params), "")
+			ps, ok := protocol.CheckParams(e.Method, protocol.PluginToHost, e.Params)
+			if !ok {
+				fail(Fail, "wire", "%s from the plugin: not a method a plugin sends", protocol.Quote(e.Method))
+				continue
 			}
-		case e.Error != nil:
-			if msg := validate("#/$defs/JSONRPCError", e.Error); msg != "" {
-				fail(Fail, "wire", "an error answer to %s breaks schema/plugin.json: %s", methods[string(e.ID)], msg)
-			}
-		default:
+			c.problems(fail, e.Method+" from the plugin", ps, "")
+		case e.Error == nil: // an error answer is all envelope
 			method := methods[string(e.ID)]
 			if method == "" {
 				fail(Fail, "wire", "an answer to no request the host sent (id %s)", e.ID)
 				continue
 			}
-			if chk, ok := answerChecks[method]; ok {
-				c.problems(fail, "answer to "+method, chk.check(e.Result), chk.wrapper)
+			if method == protocol.MethodInitialize {
+				continue // the handshake's check
 			}
+			m, _ := protocol.Lookup(method)
+			c.problems(fail, "answer to "+method, protocol.CheckResult(method, e.Result), m.Wrapper())
 		}
 	}
 	if dropped > 0 {

@@ -715,10 +715,12 @@ func (c *hostCloser) set(h *host.Host) {
 	close(c.opened)
 }
 
-// close closes the host if it is open (Host.Close is idempotent).
+// close closes the host if it is open, as bingo exits: Host.Leave, which
+// leaves the end of each exec plugin's stop to its shepherd (Host.Close
+// and Leave are one, whichever comes first).
 func (c *hostCloser) close() {
 	if h := c.h.Load(); h != nil {
-		h.Close()
+		h.Leave()
 	}
 }
 

@@ -26,6 +26,15 @@
 // (SIGTERM, and SIGINT or SIGHUP from a terminal) reach the shepherd too;
 // it ignores them, as they are the plugin's to act on.
 //
+// A host about to exit hands the stop to the shepherd instead of waiting
+// for it (Hand): it closes the plugin's stdin and sends the one order the
+// lifeline carries, stop within a grace, with the plugin's stderr and log.
+// The shepherd then runs the stop sequence (Stop, the rule the exec
+// transport follows when it stops an instance itself: the grace, SIGTERM
+// to its group, the grace, the end of the tree), whatever becomes of the
+// host, and drains the plugin's stderr into its log until the tree is
+// gone.
+//
 // Every binary that links this package can shepherd, because the marker
 // is handled by this package's init, not by a main: a program or test
 // binary that re-executes itself can never start a second run of its own

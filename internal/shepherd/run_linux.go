@@ -2,6 +2,7 @@ package shepherd
 
 import (
 	"os"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -86,23 +87,185 @@ func run(path string, argv []string) int {
 	_ = syscall.Close(0)
 	_ = syscall.Close(1)
 
-	stop := make(chan struct{})
-	go func() {
-		// The host never writes after the report: whatever ends this read
-		// (the end of the socket) is the order to stop.
-		_, _ = lifeline.Read(make([]byte, 1))
-		close(stop)
-	}()
+	kill, exited := make(chan struct{}), make(chan struct{})
+	var d drainer
+	go listen(kill, exited, &d)
 	reapable, next := make(chan struct{}), make(chan struct{}, 1)
 	go watch(reapable, next)
-	return exitAs(shepherd(pid, stop, reapable, next))
+	status := shepherd(pid, kill, exited, reapable, next)
+	d.finish()
+	return exitAs(status)
+}
+
+// listen reads the host's orders on the lifeline until it ends, and
+// carries them out. There is one: "s<grace in ms>\n", stop the plugin by
+// the stop sequence (Stop) within that grace, its stdin being closed
+// already; it may come with descriptors, the plugin's stderr and then its
+// log, from a host that is about to exit. Until a stop order, the end of
+// the lifeline (the host closed it, or died) closes kill: end the tree
+// now. After one, the sequence runs to its end whatever becomes of the
+// host. exited is closed once the plugin has been reaped; d drains what
+// is handed.
+func listen(kill chan<- struct{}, exited <-chan struct{}, d *drainer) {
+	var killOnce sync.Once
+	end := func() { killOnce.Do(func() { close(kill) }) }
+	var order []byte
+	stopping := false
+	buf, oob := make([]byte, 64), make([]byte, syscall.CmsgSpace(2*4))
+	for {
+		n, oobn, _, _, err := syscall.Recvmsg(lifelineFd, buf, oob, syscall.MSG_CMSG_CLOEXEC)
+		if err == syscall.EINTR {
+			continue
+		}
+		if files := handed(oob[:oobn]); len(files) > 0 {
+			d.start(files)
+		}
+		if n <= 0 || err != nil {
+			if !stopping {
+				end()
+			}
+			return
+		}
+		order = append(order, buf[:n]...)
+		for {
+			i := 0
+			for i < len(order) && order[i] != '\n' {
+				i++
+			}
+			if i == len(order) {
+				break
+			}
+			ms, ok := 0, len(order) > 1 && order[0] == 's'
+			if ok {
+				ms, ok = atoi(string(order[1:i]))
+			}
+			order = order[i+1:]
+			if !ok || stopping {
+				continue
+			}
+			stopping = true
+			go Stop(time.Duration(ms)*time.Millisecond, func(d time.Duration) bool {
+				t := time.NewTimer(d)
+				defer t.Stop()
+				select {
+				case <-exited:
+					return true
+				case <-t.C:
+					return false
+				}
+			}, func(sig syscall.Signal) {
+				if sig == syscall.SIGKILL {
+					end()
+					return
+				}
+				// The group the exec transport starts the shepherd in, as
+				// its leader: the plugin and the helpers in its group. (Not
+				// the plugin's pid alone: only the reaper may signal a
+				// child, which it knows to be unreaped.)
+				if syscall.Getpgrp() == os.Getpid() {
+					_ = syscall.Kill(-os.Getpid(), sig)
+				}
+			})
+		}
+	}
+}
+
+// handed returns the descriptors passed in a control message, as files.
+func handed(oob []byte) []*os.File {
+	msgs, err := syscall.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var files []*os.File
+	for _, m := range msgs {
+		fds, err := syscall.ParseUnixRights(&m)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			files = append(files, os.NewFile(uintptr(fd), "handed"))
+		}
+	}
+	return files
+}
+
+// drainCap bounds what a shepherd writes to a plugin's log: the host's
+// rotation does not reach it.
+const drainCap = 1 << 20
+
+// drainer copies the plugin's stderr, once a host on its way out has
+// handed it over, to the plugin's log: a plugin still stopping when the
+// host exits can write its log, and never dies of writing it (SIGPIPE).
+type drainer struct {
+	mu   sync.Mutex
+	done chan struct{} // nil until a drain starts; closed once it ends
+}
+
+// start drains files (the plugin's stderr, then its log if handed), unless
+// a drain runs already.
+func (d *drainer) start(files []*os.File) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done != nil {
+		for _, f := range files {
+			_ = f.Close()
+		}
+		return
+	}
+	done := make(chan struct{})
+	d.done = done
+	go func() { drain(files); close(done) }()
+}
+
+// finish waits for a drain, if one runs, once the tree is gone: the pipe
+// ends when the shepherd closes its own stderr, unless something that
+// left the tree holds it, which is not waited for long.
+func (d *drainer) finish() {
+	d.mu.Lock()
+	done := d.done
+	d.mu.Unlock()
+	if done == nil {
+		return
+	}
+	_ = syscall.Close(2)
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
+// drain copies the plugin's stderr (files[0]) to its log (files[1], if
+// handed) until every writer of the pipe is gone. Past drainCap, or
+// should the log fail, it reads on and drops what it reads.
+func drain(files []*os.File) {
+	stderr, log := files[0], (*os.File)(nil)
+	if len(files) > 1 {
+		log = files[1]
+	}
+	buf := make([]byte, 32<<10)
+	written := 0
+	for {
+		n, err := stderr.Read(buf)
+		if n > 0 && log != nil && written+n <= drainCap {
+			if _, werr := log.Write(buf[:n]); werr != nil {
+				log = nil
+			}
+			written += n
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // shepherd waits until the plugin has exited or stop is closed, then
 // SIGKILLs every child until it has none, and returns the plugin's status.
+// It closes exited once the plugin is reaped.
 // Every reap happens here, in one goroutine: a pid is signalled only while
 // it is an unreaped child, so it can never be a reused one.
-func shepherd(plugin int, stop <-chan struct{}, reapable <-chan struct{}, next chan<- struct{}) syscall.WaitStatus {
+func shepherd(plugin int, stop <-chan struct{}, exited chan<- struct{}, reapable <-chan struct{}, next chan<- struct{}) syscall.WaitStatus {
 	var status syscall.WaitStatus
 	ending, pluginDone, seen := false, false, false
 	self := os.Getpid()
@@ -125,6 +288,7 @@ func shepherd(plugin int, stop <-chan struct{}, reapable <-chan struct{}, next c
 			}
 			if pid == plugin {
 				status, pluginDone = ws, true
+				close(exited)
 			}
 		}
 		if seen {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // This file is the host's side. Its imports are the shepherd's: see
@@ -68,4 +69,61 @@ func Started(lifeline *os.File, path string) error {
 		return errors.New("shepherd: unexpected report " + report)
 	}
 	return &os.PathError{Op: "fork/exec", Path: path, Err: syscall.Errno(n)}
+}
+
+// Hand gives the shepherd the stop of its program, whose stdin the host
+// has just closed: the stop sequence (Stop) with grace, which it runs to
+// its end whatever becomes of the host, lifeline or not. files are the
+// program's stderr, which the host no longer reads, and then its log, if
+// there is one: the shepherd drains the one into the other (at most
+// drainCap) until the tree is gone. It is how a host that is about to exit
+// leaves without waiting for its plugins, and leaves none behind.
+func Hand(lifeline *os.File, grace time.Duration, files ...*os.File) error {
+	// Copies, made while each file's Control keeps it from being closed,
+	// and sent: the files themselves stay the caller's.
+	var fds []int
+	defer func() {
+		for _, fd := range fds {
+			_ = syscall.Close(fd)
+		}
+	}()
+	for _, f := range files {
+		rc, err := f.SyscallConn()
+		if err != nil {
+			return err
+		}
+		var derr error
+		if err := rc.Control(func(fd uintptr) {
+			syscall.ForkLock.RLock() // no plugin start may inherit it
+			defer syscall.ForkLock.RUnlock()
+			var nfd int
+			if nfd, derr = syscall.Dup(int(fd)); derr == nil {
+				syscall.CloseOnExec(nfd)
+				fds = append(fds, nfd)
+			}
+		}); err != nil {
+			return err
+		}
+		if derr != nil {
+			return &os.SyscallError{Syscall: "dup", Err: derr}
+		}
+	}
+	var rights []byte
+	if len(fds) > 0 {
+		rights = syscall.UnixRights(fds...)
+	}
+	rc, err := lifeline.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = syscall.Sendmsg(int(fd), append([]byte{'s'}, itoa(int(grace/time.Millisecond), '\n')...), rights, nil, 0)
+	}); err != nil {
+		return err
+	}
+	if serr != nil {
+		return &os.SyscallError{Syscall: "sendmsg", Err: serr}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ package shepherd
 import (
 	"errors"
 	"os"
+	"time"
 )
 
 // Available reports whether plugins can be started under a shepherd:
@@ -20,3 +21,6 @@ func Wrap(Command) (shepherd Command, lifeline, child *os.File, err error) {
 
 // Started fails: see Available.
 func Started(*os.File, string) error { return errUnavailable }
+
+// Hand fails: see Available.
+func Hand(*os.File, time.Duration, ...*os.File) error { return errUnavailable }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/wasmmeter/leb128"
 )
 
 // Section ids.
@@ -128,10 +130,10 @@ func (m *module) read(id byte, body []byte, hooks []Hook) error {
 				return fmt.Errorf("type %d is not a function type", i)
 			}
 			params := r.u32()
-			sig := appendU32(nil, params)
+			sig := leb128.AppendUint32(nil, params)
 			sig = append(sig, r.bytes(params)...)
 			results := r.u32()
-			sig = appendU32(sig, results)
+			sig = leb128.AppendUint32(sig, results)
 			sig = append(sig, r.bytes(results)...)
 			m.params = append(m.params, params)
 			m.sigs = append(m.sigs, sig)
@@ -288,26 +290,7 @@ func (r *reader) blockType() []byte {
 	return r.leb(5)
 }
 
-func appendU32(w []byte, v uint32) []byte {
-	for v >= 0x80 {
-		w = append(w, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(w, byte(v))
-}
-
-func appendS32(w []byte, v int32) []byte {
-	for {
-		c := byte(v & 0x7F)
-		v >>= 7
-		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
-			return append(w, c)
-		}
-		w = append(w, c|0x80)
-	}
-}
-
 func appendName(w []byte, s string) []byte {
-	w = appendU32(w, uint32(len(s)))
+	w = leb128.AppendUint32(w, uint32(len(s)))
 	return append(w, s...)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/wasmmeter/leb128"
 )
 
 // rewrite makes the metered module, of at most limit bytes: the new
@@ -26,7 +28,7 @@ func (m *module) rewrite(o Options, limit int) ([]byte, error) {
 	out.Write(m.header)
 	emit := func(id byte, body []byte) {
 		out.WriteByte(id)
-		out.Write(appendU32(nil, uint32(len(body))))
+		out.Write(leb128.AppendUint32(nil, uint32(len(body))))
 		out.Write(body)
 	}
 	// The sections the rewrite adds to are added, empty, where the
@@ -144,35 +146,35 @@ func (rw *rewriter) section(s section) ([]byte, error) {
 	switch s.id {
 	case secType:
 		n := r.u32()
-		w = appendU32(w, n+2)
+		w = leb128.AppendUint32(w, n+2)
 		w = append(w, r.rest()...)
 		w = append(w, 0x60, 0x00, 0x01, 0x7F) // type rw.types: () -> i32, refuel's
 		w = append(w, 0x60)                   // type rw.types+1: the hooks'
 		w = append(w, hookSig...)
 	case secImport:
 		n := r.u32()
-		w = appendU32(w, n+rw.added())
+		w = leb128.AppendUint32(w, n+rw.added())
 		w = append(w, r.rest()...)
 		w = appendName(w, ImportModule)
 		w = appendName(w, Refuel)
 		w = append(w, 0x00)
-		w = appendU32(w, rw.types)
+		w = leb128.AppendUint32(w, rw.types)
 		for _, s := range rw.hooked {
 			w = appendName(w, ImportModule)
 			w = appendName(w, s.hook)
 			w = append(w, 0x00)
-			w = appendU32(w, rw.types+1)
+			w = leb128.AppendUint32(w, rw.types+1)
 		}
 	case secFunction:
 		n := r.u32()
-		w = appendU32(w, n+uint32(len(rw.hooked)))
+		w = leb128.AppendUint32(w, n+uint32(len(rw.hooked)))
 		w = append(w, r.rest()...)
 		for _, s := range rw.hooked {
-			w = appendU32(w, s.typ)
+			w = leb128.AppendUint32(w, s.typ)
 		}
 	case secGlobal:
 		n := r.u32()
-		w = appendU32(w, n+1)
+		w = leb128.AppendUint32(w, n+1)
 		for i := uint32(0); i < n && r.err == nil; i++ {
 			start := r.pos
 			r.byte() // value type
@@ -184,11 +186,11 @@ func (rw *rewriter) section(s section) ([]byte, error) {
 			}
 		}
 		w = append(w, 0x7F, 0x01, 0x41) // mutable i32, i32.const FuelPerRefuel
-		w = appendS32(w, FuelPerRefuel)
+		w = leb128.AppendInt32(w, FuelPerRefuel)
 		w = append(w, 0x0B)
 	case secExport:
 		n := r.u32()
-		w = appendU32(w, n)
+		w = leb128.AppendUint32(w, n)
 		for i := uint32(0); i < n && r.err == nil; i++ {
 			w = appendName(w, r.name())
 			kind := r.byte()
@@ -204,14 +206,14 @@ func (rw *rewriter) section(s section) ([]byte, error) {
 				return nil, err
 			}
 			w = append(w, kind)
-			w = appendU32(w, idx)
+			w = leb128.AppendUint32(w, idx)
 		}
 	case secStart:
 		idx, err := rw.fn(r.u32())
 		if err != nil {
 			return nil, err
 		}
-		w = appendU32(w, idx)
+		w = leb128.AppendUint32(w, idx)
 	case secElement:
 		var err error
 		if w, err = rw.elements(r); err != nil {
@@ -261,14 +263,14 @@ func (rw *rewriter) constExpr(r *reader, w []byte) ([]byte, error) {
 			if sub != 12 {
 				return nil, fmt.Errorf("constant expression: opcode 0xfd %d", sub)
 			}
-			w = appendU32(w, sub)
+			w = leb128.AppendUint32(w, sub)
 			w = append(w, r.bytes(16)...)
 		case 0x23: // global.get
 			idx := r.u32()
 			if err := rw.global(idx); err != nil {
 				return nil, err
 			}
-			w = appendU32(w, idx)
+			w = leb128.AppendUint32(w, idx)
 		case 0xD0: // ref.null
 			w = append(w, r.byte())
 		case 0xD2: // ref.func
@@ -276,7 +278,7 @@ func (rw *rewriter) constExpr(r *reader, w []byte) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			w = appendU32(w, idx)
+			w = leb128.AppendUint32(w, idx)
 		default:
 			return nil, fmt.Errorf("constant expression: opcode %#x", op)
 		}
@@ -287,16 +289,16 @@ func (rw *rewriter) constExpr(r *reader, w []byte) ([]byte, error) {
 // elements copies the element section, mapping the function indices.
 func (rw *rewriter) elements(r *reader) ([]byte, error) {
 	n := r.u32()
-	w := appendU32(nil, n)
+	w := leb128.AppendUint32(nil, n)
 	var err error
 	for i := uint32(0); i < n && r.err == nil && err == nil; i++ {
 		flags := r.u32()
-		w = appendU32(w, flags)
+		w = leb128.AppendUint32(w, flags)
 		if flags > 7 {
 			return nil, fmt.Errorf("element segment flags %d", flags)
 		}
 		if flags&2 != 0 && flags&1 == 0 { // an explicit table index
-			w = appendU32(w, r.u32())
+			w = leb128.AppendUint32(w, r.u32())
 		}
 		if flags&1 == 0 { // active: an offset
 			if w, err = rw.constExpr(r, w); err != nil {
@@ -307,7 +309,7 @@ func (rw *rewriter) elements(r *reader) ([]byte, error) {
 			w = append(w, r.byte())
 		}
 		count := r.u32()
-		w = appendU32(w, count)
+		w = leb128.AppendUint32(w, count)
 		for j := uint32(0); j < count && r.err == nil; j++ {
 			if flags&4 != 0 {
 				if w, err = rw.constExpr(r, w); err != nil {
@@ -319,7 +321,7 @@ func (rw *rewriter) elements(r *reader) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			w = appendU32(w, idx)
+			w = leb128.AppendUint32(w, idx)
 		}
 	}
 	return w, r.err
@@ -337,27 +339,27 @@ func (rw *rewriter) names(body []byte) []byte {
 		sub := &reader{b: r.bytes(r.u32())}
 		if id < 1 || id > 3 {
 			w = append(w, id)
-			w = appendU32(w, uint32(len(sub.b)))
+			w = leb128.AppendUint32(w, uint32(len(sub.b)))
 			w = append(w, sub.b...)
 			continue
 		}
 		var sw []byte
 		n := sub.u32()
-		sw = appendU32(sw, n)
+		sw = leb128.AppendUint32(sw, n)
 		for i := uint32(0); i < n && sub.err == nil; i++ {
 			idx, err := rw.shifted(sub.u32())
 			if err != nil {
 				return nil
 			}
-			sw = appendU32(sw, idx)
+			sw = leb128.AppendUint32(sw, idx)
 			if id == 1 {
 				sw = appendName(sw, sub.name())
 				continue
 			}
 			m := sub.u32() // an inner name map: index, name
-			sw = appendU32(sw, m)
+			sw = leb128.AppendUint32(sw, m)
 			for j := uint32(0); j < m && sub.err == nil; j++ {
-				sw = appendU32(sw, sub.u32())
+				sw = leb128.AppendUint32(sw, sub.u32())
 				sw = appendName(sw, sub.name())
 			}
 		}
@@ -365,7 +367,7 @@ func (rw *rewriter) names(body []byte) []byte {
 			return nil
 		}
 		w = append(w, id)
-		w = appendU32(w, uint32(len(sw)))
+		w = leb128.AppendUint32(w, uint32(len(sw)))
 		w = append(w, sw...)
 	}
 	if r.err != nil {
@@ -377,7 +379,7 @@ func (rw *rewriter) names(body []byte) []byte {
 // code rewrites every function body, and adds the wrappers'.
 func (rw *rewriter) code(r *reader) ([]byte, error) {
 	n := r.u32()
-	w := appendU32(nil, n+uint32(len(rw.hooked)))
+	w := leb128.AppendUint32(nil, n+uint32(len(rw.hooked)))
 	var body []byte
 	for i := uint32(0); i < n && r.err == nil; i++ {
 		b := &reader{b: r.bytes(r.u32())}
@@ -403,7 +405,7 @@ func (rw *rewriter) code(r *reader) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("function %d: %v", fn, err)
 		}
-		w = appendU32(w, uint32(len(body)))
+		w = leb128.AppendUint32(w, uint32(len(body)))
 		w = append(w, body...)
 		if len(w) > rw.room {
 			return nil, &LimitError{Limit: Growth}
@@ -411,7 +413,7 @@ func (rw *rewriter) code(r *reader) ([]byte, error) {
 	}
 	for i, s := range rw.hooked {
 		body = rw.wrapperBody(body[:0], s, i)
-		w = appendU32(w, uint32(len(body)))
+		w = leb128.AppendUint32(w, uint32(len(body)))
 		w = append(w, body...)
 	}
 	return w, r.err
@@ -423,24 +425,24 @@ func (rw *rewriter) wrapperBody(w []byte, s hooked, i int) []byte {
 	w = append(w, 0x00)                               // no locals
 	w = append(w, 0x20, 0, 0x20, 1, 0x20, 0, 0x20, 1) // local.get 0, 1, 0, 1
 	w = append(w, 0x10)                               // call the import: its index is below the shift
-	w = appendU32(w, s.fn)
+	w = leb128.AppendUint32(w, s.fn)
 	w = append(w, 0x10)
-	w = appendU32(w, rw.hook(i))
+	w = leb128.AppendUint32(w, rw.hook(i))
 	return append(w, 0x0B)
 }
 
 // check is the inserted check: fuel = fuel - 1; if fuel <= 0 { fuel = refuel() }.
 func (rw *rewriter) check(w []byte) []byte {
 	w = append(w, 0x23)
-	w = appendU32(w, rw.fuel())
+	w = leb128.AppendUint32(w, rw.fuel())
 	w = append(w, 0x41, 0x01, 0x6B, 0x24) // i32.const 1, i32.sub, global.set
-	w = appendU32(w, rw.fuel())
+	w = leb128.AppendUint32(w, rw.fuel())
 	w = append(w, 0x23)
-	w = appendU32(w, rw.fuel())
+	w = leb128.AppendUint32(w, rw.fuel())
 	w = append(w, 0x41, 0x00, 0x4C, 0x04, 0x40, 0x10) // i32.const 0, i32.le_s, if, call
-	w = appendU32(w, rw.refuel())
+	w = leb128.AppendUint32(w, rw.refuel())
 	w = append(w, 0x24) // global.set
-	w = appendU32(w, rw.fuel())
+	w = leb128.AppendUint32(w, rw.fuel())
 	return append(w, 0x0B) // end
 }
 
@@ -471,7 +473,7 @@ func (rw *rewriter) body(r *reader, w []byte, params uint32, room int) ([]byte, 
 	if !bulk {
 		w = append(w, r.b[start:declsEnd]...)
 	} else {
-		w = appendU32(w, decls+1)
+		w = leb128.AppendUint32(w, decls+1)
 		w = append(w, r.b[declsStart:declsEnd]...)
 		w = append(w, 0x01, 0x7F) // one i32: the scratch local
 	}
@@ -528,39 +530,39 @@ func (rw *rewriter) instructions(r *reader, w []byte, scratch uint32, room int) 
 				return w, bulk, nil
 			}
 		case op == 0x0C || op == 0x0D: // br, br_if
-			w = appendU32(w, r.u32())
+			w = leb128.AppendUint32(w, r.u32())
 		case op == 0x0E: // br_table
 			n := r.u32()
-			w = appendU32(w, n)
+			w = leb128.AppendUint32(w, n)
 			for i := uint32(0); i <= n && r.err == nil; i++ {
-				w = appendU32(w, r.u32())
+				w = leb128.AppendUint32(w, r.u32())
 			}
 		case op == 0x10 || op == 0xD2: // call, ref.func
 			idx, err := rw.fn(r.u32())
 			if err != nil {
 				return nil, false, err
 			}
-			w = appendU32(w, idx)
+			w = leb128.AppendUint32(w, idx)
 		case op == 0x11: // call_indirect
-			w = appendU32(w, r.u32())
-			w = appendU32(w, r.u32())
+			w = leb128.AppendUint32(w, r.u32())
+			w = leb128.AppendUint32(w, r.u32())
 		case op == 0x1C: // select with types
 			n := r.u32()
-			w = appendU32(w, n)
+			w = leb128.AppendUint32(w, n)
 			w = append(w, r.bytes(n)...)
 		case op >= 0x20 && op <= 0x22, op == 0x25, op == 0x26: // locals, table.get/set
-			w = appendU32(w, r.u32())
+			w = leb128.AppendUint32(w, r.u32())
 		case op == 0x23 || op == 0x24: // global.get/set
 			idx := r.u32()
 			if err := rw.global(idx); err != nil {
 				return nil, false, err
 			}
-			w = appendU32(w, idx)
+			w = leb128.AppendUint32(w, idx)
 		case op >= 0x28 && op <= 0x3E: // loads and stores: memarg
-			w = appendU32(w, r.u32())
-			w = appendU32(w, r.u32())
+			w = leb128.AppendUint32(w, r.u32())
+			w = leb128.AppendUint32(w, r.u32())
 		case op == 0x3F || op == 0x40: // memory.size, memory.grow
-			w = appendU32(w, r.u32())
+			w = leb128.AppendUint32(w, r.u32())
 		case op == 0x41:
 			w = append(w, r.leb(5)...)
 		case op == 0x42:
@@ -615,31 +617,31 @@ func (rw *rewriter) misc(r *reader, w []byte, scratch uint32) ([]byte, bool, err
 	switch {
 	case sub <= 7: // trunc_sat
 	case sub == 8 || sub == 10 || sub == 12 || sub == 14: // memory.init, memory.copy, table.init, table.copy
-		imm = appendU32(imm, r.u32())
-		imm = appendU32(imm, r.u32())
+		imm = leb128.AppendUint32(imm, r.u32())
+		imm = leb128.AppendUint32(imm, r.u32())
 		charge = true
 	case sub == 9 || sub == 13 || sub == 16: // data.drop, elem.drop, table.size
-		imm = appendU32(imm, r.u32())
+		imm = leb128.AppendUint32(imm, r.u32())
 	case sub == 11 || sub == 15 || sub == 17: // memory.fill, table.grow, table.fill
-		imm = appendU32(imm, r.u32())
+		imm = leb128.AppendUint32(imm, r.u32())
 		charge = true
 	default:
 		return nil, false, fmt.Errorf("opcode 0xfc %d is not supported", sub)
 	}
 	if charge {
 		w = append(w, 0x22) // local.tee
-		w = appendU32(w, scratch)
+		w = leb128.AppendUint32(w, scratch)
 	}
 	w = append(w, 0xFC)
-	w = appendU32(w, sub)
+	w = leb128.AppendUint32(w, sub)
 	w = append(w, imm...)
 	if charge {
 		w = append(w, 0x23) // global.get
-		w = appendU32(w, rw.fuel())
+		w = leb128.AppendUint32(w, rw.fuel())
 		w = append(w, 0x20) // local.get
-		w = appendU32(w, scratch)
+		w = leb128.AppendUint32(w, scratch)
 		w = append(w, 0x41, 10, 0x76, 0x6B, 0x24) // i32.const 10, i32.shr_u, i32.sub, global.set
-		w = appendU32(w, rw.fuel())
+		w = leb128.AppendUint32(w, rw.fuel())
 	}
 	return w, charge, r.err
 }
@@ -647,18 +649,18 @@ func (rw *rewriter) misc(r *reader, w []byte, scratch uint32) ([]byte, bool, err
 // simd copies a 0xFD instruction's immediates.
 func simd(r *reader, w []byte) ([]byte, error) {
 	sub := r.u32()
-	w = appendU32(w, sub)
+	w = leb128.AppendUint32(w, sub)
 	switch {
 	case sub <= 11, sub == 92, sub == 93: // loads and stores: memarg
-		w = appendU32(w, r.u32())
-		w = appendU32(w, r.u32())
+		w = leb128.AppendUint32(w, r.u32())
+		w = leb128.AppendUint32(w, r.u32())
 	case sub == 12 || sub == 13: // v128.const, i8x16.shuffle
 		w = append(w, r.bytes(16)...)
 	case sub >= 21 && sub <= 34: // extract_lane, replace_lane
 		w = append(w, r.byte())
 	case sub >= 84 && sub <= 91: // load_lane, store_lane: memarg, lane
-		w = appendU32(w, r.u32())
-		w = appendU32(w, r.u32())
+		w = leb128.AppendUint32(w, r.u32())
+		w = leb128.AppendUint32(w, r.u32())
 		w = append(w, r.byte())
 	case sub <= 255:
 		// no immediates

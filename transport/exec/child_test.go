@@ -49,6 +49,8 @@ func TestMain(m *testing.M) {
 //	echo               copy stdin to stdout (else stdin is read and dropped)
 //	hang               never read stdin; sleep forever
 //	ignore-eof         after stdin's EOF, sleep forever instead of exiting
+//	linger             after stdin's EOF, write "stopping" to stderr, take
+//	                   a second, write "stopped", and exit
 func child(modes string) int {
 	has := map[string]bool{}
 	for _, m := range strings.Split(modes, ",") {
@@ -125,6 +127,11 @@ func child(modes string) int {
 	}
 	if has["ignore-eof"] {
 		sleepForever()
+	}
+	if has["linger"] {
+		_, _ = os.Stderr.WriteString("stopping\n")
+		time.Sleep(time.Second)
+		_, _ = os.Stderr.WriteString("stopped\n")
 	}
 	return 0
 }

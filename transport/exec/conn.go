@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/shepherd"
 )
 
 // conn is one running child process. The reaper goroutine (reap) owns the
@@ -33,6 +35,13 @@ type conn struct {
 	stdout     *os.File // our end: Read
 	stdoutOnce sync.Once
 	eof        atomic.Bool // stdout reached its end and is closed
+
+	stderr     *os.File      // our end, copied to log by drainStderr; nil: /dev/null
+	stderrDone chan struct{} // closed once drainStderr has returned
+	log        io.Writer     // Config.Stderr
+
+	leaving *atomic.Bool  // the Transport's: Kill hands the stop to the shepherd
+	handed  chan struct{} // closed once the shepherd has the stop (handOff)
 
 	killed   atomic.Bool
 	deadline sync.Mutex // orders SetReadDeadline with kill's: a killed Read stays unblocked
@@ -111,16 +120,24 @@ func (c *conn) closeStdout() {
 // Wait returns once the child has been reaped, its process group has been
 // ended and its stderr drained: nil for exit status 0, otherwise an error
 // naming the exit status or the signal (an *os/exec.ExitError is in the
-// chain). Any number of goroutines may wait.
+// chain). After a Kill that handed the stop to the shepherd (see
+// Transport.Leave), it returns nil at once. Any number of goroutines may
+// wait.
 func (c *conn) Wait() error {
-	<-c.done
-	return c.err
+	select {
+	case <-c.done:
+		return c.err
+	case <-c.handed:
+		return nil
+	}
 }
 
 // Kill stops the child in three steps, each only if the last did not end
-// it: close stdin and wait StopGrace; SIGTERM the process group and wait
-// StopGrace; SIGKILL the process group (under a shepherd: the whole tree,
-// see signal). A plugin that exits on stdin EOF is gone at once; at worst
+// it (shepherd.Stop): close stdin and wait StopGrace; SIGTERM the process
+// group and wait StopGrace; SIGKILL the process group (under a shepherd:
+// the whole tree, see signal). Once the Transport is leaving, a shepherded
+// child's Kill closes stdin, hands the rest to its shepherd and returns
+// at once. A plugin that exits on stdin EOF is gone at once; at worst
 // Kill blocks for 2×StopGrace (plus up to one more StopGrace if something
 // outside the group holds stderr, or if the plugin keeps its shepherd
 // stopped, which is then killed with its group). Read and
@@ -141,17 +158,18 @@ func (c *conn) kill() error {
 	c.deadline.Unlock()
 	_ = c.Close() // EOF on the child's stdin; a blocked Write returns
 
-	// Each signal only if the step before did not end it; after SIGKILL,
-	// which cannot be ignored, the wait on done below is unbounded.
+	if c.lifeline != nil && c.leaving.Load() && c.handOff() == nil {
+		close(c.handed)
+		return nil
+	}
+	// After SIGKILL, which cannot be ignored, the wait on done below is
+	// unbounded.
 	var err error
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		if c.waitExited(c.grace) {
-			break
-		}
+	shepherd.Stop(c.grace, c.waitExited, func(sig syscall.Signal) {
 		if e := c.signal(sig); e != nil && err == nil {
 			err = e
 		}
-	}
+	})
 	for c.lifeline != nil && !c.waitExited(c.grace) {
 		// A shepherd still ending the tree (a big one, a busy machine) is
 		// left to it; one the plugin keeps stopped (which it can: it runs
@@ -167,6 +185,30 @@ func (c *conn) kill() error {
 	}
 	<-c.done
 	c.closeStdout()
+	return err
+}
+
+// handOff gives the rest of the stop to the shepherd (shepherd.Hand),
+// with the child's stderr, which the shepherd drains into the log from
+// then on: the host stops copying it first, so that no line is copied
+// twice or out of order. A log with a File method (host.LogFile) is the
+// file written to; any other is left behind, and the shepherd drops what
+// the child writes.
+func (c *conn) handOff() error {
+	var files []*os.File
+	if c.stderr != nil {
+		_ = c.stderr.SetReadDeadline(time.Unix(1, 0))
+		<-c.stderrDone
+		files = append(files, c.stderr)
+		if l, ok := c.log.(interface{ File() *os.File }); ok {
+			if f := l.File(); f != nil {
+				files = append(files, f)
+			}
+		}
+	}
+	err := shepherd.Hand(c.lifeline, c.grace, files...)
+	// A shepherd the plugin stopped would never act on it.
+	_ = c.cmd.Process.Signal(syscall.SIGCONT)
 	return err
 }
 
@@ -218,7 +260,7 @@ func (c *conn) signalGroup(sig syscall.Signal) error {
 // reap is the one goroutine that owns the process: it always waits for
 // it, so no instance is ever left a zombie, whether or not anyone calls
 // Wait or Kill.
-func (c *conn) reap(stderr *os.File, stderrDone <-chan struct{}) {
+func (c *conn) reap() {
 	err := c.cmd.Wait()
 	c.reaped()
 	close(c.exited)
@@ -232,13 +274,13 @@ func (c *conn) reap(stderr *os.File, stderrDone <-chan struct{}) {
 	_ = c.signalGroup(syscall.SIGKILL)
 	c.cutLifeline()
 
-	if stderr != nil {
+	if c.stderr != nil {
 		// Something outside the group (a setsid'd daemon) may still hold
 		// the stderr pipe: drain what comes within the grace, then stop
 		// listening, so Wait is never held hostage by it.
-		_ = stderr.SetReadDeadline(time.Now().Add(c.grace))
-		<-stderrDone
-		_ = stderr.Close()
+		_ = c.stderr.SetReadDeadline(time.Now().Add(c.grace))
+		<-c.stderrDone
+		_ = c.stderr.Close()
 	}
 	_ = c.Close() // nothing reads it any more
 

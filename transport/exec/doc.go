@@ -61,9 +61,15 @@
 //     first); a shepherd the plugin keeps stopped is SIGKILLed with its
 //     group, checked every StopGrace.
 //
-// So Kill may block for up to 2×StopGrace (default 2 s each), plus the
-// shepherd's work, or one more StopGrace for a plugin that keeps its
-// shepherd stopped. It unblocks Read and Write at step 1
+// The sequence is shepherd.Stop, one rule wherever it runs. So Kill may
+// block for up to 2×StopGrace (default 2 s each), plus the shepherd's
+// work, or one more StopGrace for a plugin that keeps its shepherd
+// stopped; but once the Transport is leaving (Leave: the host is about to
+// exit), Kill on a shepherded instance closes stdin, hands steps 2 and 3
+// to the shepherd with the plugin's stderr, which the shepherd drains into
+// the log from then on, and returns at once, as does Wait: the host exits
+// without waiting, and nothing outlives the sequence. It unblocks Read and
+// Write at step 1
 // (they return ErrKilled), without closing stdout: a child that writes
 // while shutting down must not die of SIGPIPE. (That is a read deadline in
 // the past; the conn's SetReadDeadline, with which the bridge interrupts a

@@ -8,6 +8,7 @@ import (
 	osexec "os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,7 +39,9 @@ type Config struct {
 	// Stderr receives everything the child writes to its stderr: the
 	// plugin's log. Nil discards it. It must never be the terminal. It is
 	// written from one goroutine per running instance, and never after
-	// that instance's Wait has returned.
+	// that instance's Wait has returned. If it has a method File()
+	// *os.File, the file it appends to, a shepherd handed the stop by
+	// Leave writes the rest of the child's stderr there itself.
 	Stderr io.Writer
 	// StopGrace is how long Kill waits after closing stdin before it sends
 	// SIGTERM to the process group, and after SIGTERM before SIGKILL. It
@@ -55,6 +58,8 @@ type Transport struct {
 	// shepherded: each instance runs under a shepherd (internal/shepherd),
 	// which ends what its program leaves behind, detached or not.
 	shepherded bool
+
+	leaving atomic.Bool // Leave was called
 
 	mu   sync.Mutex
 	live map[*conn]struct{} // instances not yet reaped, for Signal
@@ -87,6 +92,14 @@ func (t *Transport) Signal(sig syscall.Signal) {
 		_ = c.signal(sig)
 	}
 }
+
+// Leave is for a host about to exit: from now on, Kill on an instance
+// under a shepherd closes its stdin, hands the rest of the stop sequence
+// to the shepherd (with its stderr, to drain into the log), and returns
+// at once, and so does Wait. The shepherd ends the plugin within the
+// sequence's bounds, the host's exit or not. An instance without a
+// shepherd is stopped as before.
+func (t *Transport) Leave() { t.leaving.Store(true) }
 
 var _ transport.Transport = (*Transport)(nil)
 
@@ -166,21 +179,25 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 	}
 
 	c := &conn{
-		name:     t.cfg.Command,
-		cmd:      cmd,
-		pgid:     cmd.Process.Pid,
-		grace:    t.cfg.StopGrace,
-		lifeline: lifeline,
-		stdin:    stdinW,
-		stdout:   stdoutR,
-		exited:   make(chan struct{}),
-		done:     make(chan struct{}),
+		name:       t.cfg.Command,
+		cmd:        cmd,
+		pgid:       cmd.Process.Pid,
+		grace:      t.cfg.StopGrace,
+		lifeline:   lifeline,
+		stdin:      stdinW,
+		stdout:     stdoutR,
+		stderr:     stderrR,
+		stderrDone: make(chan struct{}),
+		log:        t.cfg.Stderr,
+		leaving:    &t.leaving,
+		handed:     make(chan struct{}),
+		exited:     make(chan struct{}),
+		done:       make(chan struct{}),
 	}
-	stderrDone := make(chan struct{})
 	if stderrR != nil {
-		go drainStderr(stderrR, t.cfg.Stderr, stderrDone)
+		go drainStderr(stderrR, t.cfg.Stderr, c.stderrDone)
 	} else {
-		close(stderrDone)
+		close(c.stderrDone)
 	}
 	c.reaped = func() {
 		t.mu.Lock()
@@ -190,7 +207,7 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 	t.mu.Lock()
 	t.live[c] = struct{}{}
 	t.mu.Unlock()
-	go c.reap(stderrR, stderrDone)
+	go c.reap()
 	return c, nil
 }
 

@@ -247,3 +247,76 @@ func TestAStoppedShepherdStillEnds(t *testing.T) {
 		})
 	}
 }
+
+// fileLog is a log with a file, as host.LogFile: what a shepherd handed
+// the stop writes the plugin's stderr to.
+type fileLog struct{ f *os.File }
+
+func (l fileLog) Write(p []byte) (int, error) { return l.f.Write(p) }
+func (l fileLog) File() *os.File              { return l.f }
+
+// Once the transport is leaving, Kill hands the stop to the shepherd and
+// returns at once, and so does Wait; the shepherd carries the stop
+// sequence out: a plugin that takes its time to stop is given it, and
+// writes its log to the end, and one that ignores its stdin and SIGTERM
+// is killed with everything it left, at the sequence's end.
+func TestLeaveHandsTheStopToTheShepherd(t *testing.T) {
+	needShepherd(t)
+	for _, tc := range []struct {
+		modes string
+		grace time.Duration
+	}{
+		{"linger", 10 * time.Second},
+		{"detach,ready,ignore-term,ignore-eof", time.Second},
+	} {
+		t.Run(tc.modes, func(t *testing.T) {
+			log, err := os.Create(filepath.Join(t.TempDir(), "log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer log.Close()
+			cfg := config(t, tc.modes)
+			cfg.StopGrace, cfg.Stderr = tc.grace, fileLog{log}
+			tr := New(cfg)
+			var c *conn
+			var pids []int
+			if tc.modes == "linger" {
+				started, err := tr.Start(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				c = started.(*conn)
+			} else {
+				c, pids = startDetached(t, tr)
+			}
+			tr.Leave()
+			began := time.Now()
+			if err := c.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			if err := waitWithin(t, c, time.Second); err != nil {
+				t.Fatalf("Wait = %v", err)
+			}
+			if took := time.Since(began); took > 500*time.Millisecond {
+				t.Fatalf("Kill and Wait took %v, want at once (the plugin takes 1s to stop, or the grace is %v)", took, tc.grace)
+			}
+			select {
+			case <-c.done: // the shepherd is reaped: the tree is gone
+			case <-time.After(20 * time.Second):
+				t.Fatal("the shepherd never ended")
+			}
+			for _, pid := range pids {
+				if !gone(pid) {
+					t.Errorf("detached sleep %d outlived the stop", pid)
+				}
+			}
+			var ee *osexec.ExitError
+			if err := c.err; tc.modes == "linger" && err != nil || tc.modes != "linger" && !errors.As(err, &ee) {
+				t.Fatalf("the instance ended with %v", err)
+			}
+			if b, _ := os.ReadFile(log.Name()); tc.modes == "linger" && string(b) != "stopping\nstopped\n" {
+				t.Fatalf("log = %q, want the plugin's last words", b)
+			}
+		})
+	}
+}

@@ -10,8 +10,9 @@
 // The entry's headers go with every request and are never written
 // anywhere. A 401 or 403 ends the session with one error saying that bingo
 // does not do OAuth. A request that cannot reach the server ends the
-// session, as does a server that forgot it (it restarted: 404): the call
-// fails at once, and the next use starts a new session. A request the
+// session, as does a server that forgot it (it restarted: 404, or 400 as
+// the reference servers answer): the call fails at once, and the next use
+// starts a new session. A request the
 // server refuses otherwise is answered with a JSON-RPC error.
 //
 // One limit: a server that negotiates a protocol before 2026-07-28 may
@@ -256,7 +257,12 @@ func (c *conn) readLoop() {
 func (c *conn) end(err error) {
 	c.once.Do(func() {
 		c.err = err
-		if err != nil && !errors.Is(err, transport.ErrKilled) {
+		switch {
+		case errors.Is(err, transport.ErrKilled):
+			// Killed (wedged, or the host is done with it): the log
+			// says where the session went, as a process's exit would.
+			fmt.Fprintf(c.log, "mcphttp: dropping the MCP session with %s\n", c.url)
+		case err != nil:
 			fmt.Fprintf(c.log, "mcphttp: %v\n", err)
 		}
 		close(c.done)

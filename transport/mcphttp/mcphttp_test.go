@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -129,5 +130,55 @@ func TestUnreachable(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no end within 10s")
+	}
+}
+
+// A server that restarted does not know the session: it answers 404 (the
+// spec's word) or, as the reference servers do (server-everything), 400 to
+// a request carrying the session's id. Either ends the session at once,
+// rather than every later request being refused the same.
+func TestForgottenSession(t *testing.T) {
+	for _, status := range []int{http.StatusNotFound, http.StatusBadRequest} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+			var restarted atomic.Bool
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if restarted.Load() && r.Header.Get("Mcp-Session-Id") != "" {
+					http.Error(w, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`, status)
+					return
+				}
+				h.ServeHTTP(w, r)
+			}))
+			t.Cleanup(srv.Close)
+			conn, r := start(t, mcphttp.Config{URL: srv.URL + "/mcp"})
+			conn.Write([]byte(initialize))
+			if _, err := r.ReadString('\n'); err != nil {
+				t.Fatal(err)
+			}
+			conn.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}` + "\n"))
+			if _, err := r.ReadString('\n'); err != nil {
+				t.Fatal(err)
+			}
+			restarted.Store(true)
+			conn.Write([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}` + "\n"))
+			done := make(chan error, 1)
+			go func() {
+				var err error
+				for err == nil {
+					_, err = r.ReadString('\n') // the answer to tools/list may come first, as an error
+				}
+				done <- err
+			}()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the session did not end within 10s")
+			}
+			if err := conn.Wait(); err == nil || errors.Is(err, transport.ErrKilled) {
+				t.Errorf("Wait = %v; want why the session ended", err)
+
+			}
+		})
 	}
 }

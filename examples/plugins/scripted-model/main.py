@@ -9,8 +9,9 @@ can do. A real model comes from the built-in OpenAI-compatible provider
 
 It shows the provider side of the wire: provider/stream answered with
 provider/delta notifications (text, and a tool call whose arguments arrive
-in pieces, as a real model's do), then the stream's end; provider/cancel
-stops it. Python 3, standard library only.
+in pieces, as a real model's do), then the stream's end, which names the
+model that answered; provider/cancel stops it. A request's maxTokens bounds
+its text, a word being its token. Python 3, standard library only.
 """
 import json
 import re
@@ -19,6 +20,7 @@ import threading
 
 out_lock = threading.Lock()
 cancelled = set()
+MODEL = "scripted-model-1"  # the model that answers, as the stream's end names it
 
 
 def send(message):
@@ -32,9 +34,21 @@ def delta(stream_id, event):
         send({"method": "provider/delta", "params": {"streamId": stream_id, "event": event}})
 
 
+def answer(sid, text, max_tokens):
+    """Says text, cut to max_tokens words when the request bounds it."""
+    words = text.split(" ")
+    if max_tokens and len(words) > max_tokens:
+        delta(sid, {"kind": "text", "text": " ".join(words[:max_tokens])})
+        return {"end": {"stopReason": "max_tokens", "model": MODEL}}
+    delta(sid, {"kind": "text", "text": text})
+    return {"end": {"stopReason": "end_turn", "model": MODEL}}
+
+
 def stream(params):
     sid = params["streamId"]
-    messages = params["request"]["messages"]
+    request = params["request"]
+    messages = request["messages"]
+    max_tokens = request.get("maxTokens", 0)
     last = messages[-1]
     if last["role"] == "tool":
         # Shown the tool's answer: summarise it.
@@ -43,19 +57,17 @@ def stream(params):
             text = "%s has %s words (in %s lines)." % (m.group(1), m.group(3), m.group(2))
         else:
             text = "The tool said: " + last["content"]
-        delta(sid, {"kind": "text", "text": text})
-        return {"end": {"stopReason": "end_turn"}}
+        return answer(sid, text, max_tokens)
     prompt = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
     m = re.search(r"words are in (\S+?)\??$", prompt.strip())
     if not m:
-        delta(sid, {"kind": "text", "text": 'I am a scripted model: ask me "how many words are in FILE?"'})
-        return {"end": {"stopReason": "end_turn"}}
+        return answer(sid, 'I am a scripted model: ask me "how many words are in FILE?"', max_tokens)
     args = json.dumps({"path": m.group(1)})
     delta(sid, {"kind": "text", "text": "Let me count the words in %s.\n" % m.group(1)})
     half = len(args) // 2
     delta(sid, {"kind": "toolCall", "toolCall": {"index": 0, "id": "call_1", "name": "plugin__wordcount__count", "argumentsDelta": args[:half]}})
     delta(sid, {"kind": "toolCall", "toolCall": {"index": 0, "argumentsDelta": args[half:]}})
-    return {"end": {"stopReason": "tool_use"}}
+    return {"end": {"stopReason": "tool_use", "model": MODEL}}
 
 
 def main():

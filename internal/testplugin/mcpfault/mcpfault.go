@@ -197,7 +197,7 @@ func New(proc Process) *mcp.Server {
 			return text("outside: " + string(answer)), nil
 		})
 	}
-	add("sample", "Ask the client's model.", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	add("sample", "Ask the client's model, in at most maxTokens tokens (50 if not given).", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if r, ok := req.Params.InputResponses["model"].(*mcp.CreateMessageWithToolsResult); ok {
 			var parts []string
 			for _, c := range r.Content {
@@ -207,8 +207,10 @@ func New(proc Process) *mcp.Server {
 			}
 			return text(fmt.Sprintf("model said: %s (model %s)", strings.Join(parts, ""), r.Model)), nil
 		}
+		var in struct{ MaxTokens int64 }
+		_ = json.Unmarshal(req.Params.Arguments, &in)
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"model": &mcp.CreateMessageParams{
-			SystemPrompt: "be brief", MaxTokens: 50,
+			SystemPrompt: "be brief", MaxTokens: cmp.Or(in.MaxTokens, 50),
 			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "say hi"}}},
 		}}}, nil
 	})

@@ -2,7 +2,11 @@
 // the meter and of the sandbox that runs what it makes.
 package wasmtest
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/wasmmeter/leb128"
+)
 
 // Value types, the end instruction, and the section ids the tests use.
 const (
@@ -19,26 +23,11 @@ const (
 	SecCode     = 10
 )
 
-// U32 appends v as an unsigned LEB128 number.
-func U32(w []byte, v uint32) []byte {
-	for v >= 0x80 {
-		w = append(w, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(w, byte(v))
-}
-
-// S32 appends v as a signed LEB128 number.
-func S32(w []byte, v int32) []byte {
-	for {
-		c := byte(v & 0x7F)
-		v >>= 7
-		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
-			return append(w, c)
-		}
-		w = append(w, c|0x80)
-	}
-}
+// U32 and S32 append v as an unsigned and a signed LEB128 number.
+var (
+	U32 = leb128.AppendUint32
+	S32 = leb128.AppendInt32
+)
 
 // Name appends s as a name: its length, then its bytes.
 func Name(w []byte, s string) []byte { return append(U32(w, uint32(len(s))), s...) }

@@ -1,9 +1,10 @@
 # A model for the scripts of testdata/npm. Asked "call: A B …", it calls
 # the tools *__A, *__B, … one per step, then says what each answered, one
-# a line; a word NAME@S waits S seconds before the call, NAME:JSON (no
-# spaces) gives its arguments, else {"message": "again"}. Asked
+# a line; a word NAME@S waits S seconds before the call, NAME@PATH until
+# PATH exists (a minute at most), NAME:JSON (no spaces) gives its
+# arguments, else {"message": "again"}. Asked
 # "context?", it says the system prompt; anything else, it repeats.
-import json, sys, time
+import json, os, sys, time
 
 def send(m):
     sys.stdout.write(json.dumps(dict(m, jsonrpc="2.0")) + "\n")
@@ -30,7 +31,13 @@ for line in sys.stdin:
             if len(done) < len(wanted):
                 word, _, args = wanted[len(done)].partition(":")
                 name, _, wait = word.partition("@")
-                time.sleep(float(wait or 0))
+                if wait.startswith("/"):
+                    for _ in range(600):
+                        if os.path.exists(wait):
+                            break
+                        time.sleep(0.1)
+                else:
+                    time.sleep(float(wait or 0))
                 names = [t["name"] for t in req.get("tools", []) if t["name"].endswith("__" + name)]
                 if names:
                     send({"method": "provider/delta", "params": {"streamId": sid, "event": {"kind": "toolCall",
