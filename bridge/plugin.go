@@ -84,7 +84,7 @@ func (p *Plugin) setState(s lifecycle) {
 	}
 }
 
-// start is a start in flight: the reads that come meanwhile wait for it.
+// startup is a start in flight: the reads that come meanwhile wait for it.
 type startup struct {
 	from lifecycle     // notStarted, asleep or dead
 	done chan struct{} // closed once inst or err is set
