@@ -513,7 +513,14 @@ func (h *Host) close(leaving bool) {
 	for _, l := range h.plugins {
 		if l.plugin != nil {
 			wg.Add(1)
-			go func() { defer wg.Done(); l.plugin.Close() }()
+			go func() {
+				defer wg.Done()
+				// What Close could not do goes to the plugin's log: bingo is
+				// ending, and a notice would reach no one.
+				if err := l.plugin.Close(); err != nil && l.log != nil {
+					fmt.Fprintf(l.log, "bingo: %v\n", err)
+				}
+			}()
 		}
 	}
 	wg.Wait()

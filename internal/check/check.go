@@ -320,10 +320,13 @@ func (c *checker) run(ctx context.Context) {
 
 // close stops the plugin and says whether it left when its stdin closed.
 func (c *checker) close() {
-	done := make(chan struct{})
-	go func() { c.plugin.Close(); close(done) }()
+	done := make(chan error, 1)
+	go func() { done <- c.plugin.Close() }()
 	select {
-	case <-done:
+	case err := <-done:
+		if err != nil {
+			c.add(Warn, "exit", "could not stop it cleanly: %v", err)
+		}
 	case <-time.After(c.dl.Grace + 10*time.Second):
 		c.add(Fail, "exit", "still running %s after its stdin closed", c.dl.Grace+10*time.Second)
 		return
