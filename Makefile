@@ -54,8 +54,16 @@ mcp-servers:
 	  cp testdata/mcp-servers/package-lock.json $(NPMSRV)/installed.json; \
 	fi
 
+# The suite runs under the race detector, but for the few tests that are
+# one goroutine grinding through tens of MiB or a wazero compilation, where
+# -race multiplies minutes and finds nothing: those run without it, after.
+# (docs/performance.md, "The test suite", says where the time goes.)
+SLOW_UNDER_RACE := ^(TestParityWasm|TestHugeLines|TestWasmBuildRuns|TestOverCapLineIsNotKept|TestPatternRegexpIsValid)$$
+SLOW_PKGS := ./examples/plugins/wordcount-wasm ./bridge ./internal/testplugin ./protocol ./host/gate
+
 test: check mcp-servers
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m -skip '$(SLOW_UNDER_RACE)' ./...
+	$(GO) test -count=1 -timeout 30m -run '$(SLOW_UNDER_RACE)' $(SLOW_PKGS)
 
 check:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
@@ -74,7 +82,11 @@ schema:
 # wasm warm start (in a fresh runtime and in a new process) against
 # wazero's own minimal file-cache start (budget 1.2x), 20 identical wasm
 # plugins against one, bingo with 20 plugins installed against 1 (start-up on
-# a warm declaration cache, budget 1.3x; peak RSS after a turn, budget 2x).
+# a warm declaration cache, budget 1.3x; peak RSS after a turn, budget 2x),
+# a warm MCP tool call through bingo against a bare go-sdk client to the
+# same server (interleaved), and a one-shot bingo call's exit after its
+# answer (against bingo version's, and against server-everything when
+# BINGO_MCP_SERVERS or .cache/mcp-servers holds it).
 # BEFORE=<git ref> also times the testplugin built from that ref beside this
 # tree's, in the same runs (make bench BEFORE=main).
 # Issue 9's targets are printed as "<what>: <ratio>× (budget ≤ <n>×: met)";
@@ -87,6 +99,7 @@ bench:
 	kit=$$(bash scripts/bench-before.sh "$(or $(BEFORE),$(KIT_BEFORE))") && \
 	BINGO_BENCH_BEFORE=$$before $(GO) test -run '^$$' -bench 'ToolCall|BridgeOverhead|GoPluginCall' -benchtime 3000x ./internal/conformance && \
 	BINGO_BENCH_BEFORE=$$kit $(GO) test -run '^$$' -bench 'GoPluginInFlight' -benchtime 30x ./internal/conformance
+	$(GO) test -run '^$$' -bench 'MCPToolCallExec' -benchtime 2000x ./mcpbridge
 	$(GO) test -run '^$$' -bench . -benchtime 10x ./cmd/bingo
 	$(GO) test -run '^$$' -bench 'Start|RoundTrip' -benchtime 10x ./transport/wasm
 

@@ -127,8 +127,9 @@ func (w *wire) down() bool {
 	}
 }
 
-// close takes the wire down (stdin closed first, by the conn's Close).
-func (w *wire) close() { _ = w.rpc.Close() }
+// close takes the wire down (stdin closed first, by the conn's Close);
+// jsonrpc2.ErrClosed if it was down already.
+func (w *wire) close() error { return w.rpc.Close() }
 
 // logWriter adapts the plugin's log to jsonrpc2's Logger, which is where
 // an answer with an unknown id is reported.

@@ -3,13 +3,20 @@ package mcpbridge_test
 import (
 	"context"
 	"encoding/json"
+	osexec "os/exec"
+	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/internal/testplugin/mcpfault"
 	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
+	"github.com/bingo/bingo-plugin-rpc/mcpbridge"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
+	"github.com/bingo/bingo-plugin-rpc/transport/exec"
 )
 
 // BenchmarkToolCall is one echo call to the in-process fault server: as
@@ -51,4 +58,62 @@ func BenchmarkToolCall(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkMCPToolCallExec is a warm tool call to a real MCP server
+// process, the Go example wordcount-mcp: through bingo (the proxy tool,
+// the bridge, the plugin wire, the translator, the exec transport), and
+// straight from a go-sdk client on the server's stdio, to another process
+// of the same server, interleaved call by call. The figure is the ratio of
+// the medians: what bingo adds to a call.
+func BenchmarkMCPToolCallExec(b *testing.B) {
+	bin := filepath.Join(b.TempDir(), "wordcount-mcp")
+	if out, err := osexec.Command("go", "build", "-o", bin, "../examples/plugins/wordcount-mcp").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, &mcp.CommandTransport{Command: osexec.Command(bin)}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	p := bridge.New(bridge.Options{Name: "wc", Transport: mcpbridge.Wrap(exec.New(exec.Config{Command: bin}), mcpbridge.Config{Name: "wc", Version: "1"})})
+	defer p.Close()
+	if _, err := p.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	var tl sdk.Tool
+	for _, t := range p.Contributions().Tools {
+		if t.Spec().Name == "plugin__wc__count" {
+			tl = t
+		}
+	}
+	if tl == nil {
+		b.Fatal("no tool plugin__wc__count")
+	}
+	input := json.RawMessage(`{"text":"one two three\nfour five\n"}`)
+	call := sdk.ToolCall{ID: "c", Name: tl.Spec().Name, Input: input}
+	ui := &testutil.RecordingUI{}
+	var bare, bingo []float64
+	for b.Loop() {
+		began := time.Now()
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "count", Arguments: input}); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if _, err := tl.Call(ctx, call, ui); err != nil {
+			b.Fatal(err)
+		}
+		bare = append(bare, float64(mid.Sub(began).Microseconds()))
+		bingo = append(bingo, float64(time.Since(mid).Microseconds()))
+	}
+	b.ReportMetric(median(bare), "sdk-µs")
+	b.ReportMetric(median(bingo), "bingo-µs")
+	b.ReportMetric(median(bingo)/median(bare), "bingo/sdk")
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }

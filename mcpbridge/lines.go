@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 )
@@ -23,8 +24,7 @@ import (
 // deadline. Here the bingo wire's own rule holds: a line that is not a
 // message, or is over the cap, goes to the plugin's log and is skipped
 // (protocol.LineStream frames both wires), and the session goes on. Each
-// message is decoded by the sdk's jsonrpc package, as its own transport
-// does.
+// message is decoded by the sdk's rules and decoder (decodeMessage).
 //
 // It also reports, on the reading goroutine and so before the sdk hands
 // the message on:
@@ -177,9 +177,11 @@ func (c *lineConn) decode(line []byte) []jsonrpc.Message {
 }
 
 // message decodes one message and reports it (lineTransport's notify and
-// result). A nil message with no error was taken here.
+// result). A nil message with no error was taken here: a progress
+// notification, which notify is all that reads (the client sets no
+// handler for it), so the sdk does not decode it again.
 func (c *lineConn) message(raw []byte) (jsonrpc.Message, error) {
-	m, err := jsonrpc.DecodeMessage(raw)
+	m, err := decodeMessage(raw)
 	if err != nil {
 		r := c.discoverRefused(raw)
 		if r == nil {
@@ -191,6 +193,9 @@ func (c *lineConn) message(raw []byte) (jsonrpc.Message, error) {
 	case *jsonrpc.Request:
 		if !m.IsCall() && c.t.notify != nil {
 			c.t.notify(m.Method, m.Params)
+			if m.Method == methodProgress {
+				return nil, nil
+			}
 		}
 	case *jsonrpc.Response:
 		c.mu.Lock()
@@ -205,6 +210,64 @@ func (c *lineConn) message(raw []byte) (jsonrpc.Message, error) {
 		}
 	}
 	return m, nil
+}
+
+// methodProgress is the server's progress notification.
+const methodProgress = "notifications/progress"
+
+// wireMessage is a JSON-RPC message as the sdk's jsonrpc.DecodeMessage
+// reads it (method raw, so that its presence is told apart from "").
+type wireMessage struct {
+	VersionTag string          `json:"jsonrpc"`
+	ID         any             `json:"id,omitempty"`
+	Method     json.RawMessage `json:"method"`
+	Params     json.RawMessage `json:"params,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Error      *jsonrpc.Error  `json:"error,omitempty"`
+}
+
+// decodeMessage is jsonrpc.DecodeMessage, by the same rules and with the
+// same decoder and its flag (no case-insensitive match of a field's
+// name), but from the line itself: the sdk reads each message and its
+// method through a decoder with a new 32 KiB buffer, which was most of
+// what a tool call allocated. Trailing bytes after the message are an
+// error, as encoding/json's Unmarshal has them.
+func decodeMessage(raw []byte) (jsonrpc.Message, error) {
+	var w wireMessage
+	if err := parse(raw, &w); err != nil {
+		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+	}
+	if w.VersionTag != "2.0" {
+		return nil, fmt.Errorf("invalid message version tag %q; expected %q", w.VersionTag, "2.0")
+	}
+	id, err := jsonrpc.MakeID(w.ID)
+	if err != nil {
+		return nil, err
+	}
+	if len(w.Method) > 0 {
+		var method string
+		if err := parse(w.Method, &method); err != nil {
+			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		}
+		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil
+	}
+	if !id.IsValid() {
+		return nil, errors.New("JSON RPC invalid request")
+	}
+	r := &jsonrpc.Response{ID: id, Result: w.Result}
+	if w.Error != nil {
+		r.Error = w.Error
+	}
+	return r, nil
+}
+
+// parse decodes data into v as the sdk's decoder does.
+func parse(data []byte, v any) error {
+	rest, err := segjson.Parse(data, v, segjson.DontMatchCaseInsensitiveStructFields)
+	if err == nil && len(bytes.TrimSpace(rest)) > 0 {
+		err = fmt.Errorf("invalid character %q after top-level value", rest[0])
+	}
+	return err
 }
 
 // discoverRefused is an error whose id is null (or missing), as the answer

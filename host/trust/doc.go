@@ -32,72 +32,22 @@
 // # The digest rule
 //
 // A plugin of the project at P is pinned against the repository R around
-// it ([RepositoryRoot]: the nearest ancestor of P, P included, holding
-// .git; else P), which can change any file in it, and against the
-// directory D its process starts in (the session's) and the PATH it gets
-// ([Scope]). What is recorded, every path spelled with its directories'
-// symlinks resolved:
+// it ([RepositoryRoot]: the nearest ancestor holding .git; else P) and the
+// directory its process starts in and the PATH it gets ([Scope]). The
+// digest covers the plugin's directory, whole (or, for a server of the
+// project's .mcp.json, that server's entry in the file), and every file its
+// entry names, resolved as the process resolves it (package lookpath): a
+// named file inside R or the plugin's directory is pinned, one outside
+// both is listed in [Plugin.Outside] and not pinned. Files are hashed as a
+// stream, specials never opened, symlinks recorded by target; one plugin
+// pins at most [MaxPluginFiles] entries and [MaxPluginBytes] bytes
+// ([ErrTooLarge]). [Plugin.Files] keeps each record so a lapse can name
+// what changed. docs/design.md ("The trust digest") states the records
+// and the encoding exactly.
 //
-//   - the plugin's directory, whole: every entry, recursively; or, for a
-//     server of the project's .mcp.json, which has no directory, that
-//     server's entry in the file (key "<file>#<server>", record "entry
-//     <hex sha256 of the entry, compacted with its keys sorted>"), so
-//     another server's entry changing leaves it trusted;
-//   - the files its entry names, as the process resolves them: entry.wasm;
-//     the file entry.command runs (package lookpath: a bare name searched
-//     in entry.env's PATH, else the PATH the process inherits); every
-//     argument, and the part of one after its first "=" (--config=x); and
-//     every entry.env value that looks like a path (absolute, or with a
-//     separator). A relative one is taken against D. The manifest loader
-//     has already made absolute an argument that names a file of the
-//     plugin (see package manifest), so the process runs that file
-//     wherever it starts.
-//
-// A named path with nothing there is not recorded: should a file appear,
-// its new record lapses the trust. A named file inside R, or inside the
-// plugin's directory, is recorded; one outside both is not the
-// repository's to change, and is listed in [Plugin.Outside] instead
-// (/usr/bin/python3), never in the digest.
-//
-// Each recorded entry is kept under its path relative to P
-// (slash-separated; "../lib/x.py" for a file of R above a nested P) as
-// exactly one of:
-//
-//   - "file <hex sha256 of the contents>" for a regular file (by Lstat);
-//   - "symlink <target as Readlink returns it>" for a symlink; what it
-//     resolves to is pinned as well if it is ours (a directory walked
-//     whole), or listed as outside;
-//   - "other <type>" for anything else (directory, fifo, socket,
-//     char-device, device, irregular): a directory the entry names (its
-//     contents are pinned only if it is the plugin's), and never-opened
-//     specials, since a FIFO would hang the host.
-//
-// Regular files are hashed as a stream, never read whole. One plugin pins
-// at most [MaxPluginFiles] entries (files, directories and links alike)
-// and [MaxPluginBytes] bytes; past either, Snapshot is an error wrapping
-// [ErrTooLarge] that names the cap and where it was passed, and the plugin
-// cannot be trusted. A file that cannot be examined (permission denied) is
-// an error too; a plugin that cannot be snapshotted stays untrusted.
-//
-// The plugin's digest is "sha256:" and the hex sha256 of a canonical
-// encoding: each string is written as its length (8 bytes, big-endian)
-// followed by its bytes, and the fields are "bingo-trust-v2", the plugin's
-// name, the number of recorded files (8 bytes, big-endian), then each
-// relative path and its record, in byte order of the paths. [Plugin.Files]
-// keeps the records themselves so a lapse can name what changed. Records
-// of the first rule (trust.json version 1, which pinned only the named
-// files) are not read: [OldVersionError].
-//
-// [Sums] remembers each file version's sum (its identity, size and
-// timestamps), so one process that digests a plugin twice, for trust and
-// for the host's declaration cache, reads each file once. Trust digests
-// only what the process itself read: sums kept from an earlier process are
-// believed only by a view made with [Sums.Assuming], which the declaration
-// cache uses and trust does not.
-//
-// The settings record is the same record for one file, except that the
-// host reads settings through a symlink wherever it points, so a symlink's
-// record also pins what it resolves to: "symlink <target> -> file <hex>".
+// [Sums] remembers each file version's sum so one process reads each file
+// once; trust believes only sums this process read (the declaration cache
+// may use kept ones, through [Sums.Assuming]).
 //
 // # The limit of the rule
 //

@@ -1,0 +1,57 @@
+package mcpbridge
+
+import (
+	"encoding/json"
+	"io"
+	"reflect"
+	"runtime"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// The translator decodes the server's messages as the sdk does: the same
+// message, or an error for the same lines.
+func TestDecodeMessageIsTheSDKs(t *testing.T) {
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}`,
+		`{"jsonrpc":"2.0","id":"a","error":{"code":-32601,"message":"no","data":{"x":1}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"roots/list","params":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"c","progress":1}}`,
+		`{"jsonrpc":"2.0","method":"","params":null}`,
+		`{"jsonrpc":"2.0","id":2,"method":null}`,
+		`{"jsonrpc":"2.0","Method":"x","ID":3}`, // names match by case only
+		`{"jsonrpc":"1.0","id":1,"result":1}`,
+		`{"jsonrpc":"2.0","result":1}`,
+		`{"jsonrpc":"2.0","id":true,"result":1}`,
+		`{"jsonrpc":"2.0","id":1,"method":3}`,
+		`THIS IS NOT JSON`,
+		`[1,2]`,
+	} {
+		want, wantErr := jsonrpc.DecodeMessage([]byte(line))
+		got, err := decodeMessage([]byte(line))
+		if (err != nil) != (wantErr != nil) || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %#v, %v\nwant %#v, %v", line, got, err, want, wantErr)
+		}
+	}
+}
+
+// A message costs what it holds, not a decoder's buffer: the sdk's own
+// decoding allocates 32 KiB for each message and 32 KiB more for its
+// method, which was most of what a tool call allocated.
+func TestAMessageAllocatesLittle(t *testing.T) {
+	c := &lineConn{t: lineTransport{log: io.Discard, notify: func(string, json.RawMessage) {}}, sent: map[jsonrpc.ID]string{}}
+	line := []byte(`{"jsonrpc":"2.0","id":5,"method":"sampling/createMessage","params":{"maxTokens":10}}`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const n = 100
+	for range n {
+		if m, err := c.message(line); err != nil || m == nil {
+			t.Fatal(m, err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 4<<10 {
+		t.Fatalf("a message allocates %d bytes, want under 4 KiB", per)
+	}
+}
