@@ -21,7 +21,7 @@ import (
 // bridge, beside jsonrpc2 rather than through it: jsonrpc2 decodes every
 // line it reads generically to tell an answer from a request, then again
 // into its Response, before the caller decodes the result a third time.
-// The line stream offers the bridge each answer first (takeAnswer), which
+// readerHandoff offers the bridge each answer first (takeAnswer), which
 // decodes it once; whatever it does not take (the handshake's answer, an
 // answer to no request) goes on to jsonrpc2 as before, and jsonrpc2 still
 // owns the connection's life, the plugin's requests and notifications.

@@ -48,7 +48,7 @@ func (p *Plugin) release(inst *instance) {
 // the wedge rule's, so the check waits it out.
 func (p *Plugin) idleCheck(inst *instance) {
 	p.mu.Lock()
-	if p.closed || p.inst != inst || inst.busy > 0 {
+	if p.inst != inst || inst.busy > 0 {
 		p.mu.Unlock()
 		return
 	}
@@ -57,7 +57,8 @@ func (p *Plugin) idleCheck(inst *instance) {
 		p.mu.Unlock()
 		return
 	}
-	p.inst, p.asleep = nil, true
+	p.inst = nil
+	p.setState(asleep)
 	// It lived and was left alone: whatever deaths came before, it is
 	// healthy now.
 	p.deaths, p.retryAt = 0, time.Time{}
@@ -65,5 +66,5 @@ func (p *Plugin) idleCheck(inst *instance) {
 	p.mu.Unlock()
 	defer p.watchers.Done()
 	fmt.Fprintf(p.opts.Log, "bridge: idle for %s; stopped it (the next use starts it again)\n", p.opts.Deadlines.IdleStop)
-	inst.stop()
+	p.stopQuietly(inst)
 }

@@ -46,6 +46,7 @@ type instance struct {
 
 	exited   chan struct{} // closed once conn.Wait has returned
 	exitErr  error
+	killErr  error          // what conn.Kill could not do; set before dead is closed
 	recorded chan struct{}  // closed once its death is recorded and noticed
 	dead     chan struct{}  // closed once everything the instance started has ended
 	handlers sync.WaitGroup // the plugin's requests being answered; dead waits for them
@@ -111,7 +112,7 @@ func (inst *instance) monitor() {
 	<-inst.rpc.DisconnectNotify()
 	inst.inFlight.close() // no request is sent and no handler starts after this
 	inst.cancel()
-	_ = inst.conn.Kill()
+	inst.killErr = inst.conn.Kill()
 	<-inst.exited
 	inst.p.died(inst, inst.waitReason())
 	close(inst.recorded)
@@ -133,11 +134,21 @@ func (inst *instance) waitReason() error {
 }
 
 // stop ends the instance gracefully (stdin closed first) and waits for it.
-// Its end is no death: it raises no notice.
-func (inst *instance) stop() {
+// Its end is no death: it raises no notice. It reports what it could not
+// do: close the instance's stdin, or kill it.
+func (inst *instance) stop() error {
 	inst.claimNotice(nil)
-	inst.rpc.Close()
+	err := inst.rpc.Close()
+	if errors.Is(err, jsonrpc2.ErrClosed) {
+		err = nil // it had ended already
+	} else if err != nil {
+		err = fmt.Errorf("closing its stdin: %w", err)
+	}
 	<-inst.dead
+	if inst.killErr != nil {
+		err = errors.Join(err, fmt.Errorf("stopping it: %w", inst.killErr))
+	}
+	return err
 }
 
 // claimNotice raises n as the instance's one notice, unless it has been

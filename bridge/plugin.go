@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
@@ -27,22 +25,85 @@ type Plugin struct {
 
 	nextStream atomic.Uint64
 	nextReq    atomic.Uint64 // names the host's requests, so an answer finds its route
-	spawning   singleflight.Group
-	watchers   sync.WaitGroup // wedge verdicts being delivered; Close waits for them
-	notices    noticeLimiter  // the plugin's own notices
+	// Goroutines that outlive the call that started them (a respawn, an
+	// idle stop, a wedge verdict); Close waits for them.
+	watchers sync.WaitGroup
+	notices  noticeLimiter // the plugin's own notices
+	// life ends at Close: every start runs under it, so Close cancels a
+	// handshake in flight instead of waiting it out.
+	life context.Context
+	end  context.CancelFunc
 
 	mu      sync.Mutex
-	inst    *instance // nil while dead or asleep
+	state   lifecycle // changed only by setState
+	inst    *instance // the live instance, while running
+	start   *startup  // the start in flight, while starting
 	decl    *protocol.InitializeResult
-	refused []string // what the handshake that gave decl refused
-	// asleep: no instance, and none has died to say so — the declaration
-	// came from Options.Declared, or the last instance was stopped for
-	// idleness. A read starts one; a start that fails says so once.
-	asleep  bool
-	closed  bool
+	refused []string  // what the handshake that gave decl refused
 	deaths  int       // in a row
 	failed  int       // restarts failed since the last death
 	retryAt time.Time // no respawn before this
+}
+
+// lifecycle is where a Plugin is in its life.
+type lifecycle int
+
+const (
+	notStarted lifecycle = iota // no declaration: Start has not succeeded
+	asleep                      // declared (Options.Declared, or stopped for idleness), nothing running, no death to say so: a read starts it
+	starting                    // a start in flight (Plugin.start), which reads wait for
+	running                     // Plugin.inst is the live instance
+	dead                        // its instance died or a restart failed: a read past retryAt respawns it
+	closed                      // Close was called: nothing starts again
+)
+
+// String is the state as Status says it.
+func (s lifecycle) String() string {
+	return [...]string{"not started", "idle", "starting", "running", "dead", "closed"}[s]
+}
+
+// moves lists the states each state may move to.
+var moves = [...][]lifecycle{
+	notStarted: {starting, closed},
+	asleep:     {starting, closed},
+	starting:   {notStarted, asleep, running, dead, closed},
+	running:    {asleep, dead, closed},
+	dead:       {starting, closed},
+	closed:     nil,
+}
+
+// setState moves the plugin to s, which must be a move its state allows.
+// Called with p.mu held.
+func (p *Plugin) setState(s lifecycle) {
+	if !slices.Contains(moves[p.state], s) {
+		panic(fmt.Sprintf("bridge: plugin %s cannot go from %s to %s", p.opts.Name, p.state, s))
+	}
+	p.state = s
+	if s != starting {
+		p.start = nil
+	}
+}
+
+// startup is a start in flight: the reads that come meanwhile wait for it.
+type startup struct {
+	from lifecycle     // notStarted, asleep or dead
+	done chan struct{} // closed once inst or err is set
+	inst *instance
+	err  error
+}
+
+// beginStart moves the plugin to starting and returns the start. Called
+// with p.mu held.
+func (p *Plugin) beginStart() *startup {
+	st := &startup{from: p.state, done: make(chan struct{})}
+	p.setState(starting)
+	p.start = st
+	return st
+}
+
+func (st *startup) finish(inst *instance, err error) {
+	st.inst, st.err = inst, err
+	close(st.done)
 }
 
 // New returns a plugin that has not started. Call Start.
@@ -61,9 +122,10 @@ func New(opts Options) *Plugin {
 	}
 	p := &Plugin{opts: opts}
 	p.notices.p = p
+	p.life, p.end = context.WithCancel(context.Background())
 	if opts.Declared != nil {
 		decl := *opts.Declared
-		p.decl, p.asleep = &decl, true
+		p.decl, p.state = &decl, asleep
 	}
 	return p
 }
@@ -74,19 +136,43 @@ func (p *Plugin) Name() string { return p.opts.Name }
 // Kind names the plugin's transport.
 func (p *Plugin) Kind() string { return p.opts.Transport.Kind() }
 
-// Start launches the first instance and performs the handshake. On error
-// the plugin contributes nothing; the error says why in one line. What the
-// declaration held that the host refused costs a notice each (see
-// readDeclaration); the declaration returned is what was kept.
+// Start launches the first instance and performs the handshake, under ctx
+// and until Close. On error the plugin contributes nothing; the error says
+// why in one line. What the declaration held that the host refused costs a
+// notice each (see readDeclaration); the declaration returned is what was
+// kept.
 func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
+	p.mu.Lock()
+	var st *startup
+	switch p.state {
+	case notStarted, asleep:
+		st = p.beginStart()
+	case closed:
+		p.mu.Unlock()
+		return protocol.InitializeResult{}, ErrClosed
+	default:
+		p.mu.Unlock()
+		return protocol.InitializeResult{}, fmt.Errorf("plugin %s is %s already", p.opts.Name, p.state)
+	}
+	p.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer context.AfterFunc(p.life, cancel)()
+	defer cancel()
 	inst, decl, refused, err := p.spawn(ctx)
 	if err == nil {
 		_, err = p.install(inst)
 	}
 	if err != nil {
+		p.mu.Lock()
+		if p.state == starting {
+			p.setState(st.from) // a first start that fails is no death
+		}
+		p.mu.Unlock()
+		st.finish(nil, err)
 		return protocol.InitializeResult{}, err
 	}
 	p.adoptDeclaration(decl, refused)
+	st.finish(inst, nil)
 	return decl, nil
 }
 
@@ -99,18 +185,19 @@ func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
 func (p *Plugin) install(inst *instance) (failed int, err error) {
 	p.mu.Lock()
 	switch {
-	case p.closed:
+	case p.state == closed:
 		err = ErrClosed
 	case inst.ended:
 		err = fmt.Errorf("exited right after the handshake (%v); see %s", inst.waitReason(), p.logName())
 	default:
-		p.inst, failed, p.failed, p.asleep = inst, p.failed, 0, false
+		p.inst, failed, p.failed = inst, p.failed, 0
+		p.setState(running)
 		inst.live = true
 		p.armIdle(inst)
 	}
 	p.mu.Unlock()
 	if err != nil {
-		inst.stop()
+		p.stopQuietly(inst)
 	}
 	return failed, err
 }
@@ -156,16 +243,12 @@ func (p *Plugin) raiseRefusals(refused []string, raise func(Notice)) {
 	}
 }
 
-// declareAgain takes a declaration the live plugin sent of its own accord
-// (plugin/declare, when what it offers changed), held to the handshake's
-// rules (readDeclaration): what is kept becomes the plugin's declaration,
-// with a notice for each part refused, and the host hears of it
-// (reportRedeclared). One that fails the rules outright (another name,
-// another protocol) changes nothing and costs one notice; one that keeps
-// what is held, refusing the same parts, changes nothing and costs
-// nothing. The plugin may send it
-// any number of times, so its notices are the plugin's own, through the
-// notice limiter, and the host hears only of a change.
+// declareAgain takes a plugin/declare, held to the handshake's rules
+// (readDeclaration): what is kept becomes the declaration, a notice for
+// each part refused, and the host hears of a change (reportRedeclared).
+// One that fails outright costs one notice; one that changes nothing,
+// nothing. The plugin
+// may send it any number of times, so its notices go through its limiter.
 func (p *Plugin) declareAgain(raw json.RawMessage) {
 	err := p.opts.Budget.Take(p.opts.Name, len(raw))
 	var decl protocol.InitializeResult
@@ -236,54 +319,58 @@ func (p *Plugin) Refused() []string {
 	return append([]string(nil), p.refused...)
 }
 
-// Status is "running", "idle" (declared, but not running: the next read
-// starts it), "dead" (will respawn on the next read), "not started" or
+// Status is "running", "starting", "idle" (declared, but not running: the
+// next read starts it), "dead" (will respawn on a read), "not started" or
 // "closed".
 func (p *Plugin) Status() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	switch {
-	case p.closed:
-		return "closed"
-	case p.inst != nil:
-		return "running"
-	case p.asleep:
-		return "idle"
-	case p.decl != nil:
-		return "dead"
-	}
-	return "not started"
+	return p.state.String()
 }
 
 // ErrClosed is the error of a call on a closed Plugin.
 var ErrClosed = errors.New("plugin closed")
 
 // Close stops the live instance (stdin closed first, so a well-behaved
-// plugin exits on its own) and waits for everything the plugin started.
+// plugin exits on its own), cancels a start in flight, and waits for
+// everything the plugin started. Its error says what it could not do:
+// close the instance's stdin, or kill it.
 func (p *Plugin) Close() error {
 	p.mu.Lock()
-	p.closed = true
 	inst := p.inst
-	p.inst = nil
+	if p.state != closed {
+		p.inst = nil
+		p.setState(closed)
+	}
 	if inst != nil && inst.idle != nil {
 		inst.idle.Stop()
 	}
 	p.mu.Unlock()
+	p.end()
+	var err error
 	if inst != nil {
 		select {
 		case <-inst.rpc.DisconnectNotify():
 			// It died before we closed it: that death keeps its notice.
 			<-inst.dead
 		default:
-			inst.stop()
+			err = inst.stop()
 		}
 	}
-	// A respawn in flight sees closed and stops what it started; joining
-	// the same singleflight key waits for it.
-	p.spawning.Do("spawn", func() (any, error) { return nil, ErrClosed })
-	p.watchers.Wait()
+	p.watchers.Wait() // a respawn cancelled by p.end stops what it started
 	p.notices.close()
+	if err != nil {
+		return fmt.Errorf("plugin %s: %w", p.opts.Name, err)
+	}
 	return nil
+}
+
+// stopQuietly stops inst for no caller that would hear what its stop could
+// not do (a failed start, an idle stop): that goes to the plugin's log.
+func (p *Plugin) stopQuietly(inst *instance) {
+	if err := inst.stop(); err != nil {
+		fmt.Fprintf(p.opts.Log, "bridge: stopping an instance: %v\n", err)
+	}
 }
 
 // spawn starts an instance and performs the handshake. It returns the
@@ -293,6 +380,9 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 	var refused []string
 	conn, err := p.opts.Transport.Start(ctx)
 	if err != nil {
+		if p.life.Err() != nil {
+			return nil, decl, nil, ErrClosed
+		}
 		return nil, decl, nil, fmt.Errorf("start: %w", err)
 	}
 	inst := p.newInstance(conn)
@@ -315,7 +405,7 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 	case errors.Is(err, context.DeadlineExceeded):
 		err = fmt.Errorf("no answer to initialize within %s (deadlines.initialize)", p.opts.Deadlines.Initialize)
 	case gone(err):
-		inst.stop() // so the reason is the exit's, not just "closed its stdout"
+		p.stopQuietly(inst) // so the reason is the exit's, not just "closed its stdout"
 		err = fmt.Errorf("exited during the handshake (%v); see %s", inst.waitReason(), p.logName())
 	case err != nil:
 		err = fmt.Errorf("initialize failed: %w", err)
@@ -325,7 +415,10 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 		}
 	}
 	if err != nil {
-		inst.stop()
+		p.stopQuietly(inst)
+		if p.life.Err() != nil {
+			err = ErrClosed // Close cancelled it
+		}
 		return nil, decl, nil, err
 	}
 	return inst, decl, refused, nil
@@ -346,42 +439,52 @@ func (p *Plugin) acquire(ctx context.Context, bound time.Duration) (inst *instan
 }
 
 // current returns the live instance, respawning a dead one unless the
-// backoff says not yet. Concurrent reads share one respawn. A reader waits
-// for the respawn no longer than its own bound (its request's deadline) or
-// its context; the respawn itself goes on, bounded by the handshake
-// deadline, and serves the next read. An asleep plugin had its start put
-// off by the host, not lost to a death: a read waits for that start as
+// backoff says not yet. Concurrent reads share one start. A reader waits
+// for the start no longer than its own bound (its request's deadline) or
+// its context; the start itself goes on, bounded by the handshake
+// deadline, and serves the next read. A start that follows no death had
+// been put off by the host, not lost to a death: a read waits for it as
 // long as the handshake may take, as it would have at the host's start.
 func (p *Plugin) current(ctx context.Context, bound time.Duration) (inst *instance, woke bool, err error) {
 	p.mu.Lock()
-	inst, closed, started, retryAt, asleep := p.inst, p.closed, p.decl != nil, p.retryAt, p.asleep
+	st := p.start
+	switch p.state {
+	case closed:
+		p.mu.Unlock()
+		return nil, false, ErrClosed
+	case running:
+		inst = p.inst
+		p.mu.Unlock()
+		return inst, false, nil
+	case notStarted:
+		p.mu.Unlock()
+		return nil, false, fmt.Errorf("plugin %s did not start: %w", p.opts.Name, sdk.ErrUnavailable)
+	case dead:
+		if now := p.opts.Now(); now.Before(p.retryAt) {
+			p.mu.Unlock()
+			return nil, false, fmt.Errorf("plugin %s is down; next restart in %s: %w", p.opts.Name, p.retryAt.Sub(now).Round(time.Millisecond), sdk.ErrUnavailable)
+		}
+		fallthrough
+	case asleep:
+		st = p.beginStart()
+		p.watchers.Add(1)
+		go p.respawn(st)
+	}
 	p.mu.Unlock()
-	if asleep && inst == nil {
+	if st.from != dead {
 		bound, woke = max(bound, p.opts.Deadlines.Initialize), true
 	}
-	switch {
-	case closed:
-		return nil, woke, ErrClosed
-	case inst != nil:
-		return inst, woke, nil
-	case !started:
-		return nil, woke, fmt.Errorf("plugin %s did not start: %w", p.opts.Name, sdk.ErrUnavailable)
-	}
-	if now := p.opts.Now(); now.Before(retryAt) {
-		return nil, woke, fmt.Errorf("plugin %s is down; next restart in %s: %w", p.opts.Name, retryAt.Sub(now).Round(time.Millisecond), sdk.ErrUnavailable)
-	}
-	respawned := p.spawning.DoChan("spawn", p.respawn)
 	timer := time.NewTimer(bound)
 	defer timer.Stop()
 	select {
-	case r := <-respawned:
-		if r.Err != nil {
-			if errors.Is(r.Err, ErrClosed) {
-				return nil, woke, ErrClosed
-			}
-			return nil, woke, fmt.Errorf("plugin %s: %w: %w", p.opts.Name, r.Err, sdk.ErrUnavailable)
+	case <-st.done:
+		switch {
+		case errors.Is(st.err, ErrClosed):
+			return nil, woke, ErrClosed
+		case st.err != nil:
+			return nil, woke, fmt.Errorf("plugin %s: %w: %w", p.opts.Name, st.err, sdk.ErrUnavailable)
 		}
-		return r.Val.(*instance), woke, nil
+		return st.inst, woke, nil
 	case <-ctx.Done():
 		return nil, woke, fmt.Errorf("plugin %s is restarting: %w", p.opts.Name, ctx.Err())
 	case <-timer.C:
@@ -389,52 +492,43 @@ func (p *Plugin) current(ctx context.Context, bound time.Duration) (inst *instan
 	}
 }
 
-// respawn starts a new instance for acquire; it runs once for every reader
-// waiting at the time. A failed restart is part of the death it follows,
-// which has had its notice: it says why in the plugin's log and in the
-// error of the read that tried, and backs off like a death. Coming back
-// after failed restarts is the death's second and last notice. A start
-// that follows no death (the first start of a plugin whose declaration was
-// cached, or one stopped for idleness) has had no notice: if it fails, it
-// is the one notice, and from then on it is a death like any other.
-func (p *Plugin) respawn() (any, error) {
-	p.mu.Lock()
-	if inst, closed := p.inst, p.closed; inst != nil || closed {
-		p.mu.Unlock()
-		if closed {
-			return nil, ErrClosed
-		}
-		return inst, nil
-	}
-	p.mu.Unlock()
-	inst, decl, refused, err := p.spawn(context.Background())
+// respawn runs the start st for current, until Close. A failed restart is
+// part of the death it follows, which has had its notice: it says why in
+// the plugin's log and in the error of the reads that waited, and backs
+// off like a death. Coming back after failed restarts is the death's
+// second and last notice. A start that follows no death (a cached
+// declaration's first, or one after an idle stop) has had no notice: if
+// it fails, it is the one notice, and from then on a death like any other.
+func (p *Plugin) respawn(st *startup) {
+	defer p.watchers.Done()
+	inst, decl, refused, err := p.spawn(p.life)
 	var failed int
 	if err == nil {
 		failed, err = p.install(inst)
 	}
 	switch {
 	case errors.Is(err, ErrClosed):
-		return nil, err
 	case err != nil:
 		p.mu.Lock()
 		p.deaths++
 		p.failed++
 		p.retryAt = p.opts.Now().Add(p.opts.Backoff.delay(p.deaths))
-		unsaid := p.asleep
-		p.asleep = false
+		if p.state == starting {
+			p.setState(dead)
+		}
 		p.mu.Unlock()
 		fmt.Fprintf(p.opts.Log, "bridge: restart failed: %v\n", err)
-		if unsaid {
+		if st.from == asleep {
 			p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "error",
 				Message: "could not start: " + err.Error() + "; its contributions answer nothing until a later use starts it"})
 		}
-		return nil, err
+	default:
+		if failed > 0 {
+			p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "info", Message: fmt.Sprintf("running again; failed restarts before this one: %d", failed)})
+		}
+		p.adoptDeclaration(decl, refused)
 	}
-	if failed > 0 {
-		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "info", Message: fmt.Sprintf("running again; failed restarts before this one: %d", failed)})
-	}
-	p.adoptDeclaration(decl, refused)
-	return inst, nil
+	st.finish(inst, err)
 }
 
 // died records an instance's end and raises its one notice. An instance
@@ -449,6 +543,7 @@ func (p *Plugin) died(inst *instance, why error) {
 	current := p.inst == inst
 	if current {
 		p.inst = nil
+		p.setState(dead)
 		if p.opts.Now().Sub(inst.started) >= p.opts.Backoff.Reset {
 			p.deaths = 0
 		}
@@ -472,9 +567,10 @@ func (p *Plugin) died(inst *instance, why error) {
 // it is asleep only because the host had not needed it yet.
 func (p *Plugin) Notify(ctx context.Context, method string, params any) error {
 	p.mu.Lock()
-	inst, asleep := p.inst, p.inst == nil && p.asleep
+	inst := p.inst
+	wake := p.state == asleep || p.state == starting && p.start.from == asleep
 	p.mu.Unlock()
-	if asleep {
+	if wake {
 		var err error
 		if inst, _, err = p.acquire(ctx, p.opts.Deadlines.Initialize); err != nil {
 			return err

@@ -122,7 +122,7 @@ func (f *inFlight) checkWedge() {
 func (inst *instance) wedged(why string) {
 	p := inst.p
 	p.mu.Lock()
-	if p.closed {
+	if p.state == closed {
 		p.mu.Unlock()
 		return // Close is stopping it, and closing is not a death
 	}

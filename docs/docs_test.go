@@ -18,6 +18,8 @@ import (
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host"
+	"github.com/bingo/bingo-plugin-rpc/host/agent"
+	"github.com/bingo/bingo-plugin-rpc/host/registry"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
 	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
@@ -448,7 +450,7 @@ func (notes) Contribute(context.Context, sdk.Query) ([]sdk.Piece, error) {
 type ui struct{}
 
 func (ui) Progress(string, string)                                     {}
-func (ui) Ask(context.Context, string, string) (string, error)         { return "", host.ErrNoOneToAsk }
+func (ui) Ask(context.Context, string, string) (string, error)         { return "", agent.ErrNoOneToAsk }
 func (ui) Approve(context.Context, sdk.ToolCall, string) (bool, error) { return true, nil }
 func (ui) Text(string)                                                 {}
 func (ui) ToolResult(sdk.ToolCallRequest, sdk.ToolOutput, error)       {}
@@ -482,7 +484,7 @@ func TestHookPayloadsAreWhatTheHostSends(t *testing.T) {
 	h.Registry().AddTool("", tool{})
 	h.Registry().AddProvider("x", &model{})
 	h.Registry().AddContributor("x", notes{})
-	h.Registry().AddHook(host.HookEntry{Owner: "x", Hook: rec, Decide: decide, Observe: observe})
+	h.Registry().AddHook(registry.HookEntry{Owner: "x", Hook: rec, Decide: decide, Observe: observe})
 	res, err := h.Turn(context.Background(), "say hi", ui{})
 	h.Close()
 	if err != nil || res.Steps != 2 {

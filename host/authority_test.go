@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/bingo/bingo-plugin-rpc/host/agent"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func TestUntrustedRedirectBecomesAQuestion(t *testing.T) {
 	}
 
 	_, err = h.CallTool(context.Background(), call, 1, &fakeUI{nobody: true})
-	var denied *DeniedError
+	var denied *agent.DeniedError
 	if !errors.As(err, &denied) || !strings.Contains(err.Error(), `{"text":"redirected"}`) {
 		t.Fatalf("no one to ask: %v", err)
 	}
@@ -104,7 +105,7 @@ func TestUntrustedObserversHearOnlyTheirOwn(t *testing.T) {
 	if _, err := h.CallTool(ctx, sdk.ToolCallRequest{Name: "plugin__spy__own"}, 1, &fakeUI{}); err != nil {
 		t.Fatal(err)
 	}
-	h.observe(sdk.TurnEnd, sdk.TurnEndPayload{Turn: 1, Steps: 1, Text: "the model's words"})
+	h.Observe(sdk.TurnEnd, sdk.TurnEndPayload{Turn: 1, Steps: 1, Text: "the model's words"})
 	// Observations arrive in the order they happened: the first is the
 	// spy's own tool's, or the person's leaked.
 	for _, want := range []string{"tool/after", "turn/end"} {

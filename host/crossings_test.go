@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/bingo/bingo-plugin-rpc/host/agent"
+	"github.com/bingo/bingo-plugin-rpc/host/registry"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,7 +134,7 @@ func TestContributorBudgetCountsCharacters(t *testing.T) {
 		return sdk.StreamEnd{}, nil
 	}}
 	euros := contributorFunc{"euros", func(context.Context, sdk.Query) ([]sdk.Piece, error) {
-		return []sdk.Piece{{Text: strings.Repeat("€", contributionBudget-1)}, {Text: "€€€"}}, nil
+		return []sdk.Piece{{Text: strings.Repeat("€", agent.ContributionBudget-1)}, {Text: "€€€"}}, nil
 	}}
 	h, _ := newTestHost(t, withSettings(func(s *settings.Settings) { s.Provider.Plugin = "m/m" }),
 		kit(&pluginkit.Plugin{Name: "m", Version: "1", Providers: []sdk.Provider{model}, Contributors: []sdk.Contributor{euros}}))
@@ -144,8 +146,8 @@ func TestContributorBudgetCountsCharacters(t *testing.T) {
 	if strings.ContainsRune(seen, utf8.RuneError) {
 		t.Fatal("the system prompt holds a character cut in half")
 	}
-	if n := strings.Count(seen, "€"); n != contributionBudget {
-		t.Fatalf("the system prompt holds %d of the contributor's characters, want %d", n, contributionBudget)
+	if n := strings.Count(seen, "€"); n != agent.ContributionBudget {
+		t.Fatalf("the system prompt holds %d of the contributor's characters, want %d", n, agent.ContributionBudget)
 	}
 }
 
@@ -209,25 +211,6 @@ func TestCompaction(t *testing.T) {
 			t.Fatalf("sent = %+v", sent)
 		}
 	})
-}
-
-func TestBuiltinCompactKeepsToolPairs(t *testing.T) {
-	conv := []sdk.Message{
-		{Role: sdk.RoleUser, Content: strings.Repeat("old ", 50)},
-		{Role: sdk.RoleUser, Content: "count"},
-		{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCallRequest{{ID: "1", Name: "t", Input: json.RawMessage(`{}`)}}},
-		{Role: sdk.RoleTool, ToolCallID: "1", Content: strings.Repeat("r", 30)},
-		{Role: sdk.RoleAssistant, Content: "done"},
-	}
-	got := BuiltinCompact(conv, 40)
-	for i, m := range got {
-		if m.Role == sdk.RoleTool && (i == 0 || len(got[i-1].ToolCalls) == 0) {
-			t.Fatalf("a tool result lost its call: %+v", got)
-		}
-	}
-	if got[1].Content != "count" || len(got) != 5 {
-		t.Fatalf("the latest prompt and what follows must stay: %+v", got)
-	}
 }
 
 func TestProviderCrossing(t *testing.T) {
@@ -301,7 +284,7 @@ func TestProviderCrossing(t *testing.T) {
 		h, _ := newTestHost(t, set("talker"), plug)
 		ctx, cancel := context.WithCancel(context.Background())
 		ui := &fakeUI{}
-		done := make(chan TurnResult, 1)
+		done := make(chan agent.TurnResult, 1)
 		go func() { res, _ := h.Turn(ctx, "hi", ui); done <- res }()
 		for {
 			ui.mu.Lock()
@@ -336,7 +319,7 @@ func TestProviderCrossing(t *testing.T) {
 		h, _ := newTestHost(t, s, kit(&pluginkit.Plugin{Name: "p", Version: "1", Providers: []sdk.Provider{deaf}}))
 		ctx, cancel := context.WithCancel(context.Background())
 		ui := &fakeUI{}
-		done := make(chan TurnResult, 1)
+		done := make(chan agent.TurnResult, 1)
 		go func() { res, _ := h.Turn(ctx, "hi", ui); done <- res }()
 		for {
 			ui.mu.Lock()
@@ -351,7 +334,7 @@ func TestProviderCrossing(t *testing.T) {
 		ui.mu.Lock()
 		atCancel := ui.text.Len()
 		ui.mu.Unlock()
-		var res TurnResult
+		var res agent.TurnResult
 		select {
 		case res = <-done:
 		case <-time.After(5 * time.Second):
@@ -422,7 +405,7 @@ func TestInterruptSkipsTheRestOfTheStep(t *testing.T) {
 	// The person interrupts as the first call is about to run (an
 	// in-process hook, registered like any plugin's, stands for Ctrl-C).
 	var once sync.Once
-	h.Registry().AddHook(HookEntry{Hook: hookFunc{"ctrl-c", func(context.Context, sdk.HookEvent) (sdk.HookDecision, error) {
+	h.Registry().AddHook(registry.HookEntry{Hook: hookFunc{"ctrl-c", func(context.Context, sdk.HookEvent) (sdk.HookDecision, error) {
 		once.Do(cancel)
 		return sdk.HookDecision{Outcome: sdk.HookContinue}, nil
 	}}, Decide: []string{"tool/before"}})

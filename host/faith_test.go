@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"github.com/bingo/bingo-plugin-rpc/host/registry"
 	"slices"
 	"strings"
 	"sync"
@@ -26,7 +27,7 @@ func TestToolInputMustBeAnObject(t *testing.T) {
 		ran = append(ran, string(c.Input))
 		return textOut("ran"), nil
 	}})
-	h.reg.AddHook(HookEntry{Decide: []string{"tool/before"}, Hook: hookFunc{"watch", func(_ context.Context, ev sdk.HookEvent) (sdk.HookDecision, error) {
+	h.reg.AddHook(registry.HookEntry{Decide: []string{"tool/before"}, Hook: hookFunc{"watch", func(_ context.Context, ev sdk.HookEvent) (sdk.HookDecision, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		hooked = append(hooked, string(ev.Payload))
@@ -68,7 +69,7 @@ func TestToolInputMustBeAnObject(t *testing.T) {
 // redirect to anything else is ignored, with a notice.
 func TestRedirectToANonObjectIsIgnored(t *testing.T) {
 	h, n := newTestHost(t, withSettings(func(s *settings.Settings) { s.Permissions.Allow = []string{"*"} }), testPlugin)
-	h.reg.AddHook(HookEntry{Owner: "h", Decide: []string{"tool/before"}, Hook: hookFunc{"swap", func(context.Context, sdk.HookEvent) (sdk.HookDecision, error) {
+	h.reg.AddHook(registry.HookEntry{Owner: "h", Decide: []string{"tool/before"}, Hook: hookFunc{"swap", func(context.Context, sdk.HookEvent) (sdk.HookDecision, error) {
 		return sdk.HookDecision{Outcome: sdk.HookRedirect, Value: json.RawMessage(`["rm -rf ~"]`)}, nil
 	}}})
 	out, err := h.CallTool(context.Background(), sdk.ToolCallRequest{Name: "plugin__testplugin__echo", Input: json.RawMessage(`{"text":"hi"}`)}, 1, &fakeUI{})
@@ -158,7 +159,7 @@ func TestHookPointsAreTheOnesTheHostFires(t *testing.T) {
 		s.Permissions.Allow = []string{"*"}
 	}), testPlugin)
 	rec := &recorder{seen: map[string]bool{}}
-	entry := HookEntry{Hook: rec}
+	entry := registry.HookEntry{Hook: rec}
 	var want []string
 	for _, p := range sdk.DecisionPoints() {
 		entry.Decide = append(entry.Decide, p.String())

@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"github.com/bingo/bingo-plugin-rpc/host/agent"
+	"github.com/bingo/bingo-plugin-rpc/host/registry"
 	"io"
 	"strings"
 	"sync"
@@ -65,8 +67,8 @@ func newTestHost(t *testing.T, s settings.Settings, plugins ...memPlugin) (*Host
 	}
 	h := &Host{cfg: Config{Cwd: t.TempDir(), Session: "s1", Notify: n.Add}, settings: s, gate: g,
 		trust: &projectTrust{plugins: map[string]bool{}}}
-	h.reg = newRegistry(n.Add)
-	h.reg.AddCommand("", compactCommand{h})
+	h.reg = registry.New(n.Add, nil)
+	h.Agent = h.newAgent()
 	for _, mp := range plugins {
 		m := &manifest.Manifest{Name: mp.name, Layer: manifest.LayerUser}
 		if mp.untrusted {
@@ -79,7 +81,7 @@ func newTestHost(t *testing.T, s settings.Settings, plugins ...memPlugin) (*Host
 		if _, err := p.Start(context.Background()); err != nil {
 			t.Fatalf("start %s: %v", mp.name, err)
 		}
-		h.reg.add(m.Name, p.Contributions())
+		h.reg.Add(m.Name, p.Contributions())
 	}
 	t.Cleanup(func() { h.Close() })
 	return h, n
@@ -104,7 +106,7 @@ func (u *fakeUI) Progress(tool, tail string) {
 
 func (u *fakeUI) Ask(ctx context.Context, tool, q string) (string, error) {
 	if u.nobody {
-		return "", ErrNoOneToAsk
+		return "", agent.ErrNoOneToAsk
 	}
 	return "yes", nil
 }
@@ -114,7 +116,7 @@ func (u *fakeUI) Approve(ctx context.Context, call sdk.ToolCall, why string) (bo
 	defer u.mu.Unlock()
 	u.approvals = append(u.approvals, call.Name+": "+why)
 	if u.nobody {
-		return false, ErrNoOneToAsk
+		return false, agent.ErrNoOneToAsk
 	}
 	return u.approve, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bingo/bingo-plugin-rpc/host/agent"
 	"strings"
 	"testing"
 	"time"
@@ -59,9 +60,9 @@ func TestNoHookOutcomeWidensTheGate(t *testing.T) {
 				case gname == "allow" && (o == sdk.HookContinue || o == sdk.HookRedirect) && (!ran || asked):
 					t.Fatalf("an allowed call with hook %s: ran=%v asked=%v err=%v", o, ran, asked, err)
 				}
-				var blocked *BlockedError
+				var blocked *agent.BlockedError
 				if o == sdk.HookBlock && !errors.As(err, &blocked) {
-					t.Fatalf("block must be a BlockedError: %v", err)
+					t.Fatalf("block must be a agent.BlockedError: %v", err)
 				}
 			})
 		}
@@ -71,7 +72,7 @@ func TestNoHookOutcomeWidensTheGate(t *testing.T) {
 func TestHookDenyStopsTheCallWithItsReason(t *testing.T) {
 	h, _ := newTestHost(t, withSettings(func(s *settings.Settings) { s.Permissions.Allow = []string{"*"} }), testPlugin)
 	_, err := h.CallTool(context.Background(), sdk.ToolCallRequest{ID: "c", Name: "plugin__testplugin__echo", Input: json.RawMessage(`{"text":"forbidden"}`)}, 1, &fakeUI{})
-	var denied *DeniedError
+	var denied *agent.DeniedError
 	if !errors.As(err, &denied) || err.Error() != "plugin__testplugin__echo denied: hook guard: guard says no" {
 		t.Fatalf("err = %v", err)
 	}
@@ -95,7 +96,7 @@ func TestHookAskWithNoOneToAnswer(t *testing.T) {
 	for _, allow := range [][]string{nil, {"*"}} {
 		h, _ := newTestHost(t, withSettings(func(s *settings.Settings) { s.Permissions.Allow = allow }), testPlugin, asks)
 		_, err := h.CallTool(context.Background(), sdk.ToolCallRequest{ID: "c", Name: "plugin__testplugin__echo", Input: json.RawMessage(`{"text":"hi"}`)}, 1, &fakeUI{nobody: true})
-		var denied *DeniedError
+		var denied *agent.DeniedError
 		if !errors.As(err, &denied) || denied.Reason != want {
 			t.Errorf("allow %q: err = %v\nwant the reason %q", allow, err, want)
 		}

@@ -8,21 +8,21 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/host/agent"
 	"github.com/bingo/bingo-plugin-rpc/host/declcache"
 	"github.com/bingo/bingo-plugin-rpc/host/gate"
+	"github.com/bingo/bingo-plugin-rpc/host/registry"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
 	"github.com/bingo/bingo-plugin-rpc/host/trust"
 	"github.com/bingo/bingo-plugin-rpc/internal/par"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
-	"github.com/bingo/bingo-plugin-rpc/sdk"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 	"github.com/bingo/bingo-plugin-rpc/transport/exec"
 	"github.com/bingo/bingo-plugin-rpc/transport/mcphttp"
@@ -98,8 +98,11 @@ type loaded struct {
 }
 
 // Host owns the plugins of one run and the registry of what they
-// contribute. It is safe for concurrent use once Open has returned.
+// contribute, and runs the conversation over them (its Agent, package
+// agent). It is safe for concurrent use once Open has returned.
 type Host struct {
+	*agent.Agent
+
 	cfg      Config
 	settings settings.Settings
 	gate     *gate.Gate
@@ -118,20 +121,13 @@ type Host struct {
 	skipped      []string         // settings files not applied for an error: what they set is not in force
 	plugins      []*loaded
 	held         map[string]*manifest.Manifest // untrusted project plugins held back, by the name the person's copy keeps
-	reg          *Registry
+	reg          *registry.Registry
 
 	observers sync.WaitGroup // hook observations in flight
 	obsMu     sync.Mutex
 	obsTail   chan struct{} // closed when the latest observation has been sent
 
 	closeOnce sync.Once
-
-	convMu  sync.Mutex // one turn at a time
-	conv    []sdk.Message
-	turns   int
-	compact compactState // guarded by convMu
-
-	calls atomic.Uint64 // names the session's tool calls (see CallTool)
 
 	unredirect sync.Map // "owner\x00hook\x00point" of an untrusted redirect already noticed
 }
@@ -177,13 +173,12 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, keyEnv: keyEnv, skipped: skipped, sums: sums, held: held,
 		decls: declcache.New(filepath.Join(cfg.Home, ".bingo", "data", "cache", "declarations"), sums)}
 	h.projectDecls = bridge.NewDeclarationBudget(MaxProjectDeclarations, "this project's plugins")
-	h.reg = newRegistry(notify)
 	ranks := map[string]int{}
 	for _, m := range found {
 		ranks[m.Name] = h.rank(m)
 	}
-	h.reg.rank = func(owner string) int { return ranks[owner] }
-	h.reg.AddCommand("", compactCommand{h}) // the host's own commands win their names
+	h.reg = registry.New(notify, func(owner string) int { return ranks[owner] })
+	h.Agent = h.newAgent() // its commands are the host's own, which win their names
 
 	// Built in parallel: keying each plugin's cached declaration reads
 	// its files and its cache entry, and with many installed that is most
@@ -228,7 +223,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	sort.SliceStable(order, func(i, j int) bool { return h.rank(order[i].m) > h.rank(order[j].m) })
 	for _, l := range order {
 		if l.plugin != nil && l.err == nil {
-			h.reg.add(l.m.Name, l.plugin.Contributions())
+			h.reg.Add(l.m.Name, l.plugin.Contributions())
 		}
 	}
 	return h, nil
@@ -368,7 +363,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		Deadlines: launchedDeadlines(m, h.settings.Deadlines), Limits: h.settings.Limits,
 		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace, Budget: budget,
 		Services:   h.routeService,
-		Redeclared: func(protocol.InitializeResult) { h.reg.replace(m.Name, l.plugin.Contributions()) },
+		Redeclared: func(protocol.InitializeResult) { h.reg.Replace(m.Name, l.plugin.Contributions()) },
 		Handshook:  func(decl protocol.InitializeResult) { h.cache(l, decl) },
 	}
 	var problem error
@@ -518,7 +513,14 @@ func (h *Host) close(leaving bool) {
 	for _, l := range h.plugins {
 		if l.plugin != nil {
 			wg.Add(1)
-			go func() { defer wg.Done(); l.plugin.Close() }()
+			go func() {
+				defer wg.Done()
+				// What Close could not do goes to the plugin's log: bingo is
+				// ending, and a notice would reach no one.
+				if err := l.plugin.Close(); err != nil && l.log != nil {
+					fmt.Fprintf(l.log, "bingo: %v\n", err)
+				}
+			}()
 		}
 	}
 	wg.Wait()
@@ -539,7 +541,7 @@ func (h *Host) Settings() settings.Settings { return h.settings }
 func (h *Host) Gate() *gate.Gate { return h.gate }
 
 // Registry is what the plugins contribute.
-func (h *Host) Registry() *Registry { return h.reg }
+func (h *Host) Registry() *registry.Registry { return h.reg }
 
 // Cwd is the session's working directory.
 func (h *Host) Cwd() string { return h.cfg.Cwd }
@@ -565,7 +567,7 @@ func (h *Host) Plugins() []PluginInfo {
 			info.Error = l.err.Error()
 		case l.plugin != nil:
 			info.Status = l.plugin.Status()
-			info.Contributes = h.reg.contributionsOf(l.m.Name)
+			info.Contributes = h.reg.ContributionsOf(l.m.Name)
 		}
 		out = append(out, info)
 		for _, sh := range l.m.Shadows {
@@ -609,6 +611,20 @@ func (h *Host) info(m *manifest.Manifest) PluginInfo {
 	}
 	return info
 }
+
+// newAgent is the conversation over h's plugins.
+func (h *Host) newAgent() *agent.Agent {
+	return agent.New(agent.Config{Plugins: h, Registry: h.reg, Gate: h.gate, Turn: h.settings.Turn,
+		Cwd: h.cfg.Cwd, Session: h.cfg.Session, Notify: h.cfg.Notify,
+		NotInForce: h.notInForce()})
+}
+
+// Untrusted reports whether owner is a plugin of a project the person has
+// not trusted.
+func (h *Host) Untrusted(owner string) bool { return h.trust.untrustedOwner(owner) }
+
+// HowToTrust says how to trust the project.
+func (h *Host) HowToTrust() string { return howToTrust(h.trust.root) }
 
 // notice raises a host notice.
 func (h *Host) notice(level, format string, args ...any) {

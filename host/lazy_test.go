@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,9 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
-	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
@@ -248,99 +245,6 @@ func TestAnUninstalledPluginsCacheIsRemoved(t *testing.T) {
 	}
 	if n.text() != "" {
 		t.Fatalf("notices: %s", n.text())
-	}
-}
-
-// A replaced declaration keeps the rank rule: a name goes to the higher
-// rank whatever the order of registration, and a name let go passes to
-// the claim that lost it.
-func TestReplaceKeepsTheRankRule(t *testing.T) {
-	n := newNoticeLog()
-	r := newRegistry(n.Add)
-	ranks := map[string]int{"mine": 1, "repo": 0}
-	r.rank = func(o string) int { return ranks[o] }
-	cmds := func(names ...string) bridge.Contributions {
-		var c bridge.Contributions
-		for _, name := range names {
-			c.Commands = append(c.Commands, proxy.NewCommand(nil, sdk.CommandSpec{Name: name}))
-		}
-		return c
-	}
-	r.add("mine", cmds("deploy"))
-	r.add("repo", cmds("deploy", "lint"))
-	owner := func(name string) string {
-		r.mu.RLock()
-		defer r.mu.RUnlock()
-		return r.commands[name].Owner
-	}
-	if owner("deploy") != "mine" || owner("lint") != "repo" {
-		t.Fatalf("deploy %s, lint %s", owner("deploy"), owner("lint"))
-	}
-	// mine now declares lint, and no longer deploy.
-	r.replace("mine", cmds("lint"))
-	if owner("deploy") != "repo" || owner("lint") != "mine" {
-		t.Fatalf("after replace: deploy %s, lint %s; want repo, mine", owner("deploy"), owner("lint"))
-	}
-	if !strings.Contains(n.text(), `plugin repo: command "/lint" is now offered by plugin mine`) {
-		t.Fatalf("notices: %s", n.text())
-	}
-	// The untrusted one redeclaring deploy and lint takes nothing from mine.
-	r.replace("repo", cmds("deploy", "lint"))
-	if owner("deploy") != "repo" || owner("lint") != "mine" {
-		t.Fatalf("after repo's replace: deploy %s, lint %s", owner("deploy"), owner("lint"))
-	}
-	// And when mine drops lint, repo's waiting claim takes it.
-	r.replace("mine", bridge.Contributions{})
-	if owner("lint") != "repo" {
-		t.Fatalf("lint let go went to %q", owner("lint"))
-	}
-}
-
-// A plugin declaring again what it had changes nothing for anyone: a name
-// it keeps never passes through the hands of a claim it beat (no reader
-// sees it there, or missing), and no one is told of a clash again.
-func TestReplaceWithTheSameNamesIsQuiet(t *testing.T) {
-	n := newNoticeLog()
-	r := newRegistry(n.Add)
-	ranks := map[string]int{"mine": 1, "repo": 0}
-	r.rank = func(o string) int { return ranks[o] }
-	deploy := bridge.Contributions{Commands: []*proxy.Command{proxy.NewCommand(nil, sdk.CommandSpec{Name: "deploy"})}}
-	r.add("mine", deploy)
-	r.add("repo", deploy)
-	told := n.text()
-	if !strings.Contains(told, "plugin repo") {
-		t.Fatalf("the first clash was not told: %q", told)
-	}
-
-	done := make(chan struct{})
-	seen := make(chan string, 1)
-	go func() {
-		defer close(seen)
-		for {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			r.mu.RLock()
-			o, ok := r.commands["deploy"]
-			r.mu.RUnlock()
-			if !ok || o.Owner != "mine" {
-				seen <- fmt.Sprintf("owner %q, present %v", o.Owner, ok)
-				return
-			}
-		}
-	}()
-	for range 500 {
-		r.replace("mine", deploy)
-		r.replace("repo", deploy)
-	}
-	close(done)
-	if bad, ok := <-seen; ok {
-		t.Errorf("a reader saw deploy mid-replace: %s", bad)
-	}
-	if n.text() != told {
-		t.Errorf("notices after declaring the same again:\n%s", strings.TrimPrefix(n.text(), told))
 	}
 }
 

@@ -83,14 +83,3 @@ func TestALogThatCannotBeOpenedIsToldOnce(t *testing.T) {
 		t.Fatalf("Close = %v", err)
 	}
 }
-
-func TestCommandClashFirstOwnerKeepsIt(t *testing.T) {
-	n := newNoticeLog()
-	r := newRegistry(n.Add)
-	r.AddCommand("", compactCommand{})
-	r.AddCommand("plugin-a", compactCommand{}) // the host's own /compact wins
-	c, _ := r.Command("compact")
-	if _, ok := c.(compactCommand); !ok || !strings.Contains(n.text(), `plugin plugin-a: command "/compact" is already offered by the host, which keeps it`) {
-		t.Fatalf("notices = %s", n.text())
-	}
-}

@@ -65,9 +65,9 @@ func (h *Host) sample(ctx context.Context, r mcpbridge.SampleRequest) (mcpbridge
 		return res, err
 	}
 	req := sdk.ProviderRequest{System: r.System, Messages: r.Messages, MaxTokens: r.MaxTokens}
-	switch d := h.decide(ctx, sdk.PromptBefore, req); d.outcome {
+	switch d, hook := h.Decide(ctx, sdk.PromptBefore, req); d.Outcome {
 	case sdk.HookBlock, sdk.HookDeny, sdk.HookAsk:
-		return res, fmt.Errorf("the sampling request was stopped by hook %s: %s", d.hook, d.reason)
+		return res, fmt.Errorf("the sampling request was stopped by hook %s: %s", hook, d.Reason)
 	}
 	var events []sdk.StreamEvent
 	end, err := provider.Stream(ctx, req, func(e sdk.StreamEvent) { events = append(events, e) })

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/host/agent"
 	"github.com/bingo/bingo-plugin-rpc/host/trust"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 )
@@ -137,7 +138,7 @@ func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest
 				if yes {
 					return t
 				}
-			case errors.Is(err, ErrNoOneToAsk):
+			case errors.Is(err, agent.ErrNoOneToAsk):
 				notAsked = " (you were not asked: " + err.Error() + ")"
 			}
 		}

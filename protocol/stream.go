@@ -193,18 +193,12 @@ func (s *LineStream) ReadLine() ([]byte, error) {
 	}
 }
 
-// readLine returns the next line without its newline.
-//
-// A line longer than the reader's buffer arrives in fragments. Each is
-// kept as a piece of exactly its size and the pieces are joined once at
-// the end: growing one slice by append would allocate several times the
-// line's length on the way (a large slice grows by a quarter at a time),
-// and a plugin can send many long lines. A line over the cap is let go the
-// moment it passes the cap, keeping only its head (nothing refers to the
-// pieces after that), and its rest is read through the reader's own buffer
-// without being kept, however long it is:
-// an over-cap line costs at most the cap plus that buffer. It returns the
-// head and ErrLineTooLong.
+// readLine returns the next line without its newline. A long line's
+// fragments are kept as pieces of their own size and joined once (append
+// would allocate several times the line on the way). A line over the cap
+// is let go as it passes the cap, its rest read through the reader's
+// buffer and dropped, so it costs at most the cap plus that buffer; it
+// returns the head and ErrLineTooLong.
 func (s *LineStream) readLine() ([]byte, error) {
 	line, err := s.readRaw()
 	if s.trace != nil && len(bytes.TrimSpace(line)) > 0 {

@@ -9,8 +9,8 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
-// hostPayloads are payloads built as the host builds them (host/calls.go,
-// host/turn.go): the same types, filled as a turn fills them.
+// hostPayloads are payloads built as the host builds them (host/agent,
+// host/hooks.go): the same types, filled as a turn fills them.
 func hostPayloads() map[sdk.HookPoint]any {
 	call := sdk.ToolCall{ID: "call-1", Name: "plugin__kit__echo", Input: json.RawMessage(`{"text":"hi"}`),
 		Cwd: "/home/me/project", Session: "s1", Turn: 1}

@@ -16,22 +16,23 @@ run() { echo "\$ bingo $*"; "$bingo" "$@" || echo "(exit status $?)"; echo; }
 
 for example in wordcount wordcount-wasm; do
   export HOME=$demo/home-$example
+  tool="plugin__${example}__count"
   mkdir -p "$HOME/.bingo/plugins"
-  cp -r "$examples/$example" "$HOME/.bingo/plugins/wordcount"
-  echo "==== $example, installed as ~/.bingo/plugins/wordcount"
+  cp -r "$examples/$example" "$HOME/.bingo/plugins/$example"
+  echo "==== $example, installed as ~/.bingo/plugins/$example"
   run plugins
   run "/wordcount notes.txt"
   run --print "/wordcount notes.txt"
   run complete "/wordcount no"
-  run call plugin__wordcount__count '{"path":"notes.txt"}'
-  run call --allow plugin__wordcount__count plugin__wordcount__count '{"path":"notes.txt"}'
+  run call "$tool" '{"path":"notes.txt"}'
+  run call --allow "$tool" "$tool" '{"path":"notes.txt"}'
   echo "---- a turn, with the scripted model plugin as the provider"
   cp -r "$examples/scripted-model" "$HOME/.bingo/plugins/scripted-model"
-  echo '{"provider": {"plugin": "scripted-model/model"}, "permissions": {"allow": ["plugin__wordcount__count"]}}' > "$HOME/.bingo/settings.json"
+  echo '{"provider": {"plugin": "scripted-model/model"}, "permissions": {"allow": ["'"$tool"'"]}}' > "$HOME/.bingo/settings.json"
   run "how many words are in notes.txt?"
   run --print "how many words are in notes.txt?"
-  echo "\$ tail -n 2 ~/.bingo/data/logs/plugin-wordcount.log"
-  tail -n 2 "$HOME/.bingo/data/logs/plugin-wordcount.log"
+  echo "\$ tail -n 2 ~/.bingo/data/logs/plugin-$example.log"
+  tail -n 2 "$HOME/.bingo/data/logs/plugin-$example.log"
   echo
 done
 

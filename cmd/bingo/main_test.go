@@ -114,8 +114,9 @@ func runCmd(args []string, tweak func(*exec.Cmd)) error {
 	return nil
 }
 
-// setup gives each script a fresh HOME, the built binary on PATH, and
-// PLUGIN_SRC naming the example under test.
+// setup gives each script a fresh HOME, the built binary on PATH,
+// PLUGIN_SRC naming the example under test and PLUGIN its name (its
+// directory's, which its manifest carries).
 func setup(example string) func(*testscript.Env) error {
 	return func(e *testscript.Env) error {
 		home := filepath.Join(e.WorkDir, "home")
@@ -126,6 +127,7 @@ func setup(example string) func(*testscript.Env) error {
 		e.Setenv("PATH", binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 		e.Setenv("EXAMPLES", examples)
 		e.Setenv("PLUGIN_SRC", filepath.Join(examples, example))
+		e.Setenv("PLUGIN", example)
 		e.Setenv("TESTPLUGIN_WASM", testpluginWasm)
 		e.Setenv("NO_COLOR", "1")
 		e.Setenv("REPO", repo)
@@ -137,20 +139,27 @@ func setup(example string) func(*testscript.Env) error {
 	}
 }
 
-// The same scripts run against every example: they must answer alike.
+// The same scripts run against every example: they must answer alike,
+// but for the name each carries.
 func TestWordcountPython(t *testing.T) {
-	testscript.Run(t, testscript.Params{Dir: "testdata/wordcount", Setup: setup("wordcount")})
+	testscript.Run(t, testscript.Params{Dir: "testdata/wordcount", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"expand": expand,
+	}})
 }
 
 func TestWordcountWasm(t *testing.T) {
-	testscript.Run(t, testscript.Params{Dir: "testdata/wordcount", Setup: setup("wordcount-wasm")})
+	testscript.Run(t, testscript.Params{Dir: "testdata/wordcount", Setup: setup("wordcount-wasm"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"expand": expand,
+	}})
 }
 
 func TestWordcountNode(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not on PATH: the Node example (examples/plugins/wordcount-node) is not tested")
 	}
-	testscript.Run(t, testscript.Params{Dir: "testdata/wordcount", Setup: setup("wordcount-node")})
+	testscript.Run(t, testscript.Params{Dir: "testdata/wordcount", Setup: setup("wordcount-node"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"expand": expand,
+	}})
 }
 
 func TestCLI(t *testing.T) {
@@ -194,6 +203,19 @@ func rss(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Logf("%s: peak RSS %d MiB", args[1], got)
 	if got > int64(most) {
 		ts.Fatalf("%s: peak RSS %d MiB, over %d MiB", args[1], got, most)
+	}
+}
+
+// expand FILE... rewrites each FILE with $VAR and ${VAR} replaced by the
+// script's environment: a settings file that names the example's tools
+// (plugin__${PLUGIN}__count), which cp copies as written.
+func expand(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: expand FILE...")
+	}
+	for _, f := range args {
+		path := ts.MkAbs(f)
+		ts.Check(os.WriteFile(path, []byte(os.Expand(ts.ReadFile(f), ts.Getenv)), 0o644))
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/bounds"
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host"
+	"github.com/bingo/bingo-plugin-rpc/host/agent"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/mcpbridge"
@@ -319,10 +320,13 @@ func (c *checker) run(ctx context.Context) {
 
 // close stops the plugin and says whether it left when its stdin closed.
 func (c *checker) close() {
-	done := make(chan struct{})
-	go func() { c.plugin.Close(); close(done) }()
+	done := make(chan error, 1)
+	go func() { done <- c.plugin.Close() }()
 	select {
-	case <-done:
+	case err := <-done:
+		if err != nil {
+			c.add(Warn, "exit", "could not stop it cleanly: %v", err)
+		}
 	case <-time.After(c.dl.Grace + 10*time.Second):
 		c.add(Fail, "exit", "still running %s after its stdin closed", c.dl.Grace+10*time.Second)
 		return
@@ -400,7 +404,7 @@ func (c *checker) exercise(ctx context.Context) {
 		comp, err := p.Compact(ctx, sdk.CompactRequest{Reason: "command", Context: conv})
 		c.timed("compactor "+p.ID(), time.Since(start), c.dl.Compactor, err, fmt.Sprintf(" (%d messages kept)", len(comp.Messages)))
 		if err == nil {
-			if err := host.VetCompaction(conv, comp.Messages); err != nil {
+			if err := agent.VetCompaction(conv, comp.Messages); err != nil {
 				c.add(Fail, "compactor "+p.ID(), "the host would refuse its answer, and not ask it again that run: %v (see Compaction in docs/plugins.md)", err)
 			}
 		}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -793,16 +792,8 @@ func (r *run) plugins(h *host.Host) int {
 		fmt.Fprintln(r.stdout, "no plugins (install one in ~/.bingo/plugins/<name>/ or pass --plugin-dir)")
 		return ExitOK
 	}
-	// tabwriter writes cell by cell: one write to stdout, not hundreds.
-	out := bufio.NewWriter(r.stdout)
-	defer out.Flush()
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tVERSION\tLAYER\tTRANSPORT\tTRUST\tSTATUS\tCONTRIBUTES")
+	rows := make([]render.ListingRow, 0, len(infos))
 	for _, p := range infos {
-		status := p.Status
-		if p.Error != "" {
-			status += ": " + p.Error
-		}
 		// A plugin that speaks the plugin wire, as almost all do, shows its
 		// transport alone; an MCP server says so beside it.
 		transport := p.Transport
@@ -813,13 +804,28 @@ func (r *run) plugins(h *host.Host) int {
 		if trust == "" {
 			trust = "yours" // the person's own, or a --plugin-dir they named
 		}
-		// Names, versions and errors come from manifests and plugins.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", render.Line(p.Name), render.Line(p.Version), render.Line(p.Layer),
-			render.Line(transport), render.Line(trust), render.Line(status), render.Line(strings.Join(p.Contributes, ", ")))
+		// Why it failed or is shadowed goes under its row: however long,
+		// it does not widen the others.
+		note := ""
+		if p.Error != "" {
+			note = p.Status + ": " + p.Error
+		}
+		rows = append(rows, render.ListingRow{
+			Cells: []string{p.Name, p.Version, p.Layer, transport, trust, p.Status, strings.Join(p.Contributes, ", ")},
+			Note:  note,
+		})
 	}
-	tw.Flush()
+	width := termWidth(r.stdout)
+	if width == 0 {
+		width = listingWidth
+	}
+	render.Listing(r.stdout, []string{"NAME", "VERSION", "LAYER", "TRANSPORT", "TRUST", "STATUS", "CONTRIBUTES"}, rows, width)
 	return ExitOK
 }
+
+// listingWidth is how wide bingo plugins draws its table when stdout is
+// not a terminal.
+const listingWidth = 100
 
 // trust records (or with --revoke withdraws) the person's trust in the
 // project around the working directory, and prints what it trusted.

@@ -22,6 +22,7 @@ import (
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host"
+	"github.com/bingo/bingo-plugin-rpc/host/agent"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
@@ -126,7 +127,7 @@ func TestApproveAsksThePerson(t *testing.T) {
 		}
 	}
 	r, _ := interactive("") // the person's input ended: nobody to ask
-	if _, err := r.Approve(context.Background(), call, "x"); !errors.Is(err, host.ErrNoOneToAsk) {
+	if _, err := r.Approve(context.Background(), call, "x"); !errors.Is(err, agent.ErrNoOneToAsk) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -149,10 +150,10 @@ func TestAskTrustNamesWhatWouldRun(t *testing.T) {
 func TestNobodyToAskWithoutATerminal(t *testing.T) {
 	r, _ := interactive("y\n")
 	r.interactive = false
-	if _, err := r.Approve(context.Background(), sdk.ToolCall{}, ""); !errors.Is(err, host.ErrNoOneToAsk) {
+	if _, err := r.Approve(context.Background(), sdk.ToolCall{}, ""); !errors.Is(err, agent.ErrNoOneToAsk) {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err := r.Ask(context.Background(), "t", "q"); !errors.Is(err, host.ErrNoOneToAsk) {
+	if _, err := r.Ask(context.Background(), "t", "q"); !errors.Is(err, agent.ErrNoOneToAsk) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -345,7 +346,7 @@ func TestWithdrawnQuestionLeavesTheNextLine(t *testing.T) {
 	}
 	// Their input has ended: nobody is left to ask, however often we try.
 	for range 2 {
-		if _, err := p.ask(context.Background(), "third? "); !errors.Is(err, host.ErrNoOneToAsk) {
+		if _, err := p.ask(context.Background(), "third? "); !errors.Is(err, agent.ErrNoOneToAsk) {
 			t.Fatalf("after EOF: err = %v, want ErrNoOneToAsk", err)
 		}
 	}
@@ -384,7 +385,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func TestNoQuestionWhenUnreadable(t *testing.T) {
 	var out bytes.Buffer
 	p := &prompter{in: strings.NewReader("y\n"), out: &out, canRead: func() error { return errBackground }}
-	if _, err := p.ask(context.Background(), "q? "); !errors.Is(err, host.ErrNoOneToAsk) || out.Len() != 0 {
+	if _, err := p.ask(context.Background(), "q? "); !errors.Is(err, agent.ErrNoOneToAsk) || out.Len() != 0 {
 		t.Fatalf("err %v, shown %q; want ErrNoOneToAsk and nothing shown", err, out.String())
 	}
 }
@@ -397,7 +398,7 @@ func TestAnswersInOrder(t *testing.T) {
 			t.Fatalf("got %q, %v; want %q", got, err, want)
 		}
 	}
-	if _, err := r.Ask(context.Background(), "t", "q"); !errors.Is(err, host.ErrNoOneToAsk) {
+	if _, err := r.Ask(context.Background(), "t", "q"); !errors.Is(err, agent.ErrNoOneToAsk) {
 		t.Fatalf("after EOF: err = %v", err)
 	}
 }
@@ -407,9 +408,9 @@ func TestAnswersInOrder(t *testing.T) {
 func TestBlockedCallSaidOnce(t *testing.T) {
 	r, errw := interactive("")
 	tu := &turnUI{run: r}
-	blocked := &host.BlockedError{Tool: "plugin__w__count", Hook: "guard", Reason: "no"}
+	blocked := &agent.BlockedError{Tool: "plugin__w__count", Hook: "guard", Reason: "no"}
 	tu.ToolResult(sdk.ToolCallRequest{Name: "plugin__w__count"}, sdk.ToolOutput{}, blocked)
-	if got := tu.end(host.TurnResult{}, blocked); got != ExitError {
+	if got := tu.end(agent.TurnResult{}, blocked); got != ExitError {
 		t.Errorf("exit %d, want %d", got, ExitError)
 	}
 	if errw.String() != "bingo: plugin__w__count blocked by hook guard: no\n" {
@@ -428,7 +429,7 @@ func TestPrintKeepsTheTurnInOrder(t *testing.T) {
 	tu.Text("count.")
 	tu.ToolResult(sdk.ToolCallRequest{}, sdk.ToolOutput{Display: &sdk.View{Kind: "text", Text: "9 words"}}, nil)
 	tu.Text("There are 9.")
-	tu.end(host.TurnResult{Text: "There are 9."}, nil)
+	tu.end(agent.TurnResult{Text: "There are 9."}, nil)
 	if got, want := r.stdout.(*bytes.Buffer).String(), "Let me count.\n9 words\nThere are 9.\n"; got != want {
 		t.Errorf("stdout = %q, want %q", got, want)
 	}
@@ -453,19 +454,19 @@ func TestPluginTextCannotDriveTheTerminal(t *testing.T) {
 		{"command error", func(r *run) { r.outcome(evil, sdk.CommandOutcome{Kind: sdk.OutcomeError, Message: evil}) }},
 		{"streamed text", func(r *run) { (&turnUI{run: r}).Text(evil) }},
 		{"denied in a turn", func(r *run) {
-			(&turnUI{run: r}).ToolResult(sdk.ToolCallRequest{}, sdk.ToolOutput{}, &host.DeniedError{Tool: evil, Reason: evil})
+			(&turnUI{run: r}).ToolResult(sdk.ToolCallRequest{}, sdk.ToolOutput{}, &agent.DeniedError{Tool: evil, Reason: evil})
 		}},
 		{"blocked call", func(r *run) {
-			(&turnUI{run: r}).end(host.TurnResult{}, &host.BlockedError{Tool: evil, Hook: evil, Reason: evil})
+			(&turnUI{run: r}).end(agent.TurnResult{}, &agent.BlockedError{Tool: evil, Hook: evil, Reason: evil})
 		}},
 		{"failed call", func(r *run) { r.fail(errors.New(evil)) }},
 		{"--print text", func(r *run) {
 			r.o.print = true
 			tu := &turnUI{run: r}
 			tu.Text(evil)
-			tu.end(host.TurnResult{Text: evil}, nil)
+			tu.end(agent.TurnResult{Text: evil}, nil)
 		}},
-		{"turn error", func(r *run) { (&turnUI{run: r}).end(host.TurnResult{}, errors.New(evil)) }},
+		{"turn error", func(r *run) { (&turnUI{run: r}).end(agent.TurnResult{}, errors.New(evil)) }},
 		{"progress line", func(r *run) { r.Progress(evil, evil) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/bingo/bingo-plugin-rpc/host"
+	"github.com/bingo/bingo-plugin-rpc/host/agent"
 	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
@@ -22,7 +23,7 @@ func (r *run) turn(ctx context.Context, h *host.Host, prompt string) int {
 
 // end finishes the turn's output once h.Turn has returned res and err,
 // and returns the exit status.
-func (tu *turnUI) end(res host.TurnResult, err error) int {
+func (tu *turnUI) end(res agent.TurnResult, err error) int {
 	r := tu.run
 	r.prompter.endText()
 	if err != nil {
@@ -36,25 +37,25 @@ func (tu *turnUI) end(res host.TurnResult, err error) int {
 	return ExitOK
 }
 
-// turnUI is the run's host.TurnUI.
+// turnUI is the run's agent.TurnUI.
 type turnUI struct {
 	*run
 }
 
-// Text implements host.TurnUI.
+// Text implements agent.TurnUI.
 func (t *turnUI) Text(delta string) {
 	// The model's text may quote a plugin's (a tool result, a web page)
 	// or be steered by it: it must not drive the terminal.
 	t.prompter.showText(render.Clean(delta))
 }
 
-// ToolResult implements host.TurnUI.
+// ToolResult implements agent.TurnUI.
 func (t *turnUI) ToolResult(call sdk.ToolCallRequest, out sdk.ToolOutput, err error) {
 	t.endProgress()
 	// The model's text so far ends its line: the next step's text (or
 	// this tool's View) starts a new one.
 	t.prompter.endText()
-	var denied *host.DeniedError
+	var denied *agent.DeniedError
 	if errors.As(err, &denied) {
 		// The turn goes on, the model reading the refusal: this is the
 		// person's one line of it. (A call a hook blocked ends the turn,

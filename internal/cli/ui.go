@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bingo/bingo-plugin-rpc/host"
+	"github.com/bingo/bingo-plugin-rpc/host/agent"
 	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
@@ -111,12 +112,12 @@ func (p *prompter) line(w io.Writer, s string) {
 
 // ask writes question and returns the person's next line, trimmed. ctx
 // ending withdraws the question (ctx.Err()); the person's input having
-// ended, or being unreadable now, is host.ErrNoOneToAsk.
+// ended, or being unreadable now, is agent.ErrNoOneToAsk.
 func (p *prompter) ask(ctx context.Context, question string) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ended {
-		return "", host.ErrNoOneToAsk
+		return "", agent.ErrNoOneToAsk
 	}
 	if p.canRead != nil {
 		if err := p.canRead(); err != nil {
@@ -133,7 +134,7 @@ func (p *prompter) ask(ctx context.Context, question string) (string, error) {
 			// after an error, in has nothing more to say.
 			p.ended = true
 			if a.line == "" {
-				return "", host.ErrNoOneToAsk
+				return "", agent.ErrNoOneToAsk
 			}
 		}
 		return a.line, nil
@@ -162,7 +163,7 @@ func (p *prompter) read() <-chan answer {
 
 // errBackground answers every question while bingo cannot read its
 // terminal.
-var errBackground = fmt.Errorf("%w: bingo is in the background of its terminal and cannot read it (run with &, or by timeout without --foreground)", host.ErrNoOneToAsk)
+var errBackground = fmt.Errorf("%w: bingo is in the background of its terminal and cannot read it (run with &, or by timeout without --foreground)", agent.ErrNoOneToAsk)
 
 // terminalReader is prompter.canRead for a terminal: the terminal may be
 // read only by its foreground process group. A read from any other group
@@ -180,7 +181,7 @@ func terminalReader(f *os.File) func() error {
 	}
 }
 
-// Progress implements host.UI.
+// Progress implements agent.UI.
 func (r *run) Progress(tool, tail string) {
 	if r.o.print {
 		return
@@ -212,7 +213,7 @@ const (
 	stillCompilingAfter = 10 * time.Second
 )
 
-// Started implements host.CallWatcher.
+// Started implements agent.CallWatcher.
 func (r *run) Started(tool string) (ended func()) {
 	p := r.prompter
 	p.mu.Lock()
@@ -281,14 +282,14 @@ const (
 	trustChars    = 200  // each of their lines, and the project's path
 )
 
-// Ask implements host.UI. The question is the plugin's: its lines are
+// Ask implements agent.UI. The question is the plugin's: its lines are
 // indented under bingo's own line saying who asks, capped and squeezed
 // (render.Block), and the prompt line itself names the asker again, so
 // whatever the question says above it, the line the person answers on
 // says where the answer goes.
 func (r *run) Ask(ctx context.Context, tool, question string) (string, error) {
 	if !r.interactive {
-		return "", host.ErrNoOneToAsk
+		return "", agent.ErrNoOneToAsk
 	}
 	asker := askerOf(tool)
 	var b strings.Builder
@@ -308,10 +309,10 @@ func askerOf(tool string) string {
 	return "tool " + render.Line(tool)
 }
 
-// Approve implements host.UI.
+// Approve implements agent.UI.
 func (r *run) Approve(ctx context.Context, call sdk.ToolCall, why string) (bool, error) {
 	if !r.interactive {
-		return false, host.ErrNoOneToAsk
+		return false, agent.ErrNoOneToAsk
 	}
 	// The name and input are the model's, why may be a hook's: none of them
 	// may redraw the prompt the person answers, nor fill the screen.

@@ -219,9 +219,14 @@ var wordcountTransports = []transportCase{
 		})
 	}},
 	{"wasm", func(stderr io.Writer) transport.Transport {
-		return wasmHost.Transport(wasm.Config{Path: wordcountWasm, Name: "wordcount", Dir: sessionDir, Stderr: stderr})
+		return wasmHost.Transport(wasm.Config{Path: wordcountWasm, Name: wordcountName["wasm"], Dir: sessionDir, Stderr: stderr})
 	}},
 }
+
+// wordcountName is the name each wordcount build gives itself: its
+// example directory's. Its messages start with it, so the answers compared
+// across transports have it put back to "wordcount".
+var wordcountName = map[string]string{"exec-python": "wordcount", "wasm": "wordcount-wasm"}
 
 // testpluginConfig is the person's plugins.testplugin slice.
 const testpluginConfig = `{"depth":3,"name":"conformance"}`
@@ -706,13 +711,13 @@ type wcCase struct {
 var wordcountCases = []wcCase{
 	{"handshake", func(t *testing.T, r *rig) any {
 		d := r.decl
-		if d.Protocol != protocol.Version || d.Name != "wordcount" || d.Version != "0.1.0" {
+		if d.Protocol != protocol.Version || d.Name != r.plugin.Name() || d.Version != "0.1.0" {
 			t.Errorf("declaration = protocol %d, %s %s", d.Protocol, d.Name, d.Version)
 		}
 		if len(d.Tools) != 1 || !reflect.DeepEqual(d.Tools[0], wcToolSpec) {
 			t.Errorf("tools = %s, want [%s]", jsonOf(d.Tools), jsonOf(wcToolSpec))
 		}
-		if len(r.c.Tools) != 1 || r.c.Tools[0].Spec().Name != "plugin__wordcount__count" {
+		if len(r.c.Tools) != 1 || r.c.Tools[0].Spec().Name != proxy.ToolName(r.plugin.Name(), "count") {
 			t.Errorf("host-facing tools = %d", len(r.c.Tools))
 		}
 		if len(d.Commands) != 1 || !reflect.DeepEqual(d.Commands[0], wcCommandSpec) {
@@ -761,7 +766,7 @@ var wordcountCases = []wcCase{
 
 	{"missing-file", func(t *testing.T, r *rig) any {
 		out := r.mustCall("count", `{"path":"missing.txt"}`, sessionDir, nil)
-		want := sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart("wordcount: cannot read missing.txt: no such file or directory")}, IsError: true}
+		want := sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart(r.plugin.Name() + ": cannot read missing.txt: no such file or directory")}, IsError: true}
 		if !reflect.DeepEqual(out, want) {
 			t.Errorf("count missing.txt = %s, want %s", jsonOf(out), jsonOf(want))
 		}
@@ -845,12 +850,12 @@ func TestWordcount(t *testing.T) {
 					if broken != nil {
 						t.Fatalf("not run: the plugin does not start over %s: %v", tr.name, broken)
 					}
-					r, err := tryStartRig(t, "wordcount", tr.new, nil)
+					r, err := tryStartRig(t, wordcountName[tr.name], tr.new, nil)
 					if err != nil {
 						broken = err
 						t.Fatal(err)
 					}
-					got := jsonOf(c.run(t, r))
+					got := strings.ReplaceAll(jsonOf(c.run(t, r)), wordcountName[tr.name], "wordcount")
 					mu.Lock()
 					if answers[c.name] == nil {
 						answers[c.name] = map[string]string{}
@@ -878,7 +883,7 @@ func BenchmarkToolCall(b *testing.B) {
 		benchToolCall(b, "wordcount", wordcountTransports[0].new(io.Discard), "count", `{"path":"tiny.txt"}`)
 	})
 	b.Run("wasm-wordcount", func(b *testing.B) {
-		benchToolCall(b, "wordcount", wordcountTransports[1].new(io.Discard), "count", `{"path":"tiny.txt"}`)
+		benchToolCall(b, wordcountName["wasm"], wordcountTransports[1].new(io.Discard), "count", `{"path":"tiny.txt"}`)
 	})
 }
 
@@ -933,7 +938,7 @@ func BenchmarkBridgeOverhead(b *testing.B) {
 		{"exec-go", testplugin.Name, "echo", `{"text":"hi"}`, func() transport.Transport { return testpluginTransports[1].new(io.Discard) }},
 		{"exec-python", "wordcount", "count", `{"path":"tiny.txt"}`, func() transport.Transport { return wordcountTransports[0].new(io.Discard) }},
 		{"wasm-go", testplugin.Name, "echo", `{"text":"hi"}`, func() transport.Transport { return testpluginTransports[2].new(io.Discard) }},
-		{"wasm-wordcount", "wordcount", "count", `{"path":"tiny.txt"}`, func() transport.Transport { return wordcountTransports[1].new(io.Discard) }},
+		{"wasm-wordcount", wordcountName["wasm"], "count", `{"path":"tiny.txt"}`, func() transport.Transport { return wordcountTransports[1].new(io.Discard) }},
 	}
 	for _, pair := range pairs {
 		b.Run(pair.name, func(b *testing.B) {

@@ -10,7 +10,9 @@
 // first and cells that no longer fit end in "…". Other views are not cut,
 // because the terminal wraps their lines without breaking anything. Widths
 // are counted in terminal cells: East Asian wide characters take two,
-// combining marks none.
+// combining marks none. Listing lays out bingo's own plain listings
+// (bingo plugins) the same way but for a width it never exceeds: a long
+// last column wraps, a row's note goes under it.
 //
 // Everything in a View may come from a plugin, and nothing a process says
 // is believed: control characters (ESC, CR, backspace, C1 codes…) and

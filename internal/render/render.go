@@ -187,7 +187,7 @@ func (s style) table(columns []string, rows [][]string) string {
 			widths[i] = max(widths[i], textWidth(r[i]))
 		}
 	}
-	fit(widths, s.Width)
+	fit(widths, s.Width, 1+3*n) // "│" + " x │" per column
 	right := make([]bool, n)
 	for i := range n {
 		right[i] = numeric(body, i)
@@ -239,13 +239,12 @@ func (s style) table(columns []string, rows [][]string) string {
 	return strings.Join(lines, "\n")
 }
 
-// fit narrows columns until a table with these content widths fits in
-// total cells, taking from the widest column each time so that narrow
-// columns keep their whole text. No column goes below one cell (room for
-// "…"): a table with too many columns for the terminal overflows rather
-// than losing a column.
-func fit(widths []int, total int) {
-	border := 1 + 3*len(widths) // "│" + " x │" per column
+// fit narrows columns until these content widths and border cells of
+// rules and padding fit in total cells, taking from the widest column each
+// time so that narrow columns keep their whole text. No column goes below
+// one cell (room for "…"): a table with too many columns for the terminal
+// overflows rather than losing a column.
+func fit(widths []int, total, border int) {
 	sum := 0
 	for _, w := range widths {
 		sum += w

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -396,4 +397,67 @@ func ExampleFold() {
 	// words       1204
 	// lines       87
 	// characters  7311
+}
+
+// A listing stays within its width however much a row holds: a 300-cell
+// reason under its row, a long list wrapped in its column (or under the
+// row when the other columns leave it too little), a cell too wide cut.
+func TestListingFitsWidth(t *testing.T) {
+	header := []string{"NAME", "STATUS", "CONTRIBUTES"}
+	reason := "failed: " + strings.Repeat("the plugin said something long ", 10) + strings.Repeat("x", 120)
+	var items []string
+	for i := range 12 {
+		items = append(items, fmt.Sprintf("tool plugin__busy__tool%02d", i))
+	}
+	rows := []ListingRow{
+		{Cells: []string{"broken", "failed", ""}, Note: reason},
+		{Cells: []string{"busy", "running", strings.Join(items, ", ")}},
+		{Cells: []string{"quiet", "idle", "command /q"}},
+	}
+	for _, width := range []int{40, 80, 100, 170} {
+		var b strings.Builder
+		if err := Listing(&b, header, rows, width); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for l := range strings.Lines(out) {
+			if w := textWidth(strings.TrimSuffix(l, "\n")); w > width {
+				t.Errorf("width %d: a line of %d cells: %q\n%s", width, w, l, out)
+			}
+		}
+		// Nothing is lost: every item and the whole reason are there,
+		// only broken across lines.
+		flat := strings.Join(strings.Fields(out), " ")
+		for _, it := range items {
+			if !strings.Contains(flat, it) {
+				t.Errorf("width %d: %q is missing:\n%s", width, it, out)
+			}
+		}
+		if joined := strings.ReplaceAll(out, "\n"+listingIndent, ""); !strings.Contains(joined, strings.Repeat("x", 120)) {
+			t.Errorf("width %d: the reason is cut:\n%s", width, out)
+		}
+		if !strings.HasPrefix(out, "NAME    STATUS   CONTRIBUTES\nbroken  failed\n"+listingIndent+"failed: the plugin said") {
+			t.Errorf("width %d: the reason is not on its own line under its row:\n%s", width, out)
+		}
+	}
+}
+
+// With room, a row is one line, as a plain table's; a list too long for
+// its column goes on under itself, aligned.
+func TestListingLayout(t *testing.T) {
+	var b strings.Builder
+	rows := []ListingRow{
+		{Cells: []string{"wordcount", "idle", "command /wordcount, tool plugin__wordcount__count"}},
+		{Cells: []string{"x", "running", "tool a, tool b"}},
+	}
+	if err := Listing(&b, []string{"NAME", "STATUS", "CONTRIBUTES"}, rows, 60); err != nil {
+		t.Fatal(err)
+	}
+	want := "NAME       STATUS   CONTRIBUTES\n" +
+		"wordcount  idle     command /wordcount,\n" +
+		"                    tool plugin__wordcount__count\n" +
+		"x          running  tool a, tool b\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
 }

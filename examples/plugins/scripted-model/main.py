@@ -2,8 +2,9 @@
 """scripted-model: a model provider plugin with no model in it.
 
 It stands in for a real model so that a turn can be shown and tested with
-no network: asked "how many words are in FILE?", it calls the wordcount
-tool, then answers from the tool's result. Anything else, it says what it
+no network: asked "how many words are in FILE?", it calls the count tool
+it is offered (any wordcount example's: plugin__wordcount__count,
+plugin__wordcount-wasm__count, ...), then answers from the tool's result. Anything else, it says what it
 can do. A real model comes from the built-in OpenAI-compatible provider
 (settings: provider.openai) or from a plugin that calls one.
 
@@ -60,12 +61,16 @@ def stream(params):
         return answer(sid, text, max_tokens)
     prompt = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
     m = re.search(r"words are in (\S+?)\??$", prompt.strip())
+    tool = next((t["name"] for t in params["request"].get("tools", []) if t["name"].endswith("__count")), None)
+    if m and tool is None:
+        delta(sid, {"kind": "text", "text": "I have no count tool: install a wordcount example."})
+        return {"end": {"stopReason": "end_turn"}}
     if not m:
         return answer(sid, 'I am a scripted model: ask me "how many words are in FILE?"', max_tokens)
     args = json.dumps({"path": m.group(1)})
     delta(sid, {"kind": "text", "text": "Let me count the words in %s.\n" % m.group(1)})
     half = len(args) // 2
-    delta(sid, {"kind": "toolCall", "toolCall": {"index": 0, "id": "call_1", "name": "plugin__wordcount__count", "argumentsDelta": args[:half]}})
+    delta(sid, {"kind": "toolCall", "toolCall": {"index": 0, "id": "call_1", "name": tool, "argumentsDelta": args[:half]}})
     delta(sid, {"kind": "toolCall", "toolCall": {"index": 0, "argumentsDelta": args[half:]}})
     return {"end": {"stopReason": "tool_use", "model": MODEL}}
 

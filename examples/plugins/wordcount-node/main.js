@@ -2,7 +2,8 @@
 // wordcount: a bingo plugin in Node.js (20 or later), no dependencies.
 //
 // The same plugin as ../wordcount/main.py, answering every request with the
-// same bytes: one tool (count) and one command (/wordcount). JSON-RPC 2.0,
+// same bytes but its name (NAME, its directory's, as the host wants): one
+// tool (count) and one command (/wordcount). JSON-RPC 2.0,
 // one message per line, on stdin and stdout. Stdout carries messages and
 // nothing else; anything else goes to stderr, the plugin's log. The contract
 // is ../wordcount/README.md.
@@ -10,6 +11,7 @@
 
 const fs = require("node:fs");
 
+const NAME = "wordcount-node"; // the manifest's name, which every message starts with
 const PROTOCOL = 5; // the protocol the host speaks; answer it whatever we are sent
 const WHITESPACE = " \t\n\r\v\f"; // what separates words: ASCII only, no surprises
 
@@ -23,7 +25,7 @@ const REASONS = {
 };
 
 function log(text) {
-  process.stderr.write(`wordcount: ${text}\n`);
+  process.stderr.write(`${NAME}: ${text}\n`);
 }
 
 // --- bytes and text ------------------------------------------------------
@@ -156,10 +158,10 @@ function quoted(name) {
 // Any other type is invalid params; the first bad field is the one named.
 function fields(params, ...names) {
   params = params === null || params === undefined ? {} : params;
-  if (!isObject(params)) throw new InvalidParams("wordcount: bad params: params must be an object");
+  if (!isObject(params)) throw new InvalidParams(`${NAME}: bad params: params must be an object`);
   for (const [key, value] of Object.entries(params)) {
     if (names.includes(key) && value !== null && typeof value !== "string") {
-      throw new InvalidParams(`wordcount: bad params: ${key} must be a string`);
+      throw new InvalidParams(`${NAME}: bad params: ${key} must be a string`);
     }
   }
   return names.map((name) => (Object.hasOwn(params, name) && params[name]) || "");
@@ -170,7 +172,7 @@ function fields(params, ...names) {
 function handshake() {
   return {
     protocol: PROTOCOL,
-    name: "wordcount",
+    name: NAME,
     version: "0.1.0",
     tools: [{
       name: "count",
@@ -196,7 +198,7 @@ function handshake() {
 
 class CannotRead extends Error {
   constructor(path, reason) {
-    super(`wordcount: cannot read ${path}: ${reason}`);
+    super(`${NAME}: cannot read ${path}: ${reason}`);
   }
 }
 
@@ -257,11 +259,11 @@ function table(path, counts) {
 
 function callTool(params) {
   const [callId, name, cwd] = fields(params, "callId", "name", "cwd");
-  if (name !== "count") throw new InvalidParams(`wordcount: no tool ${quoted(name)}`);
+  if (name !== "count") throw new InvalidParams(`${NAME}: no tool ${quoted(name)}`);
   const given = params.input; // null params fail here, as they do in main.py
   const path = isObject(given) ? given.path : null;
   if (typeof path !== "string" || !path) {
-    return { parts: [{ type: "text", text: "wordcount: path is required" }], isError: true };
+    return { parts: [{ type: "text", text: `${NAME}: path is required` }], isError: true };
   }
   // Progress is a notification, sent while the call runs: the surface
   // shows it as the call's live output line.
@@ -288,7 +290,7 @@ function strip(s, chars) {
 
 function runCommand(params) {
   const [name, args, cwd] = fields(params, "name", "args", "cwd");
-  if (name !== "wordcount") throw new InvalidParams(`wordcount: no command ${quoted(name)}`);
+  if (name !== "wordcount") throw new InvalidParams(`${NAME}: no command ${quoted(name)}`);
   const path = strip(args, WHITESPACE); // args is the rest of the line, as typed
   if (!path) return { kind: "error", message: "usage: /wordcount <path>" };
   let counts;
@@ -306,7 +308,7 @@ function runCommand(params) {
 // "." is typed.
 function complete(params) {
   const [name, partial, cwd] = fields(params, "name", "partial", "cwd");
-  if (name !== "wordcount") throw new InvalidParams(`wordcount: no command ${quoted(name)}`);
+  if (name !== "wordcount") throw new InvalidParams(`${NAME}: no command ${quoted(name)}`);
   const cut = partial.lastIndexOf("/") + 1;
   const folder = partial.slice(0, cut);
   const prefix = partial.slice(cut);
@@ -356,7 +358,7 @@ function handle(message) {
   }
   if (method === "initialize") {
     if (initialized) {
-      fail(id, -32600, "wordcount: already initialized");
+      fail(id, -32600, `${NAME}: already initialized`);
       return;
     }
     initialized = true;
@@ -366,7 +368,7 @@ function handle(message) {
     }
     answer(id, handshake());
   } else if (!initialized) {
-    fail(id, -32600, `wordcount: ${method} before initialize`);
+    fail(id, -32600, `${NAME}: ${method} before initialize`);
   } else if (METHODS.has(method)) {
     let result;
     try {
@@ -378,7 +380,7 @@ function handle(message) {
     }
     answer(id, result);
   } else {
-    fail(id, -32601, `wordcount: no method ${quoted(method)}`);
+    fail(id, -32601, `${NAME}: no method ${quoted(method)}`);
   }
 }
 

@@ -86,7 +86,7 @@ type readError struct {
 }
 
 func (e *readError) Error() string {
-	return fmt.Sprintf("wordcount: cannot read %s: %s", e.path, e.reason)
+	return fmt.Sprintf("%s: cannot read %s: %s", pluginName, e.path, e.reason)
 }
 
 // reasonOf maps an error from the file system onto a contract reason.

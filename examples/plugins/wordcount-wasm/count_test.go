@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -61,11 +62,11 @@ func TestReadFileReasons(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := map[string]string{
-		"missing.txt":               "wordcount: cannot read missing.txt: no such file or directory",
-		"notes.txt/inside":          "wordcount: cannot read notes.txt/inside: no such file or directory",
-		"sub":                       "wordcount: cannot read sub: is a directory",
-		"/dev/null":                 "wordcount: cannot read /dev/null: not a regular file",
-		filepath.Join("secret.txt"): "wordcount: cannot read secret.txt: permission denied",
+		"missing.txt":               "wordcount-wasm: cannot read missing.txt: no such file or directory",
+		"notes.txt/inside":          "wordcount-wasm: cannot read notes.txt/inside: no such file or directory",
+		"sub":                       "wordcount-wasm: cannot read sub: is a directory",
+		"/dev/null":                 "wordcount-wasm: cannot read /dev/null: not a regular file",
+		filepath.Join("secret.txt"): "wordcount-wasm: cannot read secret.txt: permission denied",
 	}
 	if os.Geteuid() == 0 {
 		delete(cases, "secret.txt") // root reads anything
@@ -137,18 +138,19 @@ func write(t *testing.T, path, data string) {
 	}
 }
 
-// TestManifests loads both examples' plugin.json the way the host does,
-// installed under the name they declare.
+// TestManifests loads the examples' plugin.json the way the host does,
+// each in a directory of its own name: the name the manifest must carry.
 func TestManifests(t *testing.T) {
-	for _, tc := range []struct{ from, transport, entry string }{
-		{"../wordcount", manifest.TransportExec, "python3 <root>/main.py"},
-		{".", manifest.TransportWasm, "<root>/plugin.wasm"},
+	for _, tc := range []struct{ from, name, transport, entry string }{
+		{"../wordcount", "wordcount", manifest.TransportExec, "python3 <root>/main.py"},
+		{"../wordcount-node", "wordcount-node", manifest.TransportExec, "node <root>/main.js"},
+		{".", "wordcount-wasm", manifest.TransportWasm, "<root>/plugin.wasm"},
 	} {
 		data, err := os.ReadFile(filepath.Join(tc.from, manifest.FileName))
 		if err != nil {
 			t.Fatal(err)
 		}
-		dir := filepath.Join(t.TempDir(), "wordcount")
+		dir := filepath.Join(t.TempDir(), tc.name)
 		write(t, filepath.Join(dir, manifest.FileName), string(data))
 		m, err := manifest.Load(dir, manifest.LayerUser)
 		if err != nil {
@@ -156,8 +158,11 @@ func TestManifests(t *testing.T) {
 		}
 		entry := strings.Join(append([]string{m.Entry.Command + m.Entry.Wasm}, m.Entry.Args...), " ")
 		entry = strings.ReplaceAll(entry, m.Root, "<root>")
-		if m.Name != "wordcount" || m.Version != "0.1.0" || m.Entry.Transport() != tc.transport || entry != tc.entry {
+		if m.Name != tc.name || m.Version != "0.1.0" || m.Entry.Transport() != tc.transport || entry != tc.entry {
 			t.Errorf("%s: %s %s %s %q", tc.from, m.Name, m.Version, m.Entry.Transport(), entry)
 		}
+	}
+	if got := newPlugin(io.Discard).Name; got != "wordcount-wasm" {
+		t.Errorf("the plugin calls itself %q, not its manifest's name", got)
 	}
 }

@@ -14,8 +14,11 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
+// pluginName is the manifest's, which every message starts with.
+const pluginName = "wordcount-wasm"
+
 func main() {
-	fmt.Fprintf(os.Stderr, "wordcount: started (protocol %d)\n", protocol.Version)
+	fmt.Fprintf(os.Stderr, pluginName+": started (protocol %d)\n", protocol.Version)
 	pluginkit.Main(newPlugin(os.Stderr))
 }
 
@@ -24,7 +27,7 @@ func main() {
 // plugin's own lines go (stderr, which the host keeps as the plugin's log).
 func newPlugin(log io.Writer) *pluginkit.Plugin {
 	return &pluginkit.Plugin{
-		Name:     "wordcount",
+		Name:     pluginName,
 		Version:  "0.1.0",
 		Tools:    []sdk.Tool{countTool{}},
 		Commands: []sdk.Command{wordcountCommand{}},
@@ -32,7 +35,7 @@ func newPlugin(log io.Writer) *pluginkit.Plugin {
 		// a protocol it does not speak, which is its call, not ours.
 		Initialize: func(_ context.Context, p protocol.InitializeParams) error {
 			if p.Protocol != protocol.Version {
-				fmt.Fprintf(log, "wordcount: host asked for protocol %d; answering %d\n", p.Protocol, protocol.Version)
+				fmt.Fprintf(log, pluginName+": host asked for protocol %d; answering %d\n", p.Protocol, protocol.Version)
 			}
 			return nil
 		},
@@ -66,7 +69,7 @@ func (countTool) Call(_ context.Context, call sdk.ToolCall, ui sdk.CallUI) (sdk.
 	_ = json.Unmarshal(call.Input, &input)
 	path, _ := input["path"].(string)
 	if path == "" {
-		return failed("wordcount: path is required"), nil
+		return failed(pluginName + ": path is required"), nil
 	}
 	ui.Progress("reading " + path)
 	data, err := readFile(call.Cwd, path)

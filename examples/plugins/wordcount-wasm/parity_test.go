@@ -40,8 +40,9 @@ import (
 // host's JSON-RPC library does and escapes <, > and & as \u003c, \u003e
 // and \u0026; main.py writes them as typed), and the order of answers to
 // different requests (pluginkit runs requests concurrently; JSON-RPC
-// pairs an answer with its request by id). The Node example, written to
-// main.py's bytes, is still held to them byte for byte.
+// pairs an answer with its request by id), and the name in the handshake,
+// each build's own (asPython). The Node example, written to main.py's
+// bytes, is still held to them byte for byte.
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -343,10 +344,27 @@ func runWasm(t *testing.T, wasm []byte, dir, input string, answers int) (stdout,
 	return out, errb.String()
 }
 
+// ownName is the name each build gives: its directory's, as the host
+// wants, where main.py's is "wordcount". It starts the build's messages
+// and is in its handshake, and it is the one thing in which the answers
+// differ.
+var ownName = map[string]string{"go": "wordcount-wasm", "wasm": "wordcount-wasm", "node": "wordcount-node"}
+
+// asPython is a build's output with its own name put back to main.py's;
+// it fails t if the handshake does not carry that name.
+func asPython(t *testing.T, who, out string) string {
+	t.Helper()
+	if !strings.Contains(out, fmt.Sprintf(`"name":%q`, ownName[who])) {
+		t.Errorf("%s does not name itself %s in its handshake:\n%s", who, ownName[who], out)
+	}
+	return strings.ReplaceAll(out, ownName[who], "wordcount")
+}
+
 // sameLines fails t at the first line where got and want differ: for the
-// Node example, held to main.py's bytes.
+// Node example, held to main.py's bytes (but its name).
 func sameLines(t *testing.T, gotName, got, wantName, want string) {
 	t.Helper()
+	got = asPython(t, gotName, got)
 	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
 	for i := 0; i < max(len(g), len(w)); i++ {
 		var gl, wl string
@@ -422,9 +440,10 @@ func parseReplies(t *testing.T, name, out string) replies {
 }
 
 // sameAnswers fails t unless got and want are the same answers to input
-// (see the top of this file for what "the same" is).
+// (see the top of this file for what "the same" is), got's name aside.
 func sameAnswers(t *testing.T, gotName, got, wantName, want, input string) {
 	t.Helper()
+	got = asPython(t, gotName, got)
 	g, w := parseReplies(t, gotName, got), parseReplies(t, wantName, want)
 	for _, id := range slices.Sorted(maps.Keys(w.answers)) {
 		switch ga, ok := g.answers[id]; {
@@ -546,8 +565,8 @@ func TestOtherProtocol(t *testing.T) {
 	if !strings.HasPrefix(py, `{"jsonrpc":"2.0","id":1,"result":{"protocol":5,`) {
 		t.Errorf("python's handshake: %s", py)
 	}
-	for name, log := range map[string]string{"python": pyErr, "go": goErr} {
-		if !strings.Contains(log, "wordcount: host asked for protocol 4; answering 5\n") {
+	for name, log := range map[string]string{"wordcount": pyErr, ownName["go"]: goErr} {
+		if !strings.Contains(log, name+": host asked for protocol 4; answering 5\n") {
 			t.Errorf("%s did not log the protocol it was asked for:\n%s", name, log)
 		}
 	}
@@ -573,7 +592,7 @@ func TestParityNode(t *testing.T) {
 		t.Fatalf("node main.js: %v\n%s", err, errb.String())
 	}
 	sameLines(t, "node", out.String(), "python", py)
-	if !strings.HasPrefix(errb.String(), "wordcount: started (protocol 5)\n") {
+	if !strings.HasPrefix(errb.String(), "wordcount-node: started (protocol 5)\n") {
 		t.Errorf("node stderr does not start with the start line:\n%s", errb.String())
 	}
 }
@@ -593,8 +612,8 @@ func TestParityWasm(t *testing.T) {
 	wt, wErr := runWasm(t, wasm, dir, input+outside+"\n", countAnswers(py)+1)
 	got, rest := takeAnswer(t, wt, `"outside"`)
 	sameAnswers(t, "wasm", rest, "python", py, input)
-	sameValue(t, "outside the sandbox", got, `{"jsonrpc":"2.0","id":"outside","result":{"outcome":{"kind":"error","message":"wordcount: cannot read /etc/hosts: no such file or directory"}}}`)
-	if !strings.HasPrefix(wErr, "wordcount: started (protocol 5)\n") {
+	sameValue(t, "outside the sandbox", got, `{"jsonrpc":"2.0","id":"outside","result":{"outcome":{"kind":"error","message":"wordcount-wasm: cannot read /etc/hosts: no such file or directory"}}}`)
+	if !strings.HasPrefix(wErr, "wordcount-wasm: started (protocol 5)\n") {
 		t.Errorf("wasm stderr does not start with the start line:\n%s", wErr)
 	}
 }
@@ -802,9 +821,9 @@ func TestReasonsAgree(t *testing.T) {
 	}
 	for i, e := range errnos {
 		goText := (&readError{"f.txt", reasonOf(&fs.PathError{Op: "stat", Path: "/f.txt", Err: e})}).Error()
-		wantText := "wordcount: cannot read f.txt: " + want[e]
-		if goText != wantText || lines[i] != wantText {
-			t.Errorf("%v: go %q, python %q, want %q", e, goText, lines[i], wantText)
+		wantText := "cannot read f.txt: " + want[e]
+		if goText != ownName["go"]+": "+wantText || lines[i] != "wordcount: "+wantText {
+			t.Errorf("%v: go %q, python %q, want each name and %q", e, goText, lines[i], wantText)
 		}
 	}
 }

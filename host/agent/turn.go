@@ -1,4 +1,4 @@
-package host
+package agent
 
 import (
 	"context"
@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
-	"github.com/bingo/bingo-plugin-rpc/host/openai"
+	"github.com/bingo/bingo-plugin-rpc/host/registry"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
@@ -36,86 +35,6 @@ type TurnResult struct {
 	Interrupted bool
 }
 
-// ErrNoProvider is the error of a turn with no model provider configured.
-var ErrNoProvider = errors.New(`no model provider is configured: set "provider": {"openai": {"baseURL": …, "model": …, "apiKeyEnv": …}} or "provider": {"plugin": "<plugin>/<provider>"} in ~/.bingo/settings.json`)
-
-// notInForce says, after a message about a setting that is missing, that
-// a settings file was skipped for an error: the person may well have set
-// it there ("" when every file applied).
-func (h *Host) notInForce() string {
-	if len(h.skipped) == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" (%s was skipped for the error shown above, so nothing it sets is in force: fix it first)", strings.Join(h.skipped, " and "))
-}
-
-// Provider returns the provider the settings choose.
-func (h *Host) Provider() (sdk.Provider, error) {
-	choice := h.settings.Provider
-	if plugin, id, ok := choice.PluginProvider(); ok {
-		p, found := h.reg.Provider(plugin, id)
-		if !found {
-			if ids := h.reg.providerIDs(plugin); len(ids) > 0 {
-				return nil, fmt.Errorf("the configured provider %s/%s is not one plugin %s offers; it offers: %s", plugin, id, plugin, strings.Join(ids, ", "))
-			}
-			return nil, fmt.Errorf("the configured provider %s/%s is not offered by any loaded plugin (bingo plugins lists what loaded)", plugin, id)
-		}
-		// The provider hears the system prompt, every message and every
-		// tool result, and the person's allow rules judge the calls it
-		// makes: the person's settings name it for their own plugin, not
-		// for a repository's plugin that happens to bear the name.
-		if h.trust.untrustedOwner(plugin) {
-			return nil, fmt.Errorf("the configured provider %s/%s is offered only by this repository's plugin %s, which you have not trusted; install your own %s, or %s",
-				plugin, id, plugin, plugin, howToTrust(h.trust.root))
-		}
-		if choice.Model == "" {
-			return p, nil
-		}
-		models := h.declaredModels(plugin, id)
-		if !slices.Contains(models, choice.Model) {
-			if len(models) == 0 {
-				return nil, fmt.Errorf("provider.model is %q, but the provider %s/%s declares no models to choose among", choice.Model, plugin, id)
-			}
-			return nil, fmt.Errorf("provider.model is %q, which the provider %s/%s does not declare; its models: %s", choice.Model, plugin, id, strings.Join(models, ", "))
-		}
-		return modelProvider{p, choice.Model}, nil
-	}
-	if o := choice.OpenAI; o != nil {
-		return openai.New("openai", openai.Config{BaseURL: o.BaseURL, Model: o.Model, APIKeyEnv: o.APIKeyEnv})
-	}
-	if len(h.skipped) > 0 {
-		return nil, fmt.Errorf("%w%s", ErrNoProvider, h.notInForce())
-	}
-	return nil, ErrNoProvider
-}
-
-// declaredModels are the models plugin's provider id declared.
-func (h *Host) declaredModels(plugin, id string) []string {
-	for _, l := range h.plugins {
-		if l.m.Name != plugin || l.plugin == nil {
-			continue
-		}
-		decl, _ := l.plugin.Declaration()
-		for _, pd := range decl.Providers {
-			if pd.ID == id {
-				return pd.Models
-			}
-		}
-	}
-	return nil
-}
-
-// modelProvider sends every request to the model the settings chose.
-type modelProvider struct {
-	sdk.Provider
-	model string
-}
-
-func (m modelProvider) Stream(ctx context.Context, req sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
-	req.Model = m.model
-	return m.Provider.Stream(ctx, req, emit)
-}
-
 // systemPrompt is the host's own instruction to the model.
 const systemPrompt = "You are bingo, an agent working in the directory %s. Use the tools offered when they help; answer briefly."
 
@@ -125,48 +44,48 @@ const systemPrompt = "You are bingo, an agent working in the directory %s. Use t
 // go back to the model, until it answers without a tool call or the step
 // cap is reached. Cancelling ctx ends the turn cleanly: running tools hear
 // tool/cancel, a streaming provider provider/cancel.
-func (h *Host) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult, error) {
-	provider, err := h.Provider()
+func (a *Agent) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult, error) {
+	provider, err := a.cfg.Plugins.Provider()
 	if err != nil {
 		return TurnResult{}, err
 	}
-	h.convMu.Lock()
-	defer h.convMu.Unlock()
-	h.turns++
-	h.conv = append(h.conv, sdk.Message{Role: sdk.RoleUser, Content: prompt})
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.turns++
+	a.conv = append(a.conv, sdk.Message{Role: sdk.RoleUser, Content: prompt})
 	var res TurnResult
 	defer func() {
-		h.observe(sdk.TurnEnd, sdk.TurnEndPayload{Turn: h.turns, Steps: res.Steps, Text: res.Text})
+		a.cfg.Plugins.Observe(sdk.TurnEnd, sdk.TurnEndPayload{Turn: a.turns, Steps: res.Steps, Text: res.Text})
 	}()
 
-	for res.Steps < h.settings.Turn.MaxSteps {
+	for res.Steps < a.cfg.Turn.MaxSteps {
 		if ctx.Err() != nil {
 			res.Interrupted = true
 			return res, nil
 		}
-		if size(h.conv) > h.settings.Turn.CompactAt && h.compact.stuck != h.turns {
-			h.notice("info", "%s", h.compactLocked(ctx, "budget"))
+		if size(a.conv) > a.cfg.Turn.CompactAt && a.compact.stuck != a.turns {
+			a.notice("info", "%s", a.compactLocked(ctx, "budget"))
 		}
 		req := sdk.ProviderRequest{
-			System:   h.system(ctx, prompt),
-			Messages: h.conv,
-			Tools:    h.toolSpecs(),
+			System:   a.system(ctx, prompt),
+			Messages: a.conv,
+			Tools:    a.toolSpecs(),
 		}
-		d := h.decide(ctx, sdk.PromptBefore, req)
-		switch d.outcome {
+		d, hook := a.cfg.Plugins.Decide(ctx, sdk.PromptBefore, req)
+		switch d.Outcome {
 		case sdk.HookBlock, sdk.HookDeny:
-			return res, fmt.Errorf("the model request was stopped by hook %s: %s", d.hook, d.reason)
+			return res, fmt.Errorf("the model request was stopped by hook %s: %s", hook, d.Reason)
 		case sdk.HookAsk:
-			ok, err := ui.Approve(ctx, sdk.ToolCall{Name: "model request", Input: json.RawMessage(`{}`)}, fmt.Sprintf("hook %s asks: %s", d.hook, d.reason))
+			ok, err := ui.Approve(ctx, sdk.ToolCall{Name: "model request", Input: json.RawMessage(`{}`)}, fmt.Sprintf("hook %s asks: %s", hook, d.Reason))
 			if errors.Is(err, ErrNoOneToAsk) {
-				return res, errors.New("the model request was not sent: " + hookUnanswered(d))
+				return res, errors.New("the model request was not sent: " + hookUnanswered(hook, d))
 			}
 			if err != nil || !ok {
-				return res, fmt.Errorf("the model request was not sent: hook %s asks (%s) and the person did not agree", d.hook, d.reason)
+				return res, fmt.Errorf("the model request was not sent: hook %s asks (%s) and the person did not agree", hook, d.Reason)
 			}
 		case sdk.HookRedirect:
 			var redirected sdk.ProviderRequest
-			if json.Unmarshal(d.value, &redirected) == nil && len(redirected.Messages) > 0 {
+			if json.Unmarshal(d.Value, &redirected) == nil && len(redirected.Messages) > 0 {
 				req = redirected
 			}
 		}
@@ -183,14 +102,14 @@ func (h *Host) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult, 
 		if err != nil {
 			if ctx.Err() != nil {
 				if msg.Content != "" {
-					h.conv = append(h.conv, sdk.Message{Role: sdk.RoleAssistant, Content: msg.Content})
+					a.conv = append(a.conv, sdk.Message{Role: sdk.RoleAssistant, Content: msg.Content})
 				}
 				res.Text, res.Interrupted = msg.Content, true
 				return res, nil
 			}
 			return res, fmt.Errorf("model provider %s: %w", provider.ID(), err)
 		}
-		h.conv = append(h.conv, msg)
+		a.conv = append(a.conv, msg)
 		res.Text = msg.Content
 		if len(msg.ToolCalls) == 0 {
 			return res, nil
@@ -199,15 +118,15 @@ func (h *Host) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult, 
 			if ctx.Err() != nil {
 				// Interrupted: the calls not yet run are not run. Each still
 				// gets a result, so the conversation stays well-formed.
-				h.unanswered(msg.ToolCalls[i:], "not run: the turn was interrupted")
+				a.unanswered(msg.ToolCalls[i:], "not run: the turn was interrupted")
 				res.Interrupted = true
 				return res, nil
 			}
-			out, err := h.CallTool(ctx, call, h.turns, ui)
+			out, err := a.CallTool(ctx, call, a.turns, ui)
 			var blocked *BlockedError
 			if errors.As(err, &blocked) {
 				ui.ToolResult(call, out, err)
-				h.unanswered(msg.ToolCalls[i:], err.Error())
+				a.unanswered(msg.ToolCalls[i:], err.Error())
 				return res, err
 			}
 			var denied *DeniedError
@@ -215,7 +134,7 @@ func (h *Host) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult, 
 				out = errorOutput(err)
 			}
 			ui.ToolResult(call, out, err)
-			h.conv = append(h.conv, sdk.Message{Role: sdk.RoleTool, ToolCallID: call.ID, Content: out.Text()})
+			a.conv = append(a.conv, sdk.Message{Role: sdk.RoleTool, ToolCallID: call.ID, Content: out.Text()})
 		}
 	}
 	// Cut off, the model did not finish: a script must not take this for
@@ -225,27 +144,27 @@ func (h *Host) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult, 
 
 // unanswered gives each call a tool result saying why it has none: a
 // model's API refuses a conversation whose tool calls lack results.
-func (h *Host) unanswered(calls []sdk.ToolCallRequest, why string) {
+func (a *Agent) unanswered(calls []sdk.ToolCallRequest, why string) {
 	for _, c := range calls {
-		h.conv = append(h.conv, sdk.Message{Role: sdk.RoleTool, ToolCallID: c.ID, Content: why})
+		a.conv = append(a.conv, sdk.Message{Role: sdk.RoleTool, ToolCallID: c.ID, Content: why})
 	}
 }
 
 // toolSpecs lists every tool for the model.
-func (h *Host) toolSpecs() []sdk.ToolSpec {
+func (a *Agent) toolSpecs() []sdk.ToolSpec {
 	var specs []sdk.ToolSpec
-	for _, t := range h.reg.Tools() {
+	for _, t := range a.cfg.Registry.Tools() {
 		specs = append(specs, t.Spec())
 	}
 	return specs
 }
 
-// contributionBudget is how many characters (runes, as sdk.Query.Budget
+// ContributionBudget is how many characters (runes, as sdk.Query.Budget
 // says, not bytes) one contributor may add, titles included. An untrusted
 // project's contributors share one such budget between them all: a
 // repository the person never trusted may inform the model, not fill its
 // context.
-const contributionBudget = 8000
+const ContributionBudget = 8000
 
 // contextNote tells the model what the blocks after it are, so that a
 // plugin's text is never read as the person's or bingo's own.
@@ -256,12 +175,12 @@ const contextNote = "\n\nEach <context> block below was added by the plugin its 
 // plugin (contextBlock). Contributors are asked at once; one that fails
 // or passes its deadline is dropped from the round with a notice, and the
 // turn goes on.
-func (h *Host) system(ctx context.Context, prompt string) string {
+func (a *Agent) system(ctx context.Context, prompt string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, systemPrompt, h.cfg.Cwd)
-	cs := h.reg.Contributors()
+	fmt.Fprintf(&b, systemPrompt, a.cfg.Cwd)
+	cs := a.cfg.Registry.Contributors()
 	pieces := make([][]sdk.Piece, len(cs))
-	q := sdk.Query{Prompt: prompt, Cwd: h.cfg.Cwd, Session: h.cfg.Session, Turn: h.turns, Budget: contributionBudget}
+	q := sdk.Query{Prompt: prompt, Cwd: a.cfg.Cwd, Session: a.cfg.Session, Turn: a.turns, Budget: ContributionBudget}
 	var wg sync.WaitGroup
 	for i, c := range cs {
 		wg.Add(1)
@@ -269,8 +188,8 @@ func (h *Host) system(ctx context.Context, prompt string) string {
 			defer wg.Done()
 			ps, err := c.Value.Contribute(ctx, q)
 			if err != nil {
-				if ownNotice(err) {
-					h.cfg.Notify(bridge.Notice{Plugin: c.Owner, Level: "warn", Message: fmt.Sprintf("contributor %s dropped from this round: %v", c.Value.ID(), err)})
+				if registry.OwnNotice(err) {
+					a.cfg.Notify(bridge.Notice{Plugin: c.Owner, Level: "warn", Message: fmt.Sprintf("contributor %s dropped from this round: %v", c.Value.ID(), err)})
 				}
 				return
 			}
@@ -278,12 +197,12 @@ func (h *Host) system(ctx context.Context, prompt string) string {
 		}()
 	}
 	wg.Wait()
-	untrusted := contributionBudget
+	untrusted := ContributionBudget
 	noted := false
 	for i, ps := range pieces {
-		own := contributionBudget
+		own := ContributionBudget
 		budget, from := &own, "plugin "+cs[i].Owner
-		if h.trust.untrustedOwner(cs[i].Owner) {
+		if a.cfg.Plugins.Untrusted(cs[i].Owner) {
 			budget, from = &untrusted, from+" (untrusted project)"
 		}
 		for _, p := range ps {

@@ -1,8 +1,9 @@
-package host
+package registry
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -19,8 +20,8 @@ import (
 // way. Owner is the contributing plugin's name ("" for the host's own).
 type Registry struct {
 	notify func(bridge.Notice)
-	// rank orders owners for names only one may keep (see Host.rank);
-	// nil ranks every plugin alike. The host ("") outranks every plugin,
+	// rank orders owners for names only one may keep (see New); nil
+	// ranks every plugin alike. The host ("") outranks every plugin,
 	// and between plugins of one rank the first by name keeps a name.
 	rank func(owner string) int
 
@@ -33,16 +34,17 @@ type Registry struct {
 	hooks        []HookEntry
 	services     map[string]Owned[sdk.Service]
 	// waiting are the claims to a name that lost it, by kind and name:
-	// one of them takes the name when its keeper lets it go (replace).
+	// one of them takes the name when its keeper lets it go (Replace).
 	waiting map[claim][]Owned[any]
-	// added are the plugins add has registered: replace leaves any other
-	// alone, since add reads its declaration when its turn comes.
+	// added are the plugins Add has registered: Replace leaves any other
+	// alone, since Add reads its declaration when its turn comes.
 	added map[string]bool
 }
 
 // claim names a name only one owner may keep: a tool, command or service.
 type claim struct{ kind, name string }
 
+// Owned is a contribution and the plugin that offers it ("" the host).
 type Owned[T any] struct {
 	Owner string
 	Value T
@@ -56,20 +58,23 @@ type HookEntry struct {
 	Observe []string
 }
 
-func newRegistry(notify func(bridge.Notice)) *Registry {
-	return &Registry{notify: notify,
+// New returns an empty registry. notify receives the clashes' notices;
+// rank orders owners for names only one may keep (nil ranks every plugin
+// alike).
+func New(notify func(bridge.Notice), rank func(owner string) int) *Registry {
+	return &Registry{notify: notify, rank: rank,
 		tools: map[string]Owned[sdk.Tool]{}, commands: map[string]Owned[sdk.Command]{},
 		services: map[string]Owned[sdk.Service]{}, waiting: map[claim][]Owned[any]{}, added: map[string]bool{}}
 }
 
-// add registers what a plugin contributes.
-func (r *Registry) add(owner string, c bridge.Contributions) {
+// Add registers what a plugin contributes.
+func (r *Registry) Add(owner string, c bridge.Contributions) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.addLocked(owner, c, nil)
 }
 
-// addLocked is add, with r.mu held. A claim in quiet that owner loses
+// addLocked is Add, with r.mu held. A claim in quiet that owner loses
 // raises no notice: owner was told when it first lost it.
 func (r *Registry) addLocked(owner string, c bridge.Contributions, quiet map[claim]bool) {
 	r.added[owner] = true
@@ -96,7 +101,7 @@ func (r *Registry) addLocked(owner string, c bridge.Contributions, quiet map[cla
 	}
 }
 
-// replace puts c in place of everything owner contributed (a plugin whose
+// Replace puts c in place of everything owner contributed (a plugin whose
 // declaration changed), under one hold of r.mu, so that no reader sees
 // the plugin half replaced. A name owner keeps and declares again stays
 // its own, never passing through another's hands; a name it lets go
@@ -106,8 +111,8 @@ func (r *Registry) addLocked(owner string, c bridge.Contributions, quiet map[cla
 // it, with the clash's notice to the loser, and a claim owner had lost
 // and makes again is not noticed again. A plugin not registered yet (a
 // declaration that arrives while Open is still starting plugins) is left
-// to add.
-func (r *Registry) replace(owner string, c bridge.Contributions) {
+// to Add.
+func (r *Registry) Replace(owner string, c bridge.Contributions) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.added[owner] {
@@ -365,8 +370,8 @@ func (r *Registry) Provider(owner, id string) (sdk.Provider, bool) {
 	return nil, false
 }
 
-// providerIDs returns the ids of the providers owner offers, sorted.
-func (r *Registry) providerIDs(owner string) []string {
+// ProviderIDs returns the ids of the providers owner offers, sorted.
+func (r *Registry) ProviderIDs(owner string) []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	var ids []string
@@ -379,9 +384,9 @@ func (r *Registry) providerIDs(owner string) []string {
 	return ids
 }
 
-// toolOwner returns the plugin that keeps the tool named name ("" for the
+// ToolOwner returns the plugin that keeps the tool named name ("" for the
 // host's own, or none).
-func (r *Registry) toolOwner(name string) string {
+func (r *Registry) ToolOwner(name string) string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.tools[name].Owner
@@ -410,14 +415,14 @@ func (r *Registry) Hooks(at sdk.HookPoint, decide bool) []HookEntry {
 }
 
 // CallService routes a service call by key: from in-process host code, or
-// (through routeService) from a plugin.
+// from a plugin.
 func (r *Registry) CallService(ctx context.Context, key, method string, params json.RawMessage) (json.RawMessage, error) {
-	return r.callService(ctx, key, method, params, nil)
+	return r.CallServiceIf(ctx, key, method, params, nil)
 }
 
-// callService is CallService, refused with may's error when may, if set,
+// CallServiceIf is CallService, refused with may's error when may, if set,
 // refuses the service's owner: the owner checked is the one called.
-func (r *Registry) callService(ctx context.Context, key, method string, params json.RawMessage, may func(owner string) error) (json.RawMessage, error) {
+func (r *Registry) CallServiceIf(ctx context.Context, key, method string, params json.RawMessage, may func(owner string) error) (json.RawMessage, error) {
 	r.mu.RLock()
 	s, ok := r.services[key]
 	r.mu.RUnlock()
@@ -439,9 +444,9 @@ func (r *Registry) callService(ctx context.Context, key, method string, params j
 // conversation. What a repository's plugin can touch is read first.
 var reach = map[string]int{"provider": 0, "hook": 1, "contributor": 2, "compactor": 3, "service": 4, "command": 5, "tool": 6}
 
-// contributionsOf lists what one plugin contributes, for `bingo plugins`:
+// ContributionsOf lists what one plugin contributes, for `bingo plugins`:
 // "kind name", by reach and then name.
-func (r *Registry) contributionsOf(owner string) []string {
+func (r *Registry) ContributionsOf(owner string) []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	out := []string{}
@@ -489,4 +494,12 @@ func (r *Registry) contributionsOf(owner string) []string {
 		return out[i] < out[j]
 	})
 	return out
+}
+
+// OwnNotice reports whether a contribution's failure deserves a notice of
+// its own. A plugin that died already said so in its one death notice: a
+// hook or contributor answering nothing because of it is part of that. A
+// missed deadline is always the contribution's own.
+func OwnNotice(err error) bool {
+	return !errors.Is(err, sdk.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)
 }

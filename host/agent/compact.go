@@ -1,4 +1,4 @@
-package host
+package agent
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"reflect"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/host/registry"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
@@ -29,39 +30,39 @@ type compactState struct {
 // Compact shortens the conversation now (the /compact command) and
 // returns the line that says who compacted it and how many messages
 // became how many, or "" if there was nothing to compact.
-func (h *Host) Compact(ctx context.Context) string {
-	h.convMu.Lock()
-	defer h.convMu.Unlock()
-	if len(h.conv) == 0 {
+func (a *Agent) Compact(ctx context.Context) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.conv) == 0 {
 		return ""
 	}
-	return h.compactLocked(ctx, "command")
+	return a.compactLocked(ctx, "command")
 }
 
 // Conversation returns a copy of the conversation so far.
-func (h *Host) Conversation() []sdk.Message {
-	h.convMu.Lock()
-	defer h.convMu.Unlock()
-	return append([]sdk.Message(nil), h.conv...)
+func (a *Agent) Conversation() []sdk.Message {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]sdk.Message(nil), a.conv...)
 }
 
 // SetConversation replaces the conversation (a resumed session).
-func (h *Host) SetConversation(conv []sdk.Message) {
-	h.convMu.Lock()
-	defer h.convMu.Unlock()
-	h.conv = append([]sdk.Message(nil), conv...)
+func (a *Agent) SetConversation(conv []sdk.Message) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.conv = append([]sdk.Message(nil), conv...)
 }
 
 // compactLocked shortens the conversation and returns the one line that
 // tells the person: who compacted, and how many messages became how many.
-// h.convMu is held.
-func (h *Host) compactLocked(ctx context.Context, reason string) string {
-	before := h.conv
-	after, who := h.compactWith(ctx, reason)
-	h.conv = after
+// a.mu is held.
+func (a *Agent) compactLocked(ctx context.Context, reason string) string {
+	before := a.conv
+	after, who := a.compactWith(ctx, reason)
+	a.conv = after
 	line := fmt.Sprintf("%s compacted the conversation: %d %s to %d", who, len(before), plural(len(before), "message"), len(after))
 	if reason == "budget" && size(after) >= size(before) {
-		h.compact.stuck = h.turns
+		a.compact.stuck = a.turns
 		line += "; it is no smaller, so it is not compacted again this turn"
 	}
 	return line
@@ -78,23 +79,23 @@ func plural(n int, noun string) string {
 // compactWith asks the compactor that may be asked (see compactor). If
 // it fails (an error, its deadline, a dead plugin) or breaks the rule
 // (vet), the built-in compaction runs instead; who names which ran.
-func (h *Host) compactWith(ctx context.Context, reason string) (conv []sdk.Message, who string) {
-	if c, ok := h.compactor(); ok {
+func (a *Agent) compactWith(ctx context.Context, reason string) (conv []sdk.Message, who string) {
+	if c, ok := a.compactor(); ok {
 		name := fmt.Sprintf("compactor %s of plugin %s", c.Value.ID(), c.Owner)
-		got, err := c.Value.Compact(ctx, sdk.CompactRequest{Context: h.conv, Reason: reason})
+		got, err := c.Value.Compact(ctx, sdk.CompactRequest{Context: a.conv, Reason: reason})
 		if err != nil {
-			h.cfg.Notify(bridge.Notice{Plugin: c.Owner, Level: "warn", Message: fmt.Sprintf("compactor %s failed (%v); using the built-in compaction", c.Value.ID(), err)})
-		} else if kept, err := vet(h.conv, got.Messages, name); err != nil {
-			if h.compact.refused == nil {
-				h.compact.refused = map[string]bool{}
+			a.cfg.Notify(bridge.Notice{Plugin: c.Owner, Level: "warn", Message: fmt.Sprintf("compactor %s failed (%v); using the built-in compaction", c.Value.ID(), err)})
+		} else if kept, err := vet(a.conv, got.Messages, name); err != nil {
+			if a.compact.refused == nil {
+				a.compact.refused = map[string]bool{}
 			}
-			h.compact.refused[c.Owner+"/"+c.Value.ID()] = true
-			h.cfg.Notify(bridge.Notice{Plugin: c.Owner, Level: "warn", Message: fmt.Sprintf("compactor %s was refused: %v; the built-in compaction runs instead, and %s is not asked again this run", c.Value.ID(), err, c.Value.ID())})
+			a.compact.refused[c.Owner+"/"+c.Value.ID()] = true
+			a.cfg.Notify(bridge.Notice{Plugin: c.Owner, Level: "warn", Message: fmt.Sprintf("compactor %s was refused: %v; the built-in compaction runs instead, and %s is not asked again this run", c.Value.ID(), err, c.Value.ID())})
 		} else {
 			return kept, name
 		}
 	}
-	return BuiltinCompact(h.conv, h.settings.Turn.CompactAt/2), "the built-in compaction"
+	return BuiltinCompact(a.conv, a.cfg.Turn.CompactAt/2), "the built-in compaction"
 }
 
 // compactor returns the compactor to ask: the first registered one that
@@ -102,24 +103,24 @@ func (h *Host) compactWith(ctx context.Context, reason string) (conv []sdk.Messa
 // what the model reads of the person), unless it broke the rule before
 // this run. The first time only an untrusted project's was there, a
 // notice says the built-in compaction runs in its place.
-func (h *Host) compactor() (Owned[sdk.Compactor], bool) {
-	var skipped *Owned[sdk.Compactor]
-	for _, c := range h.reg.Compactors() {
-		if h.trust.untrustedOwner(c.Owner) {
+func (a *Agent) compactor() (registry.Owned[sdk.Compactor], bool) {
+	var skipped *registry.Owned[sdk.Compactor]
+	for _, c := range a.cfg.Registry.Compactors() {
+		if a.cfg.Plugins.Untrusted(c.Owner) {
 			if skipped == nil {
 				skipped = &c
 			}
 			continue
 		}
-		return c, !h.compact.refused[c.Owner+"/"+c.Value.ID()]
+		return c, !a.compact.refused[c.Owner+"/"+c.Value.ID()]
 	}
-	if skipped != nil && !h.compact.untrustedSaid {
-		h.compact.untrustedSaid = true
-		h.cfg.Notify(bridge.Notice{Plugin: skipped.Owner, Level: "warn", Message: fmt.Sprintf(
+	if skipped != nil && !a.compact.untrustedSaid {
+		a.compact.untrustedSaid = true
+		a.cfg.Notify(bridge.Notice{Plugin: skipped.Owner, Level: "warn", Message: fmt.Sprintf(
 			"compactor %s is not asked: its project is untrusted, so the built-in compaction runs instead; %s",
-			skipped.Value.ID(), howToTrust(h.trust.root))})
+			skipped.Value.ID(), a.cfg.Plugins.HowToTrust())})
 	}
-	return Owned[sdk.Compactor]{}, false
+	return registry.Owned[sdk.Compactor]{}, false
 }
 
 // vet holds a compactor's answer to the compaction rule and returns the
@@ -280,14 +281,14 @@ func BuiltinCompact(conv []sdk.Message, budget int) []sdk.Message {
 
 // compactCommand is the host's own /compact, registered like any plugin's
 // command: an in-process sdk.Command.
-type compactCommand struct{ h *Host }
+type compactCommand struct{ a *Agent }
 
 func (c compactCommand) Spec() sdk.CommandSpec {
 	return sdk.CommandSpec{Name: "compact", Hint: "compact the conversation", Args: sdk.CommandArgs{Kind: sdk.ArgsNone}, Instant: true, Family: "host"}
 }
 
 func (c compactCommand) Run(ctx context.Context, _ sdk.CommandRun) (sdk.CommandOutcome, error) {
-	line := c.h.Compact(ctx)
+	line := c.a.Compact(ctx)
 	if line == "" {
 		line = "nothing to compact"
 	}
