@@ -125,7 +125,7 @@ func TestMCPWasm(t *testing.T) {
 func TestMCPFaults(t *testing.T) {
 	buildMCP(t)
 	testscript.Run(t, testscript.Params{Dir: "testdata/mcpfault", Setup: setupMCP(mcpBuild.exec, "wordcount-mcp"),
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){"status": status}})
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"status": status, "waitlog": waitlog}})
 }
 
 // MCP servers configured as people already configure them: a project's

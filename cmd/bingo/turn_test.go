@@ -13,14 +13,16 @@ import (
 // transport the tool crossed (nor its name, which is each example's own).
 func TestTurnPython(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/turn", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
-		"status": status,
-		"expand": expand,
+		"status":  status,
+		"expand":  expand,
+		"waitlog": waitlog,
 	}})
 }
 
 func TestTurnWasm(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/turn", Setup: setup("wordcount-wasm"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
-		"status": status,
-		"expand": expand,
+		"status":  status,
+		"expand":  expand,
+		"waitlog": waitlog,
 	}})
 }
