@@ -81,7 +81,7 @@ func (inst *instance) newPendingCall(id jsonrpc2.ID, req proxy.Request, due time
 // the wedge rule's, wedge.go), each under mu; as in jsonrpc2_v2's
 // inFlightState, one lock covers all of it.
 type inFlight struct {
-	mu     sync.Mutex // the one lock over all of what follows
+	mu     sync.Mutex                   // the one lock over all of what follows
 	byID   map[jsonrpc2.ID]*pendingCall // sent and unanswered: owed
 	byKey  map[string]*pendingCall      // the routed ones whose caller still waits
 	closed bool                         // the wire is down: nothing more starts
