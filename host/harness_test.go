@@ -28,13 +28,7 @@ type noticeLog struct {
 
 func newNoticeLog() noticeLog { return noticeLog{testutil.NewCollector[bridge.Notice]()} }
 
-func (n noticeLog) text() string {
-	var b strings.Builder
-	for _, x := range n.All() {
-		b.WriteString(x.String() + "\n")
-	}
-	return b.String()
-}
+func (n noticeLog) text() string { return testutil.Lines(n.All()) }
 
 // memPlugin is a plugin served in-process over the in-memory transport.
 type memPlugin struct {

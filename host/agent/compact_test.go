@@ -6,22 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
-// A conversation of two turns, the second still running: its prompt, a
-// tool call and the call's result.
-var twoTurns = []sdk.Message{
-	{Role: sdk.RoleUser, Content: "first"},
-	{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCallRequest{{ID: "c1", Name: "t", Input: json.RawMessage(`{"a": 1}`)}}},
-	{Role: sdk.RoleTool, ToolCallID: "c1", Content: "r1"},
-	{Role: sdk.RoleAssistant, Content: "a1"},
-	{Role: sdk.RoleUser, Content: "second"},
-	{Role: sdk.RoleAssistant, Content: "a2"},
-	{Role: sdk.RoleUser, Content: "latest"},
-	{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCallRequest{{ID: "c2", Name: "t", Input: json.RawMessage(`{}`)}}},
-	{Role: sdk.RoleTool, ToolCallID: "c2", Content: "r2"},
-}
+// twoTurns is a conversation of two turns, the second still running.
+var twoTurns = testutil.TwoTurns()
 
 func TestCompactionRule(t *testing.T) {
 	current := twoTurns[6:]

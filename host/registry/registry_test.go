@@ -19,13 +19,7 @@ type noticeLog struct {
 
 func newNoticeLog() noticeLog { return noticeLog{testutil.NewCollector[bridge.Notice]()} }
 
-func (n noticeLog) text() string {
-	var b strings.Builder
-	for _, x := range n.All() {
-		b.WriteString(x.String() + "\n")
-	}
-	return b.String()
-}
+func (n noticeLog) text() string { return testutil.Lines(n.All()) }
 
 // replace swaps what one plugin contributes for its new declaration and
 // leaves the others alone; a plugin not registered yet is left to add.

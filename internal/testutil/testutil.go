@@ -10,6 +10,7 @@ package testutil
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -148,4 +149,13 @@ func (u *RecordingUI) Seen() (progress, asked []string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return append([]string(nil), u.progress...), append([]string(nil), u.asked...)
+}
+
+// Lines writes each of xs on its own line.
+func Lines[T fmt.Stringer](xs []T) string {
+	var b strings.Builder
+	for _, x := range xs {
+		b.WriteString(x.String() + "\n")
+	}
+	return b.String()
 }
