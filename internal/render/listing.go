@@ -28,7 +28,7 @@ const minListWidth = 30
 // readable however much one row holds. The last column is a list of items
 // separated by ", ": one too long for its line wraps onto lines of its
 // own under itself, or, when the other columns leave it fewer than 30
-// cells, goes under its row, indented. A row's note goes under the row, indented, wrapped at spaces.
+// cells or an item would not fit them, goes under its row, indented. A row's note goes under the row, indented, wrapped at spaces.
 // Every cell and note is cleaned to one line (Line); when the other
 // columns alone are wider than width, their widest cells are cut with
 // "…"; a word too long for its line is broken.
@@ -76,7 +76,8 @@ func Listing(w io.Writer, header []string, rows []ListingRow, width int) error {
 			line.WriteString(list)
 		case k == 0:
 			line.WriteString(truncate(list, listWidth)) // the header
-		case listWidth < minListWidth:
+		case listWidth < minListWidth || widestItem(list) > listWidth:
+			// Under the row, an item (a tool's name) keeps its line whole.
 			more = wrap(list, width-len(listingIndent), ", ")
 		default:
 			line.WriteString(parts[0])
@@ -98,6 +99,15 @@ func Listing(w io.Writer, header []string, rows []ListingRow, width int) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// widestItem is the width of the widest item of a ", "-separated list.
+func widestItem(list string) int {
+	w := 0
+	for _, item := range strings.Split(list, ", ") {
+		w = max(w, textWidth(item))
+	}
+	return w
 }
 
 // wrap breaks s into lines of at most width cells, after a sep where it

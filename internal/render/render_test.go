@@ -461,3 +461,23 @@ func TestListingLayout(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// An item a column cannot hold whole (a long tool name) is never broken
+// where the line is wide enough for it: the list goes under its row.
+func TestListingKeepsItemsWhole(t *testing.T) {
+	long := "tool plugin__everything__get-annotated-message"
+	rows := []ListingRow{{Cells: []string{"everything", "running", "command /simple-prompt, " + long}}}
+	var b strings.Builder
+	if err := Listing(&b, []string{"NAME", "STATUS", "CONTRIBUTES"}, rows, 60); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "\n"+listingIndent+long+"\n") {
+		t.Errorf("%q is broken or not under its row:\n%s", long, out)
+	}
+	for l := range strings.Lines(out) {
+		if w := textWidth(strings.TrimSuffix(l, "\n")); w > 60 {
+			t.Errorf("a line of %d cells: %q", w, l)
+		}
+	}
+}
