@@ -166,6 +166,7 @@ func TestCLI(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/cli", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
 		"status":   status,
 		"wasmloop": wasmloop,
+		"waitlog":  waitlog,
 	}})
 }
 
