@@ -54,6 +54,10 @@ const (
 // does not hold the person in a loop.
 const maxAsks = 3
 
+// maxFields is the most fields a form bingo puts to the person may have:
+// each is one question, and a server must not be able to queue thousands.
+const maxFields = 32
+
 // elicit puts the server's question to the person, on the tool call it is
 // part of. A request no call of this server can be named for is declined,
 // as one the person cannot be asked about; so is a url-mode request,
@@ -165,6 +169,9 @@ func readForm(schema any) (form, error) {
 	var sch jsonschema.Schema
 	if err := json.Unmarshal(rawJSON(schema), &sch); err != nil {
 		return f, fmt.Errorf("its requested schema: %v", err)
+	}
+	if len(sch.Properties) > maxFields {
+		return f, fmt.Errorf("its form has %d fields; bingo asks at most %d", len(sch.Properties), maxFields)
 	}
 	for name, p := range sch.Properties {
 		if p == nil {

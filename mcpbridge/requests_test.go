@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -181,5 +182,22 @@ func TestFirstLineCutsOnACharacter(t *testing.T) {
 	got := firstLine(strings.Repeat("€", 300) + "\nsecond")
 	if !utf8.ValidString(got) || got != strings.Repeat("€", 200)+"…" {
 		t.Errorf("firstLine = %q, want 200 € and an ellipsis", got)
+	}
+}
+
+// A form is one question a field: one with more fields than bingo asks
+// is refused whole, before the person is asked anything.
+func TestFormTooManyFields(t *testing.T) {
+	props := map[string]any{}
+	for i := range maxFields + 1 {
+		props[fmt.Sprintf("f%03d", i)] = map[string]any{"type": "string"}
+	}
+	_, err := readForm(map[string]any{"type": "object", "properties": props})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%d fields", maxFields+1)) {
+		t.Fatalf("err = %v, want the form refused for its fields", err)
+	}
+	delete(props, "f000")
+	if _, err := readForm(map[string]any{"type": "object", "properties": props}); err != nil {
+		t.Fatalf("%d fields: %v", maxFields, err)
 	}
 }
