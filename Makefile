@@ -12,7 +12,7 @@ MCPWASM := examples/plugins/wordcount-mcp-wasm/plugin.wasm
 DEMO    := $(CURDIR)/.demo
 NPMSRV  := .cache/mcp-servers
 
-.PHONY: all build wasm mcp mcp-servers demo test check schema bench clean
+.PHONY: all build wasm mcp mcp-servers demo test test-race test-cli check schema bench clean
 
 all: build wasm mcp
 
@@ -57,13 +57,28 @@ mcp-servers:
 # The suite runs under the race detector, but for the few tests that are
 # one goroutine grinding through tens of MiB or a wazero compilation, where
 # -race multiplies minutes and finds nothing: those run without it, after.
-# (docs/performance.md, "The test suite", says where the time goes.)
+# cmd/bingo's tests drive the built binary (built without -race) and spend
+# their time waiting on it, so they run without -race too, four scripts at
+# a time, beside the race run. python3 may be a version manager's shim
+# (pyenv's costs a quarter of a second a start, and the suite starts
+# hundreds): the tests run the interpreter it resolves to, linked first on
+# their PATH. (docs/performance.md, "The test suite", says where the time
+# goes.)
 SLOW_UNDER_RACE := ^(TestParityWasm|TestHugeLines|TestWasmBuildRuns|TestOverCapLineIsNotKept|TestPatternRegexpIsValid)$$
 SLOW_PKGS := ./examples/plugins/wordcount-wasm ./bridge ./internal/testplugin ./protocol ./host/gate
+PYLINK := $(CURDIR)/.cache/python
+TESTENV := PATH="$(PYLINK):$$PATH"
 
 test: check mcp-servers
-	$(GO) test -race -count=1 -timeout 30m -skip '$(SLOW_UNDER_RACE)' ./...
-	$(GO) test -count=1 -timeout 30m -run '$(SLOW_UNDER_RACE)' $(SLOW_PKGS)
+	@mkdir -p $(PYLINK) && py=$$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && ln -sfn "$$py" $(PYLINK)/python3 || rm -f $(PYLINK)/python3
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-race test-cli
+	$(TESTENV) $(GO) test -count=1 -timeout 30m -run '$(SLOW_UNDER_RACE)' $(SLOW_PKGS)
+
+test-race:
+	$(TESTENV) $(GO) test -race -count=1 -timeout 30m -skip '$(SLOW_UNDER_RACE)' $$($(GO) list ./... | grep -v '/cmd/bingo$$')
+
+test-cli:
+	$(TESTENV) $(GO) test -count=1 -timeout 30m -parallel 4 ./cmd/bingo
 
 check:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

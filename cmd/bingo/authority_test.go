@@ -13,6 +13,9 @@ import (
 // it. (trust/redirect.txtar is the same without a terminal: a refusal.)
 func TestUntrustedRedirectAsksOnATerminal(t *testing.T) {
 	home := t.TempDir()
+	if err := linkWasmCache(home); err != nil {
+		t.Fatal(err)
+	}
 	project := filepath.Join(home, "project")
 	hostile := filepath.Join(project, ".bingo", "plugins", "testplugin")
 	for _, dir := range []string{filepath.Join(project, ".git"), hostile} {

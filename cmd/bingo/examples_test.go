@@ -27,6 +27,9 @@ func TestExamplesConform(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join(examples, name)
 			home := t.TempDir()
+			if err := linkWasmCache(home); err != nil {
+				t.Fatal(err)
+			}
 			// Deadlines for a loaded machine: the check is of what the
 			// examples answer, not of how fast this one is.
 			settings := filepath.Join(home, ".bingo", "settings.json")
@@ -40,15 +43,6 @@ func TestExamplesConform(t *testing.T) {
 			case "wordcount-mcp", "wordcount-mcp-wasm":
 				buildMCP(t)
 				dir = filepath.Join(map[string]string{"wordcount-mcp": mcpBuild.exec, "wordcount-mcp-wasm": mcpBuild.wasm}[name], name)
-				// The 14 MiB module compiles once per test binary, into
-				// the cache every script shares.
-				cache := filepath.Join(home, ".bingo", "data", "cache")
-				if err := os.MkdirAll(cache, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Symlink(mcpBuild.wasmHome, filepath.Join(cache, "wasm")); err != nil {
-					t.Fatal(err)
-				}
 			case "wordcount-node":
 				if _, err := exec.LookPath("node"); err != nil {
 					t.Skip("node is not on PATH")

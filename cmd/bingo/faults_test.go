@@ -141,6 +141,9 @@ func TestFaultMatrix(t *testing.T) {
 // holding notes.txt.
 func faultHome(t *testing.T, layer string) string {
 	home := t.TempDir()
+	if err := linkWasmCache(home); err != nil {
+		t.Fatal(err)
+	}
 	plugins := filepath.Join(home, ".bingo", "plugins")
 	model := filepath.Join(plugins, "faultmodel")
 	if err := os.MkdirAll(model, 0o755); err != nil {

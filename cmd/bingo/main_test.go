@@ -29,6 +29,12 @@ var (
 	repo string
 	// goEnv is GOCACHE and GOMODCACHE, in that order.
 	goEnv []string
+	// wasmCache is the wazero compilation cache every script's HOME
+	// links to (~/.bingo/data/cache/wasm), warmed with the test plugin
+	// and the wasm example: each module compiles once per test binary,
+	// not once per script (seconds of CPU each, most of what the wasm
+	// scripts cost). A script that needs a cold start removes its link.
+	wasmCache string
 )
 
 func TestMain(m *testing.M) {
@@ -100,7 +106,32 @@ func run(m *testing.M) int {
 	}
 	goEnv = strings.Fields(string(out))
 	repo = root
+	wasmCache = filepath.Join(tmp, "wasm-cache")
+	warmHome := filepath.Join(tmp, "wasm-warm")
+	if err := linkWasmCache(warmHome); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	for _, dir := range []string{testpluginWasm, filepath.Join(examples, "wordcount-wasm")} {
+		warm := []string{filepath.Join(binDir, "bingo"), "--plugin-dir", dir, "plugins"}
+		if err := runCmd(warm, func(c *exec.Cmd) { c.Dir = warmHome; c.Env = append(os.Environ(), "HOME="+warmHome) }); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	return m.Run()
+}
+
+// linkWasmCache makes home's wasm compilation cache the shared one.
+func linkWasmCache(home string) error {
+	cache := filepath.Join(home, ".bingo", "data", "cache")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(wasmCache, 0o755); err != nil {
+		return err
+	}
+	return os.Symlink(wasmCache, filepath.Join(cache, "wasm"))
 }
 
 func runCmd(args []string, tweak func(*exec.Cmd)) error {
@@ -114,13 +145,14 @@ func runCmd(args []string, tweak func(*exec.Cmd)) error {
 	return nil
 }
 
-// setup gives each script a fresh HOME, the built binary on PATH,
-// PLUGIN_SRC naming the example under test and PLUGIN its name (its
-// directory's, which its manifest carries).
+// setup gives each script a fresh HOME (but for the shared wasm
+// compilation cache), the built binary on PATH, PLUGIN_SRC naming the
+// example under test and PLUGIN its name (its directory's, which its
+// manifest carries).
 func setup(example string) func(*testscript.Env) error {
 	return func(e *testscript.Env) error {
 		home := filepath.Join(e.WorkDir, "home")
-		if err := os.MkdirAll(home, 0o755); err != nil {
+		if err := linkWasmCache(home); err != nil {
 			return err
 		}
 		e.Setenv("HOME", home)

@@ -20,7 +20,6 @@ var mcpBuild struct {
 	err      error
 	exec     string // a layer holding wordcount-mcp, its binary built
 	wasm     string // a layer holding wordcount-mcp-wasm, its plugin.wasm built
-	wasmHome string // the wazero compilation cache every script shares
 	fault    string // a plugin directory: internal/testplugin/cmd/mcpfault as the exec plugin fault
 }
 
@@ -31,13 +30,12 @@ func buildMCP(t *testing.T) {
 		root, _ := filepath.Abs("../..")
 		mcpBuild.exec = filepath.Join(tmp, "mcp-exec")
 		mcpBuild.wasm = filepath.Join(tmp, "mcp-wasm")
-		mcpBuild.wasmHome = filepath.Join(tmp, "mcp-wasm-cache")
 		mcpBuild.fault = filepath.Join(tmp, "mcp-fault", "fault")
 		steps := []struct {
 			args []string
 			wasm bool
 		}{
-			{args: []string{"mkdir", "-p", mcpBuild.exec, mcpBuild.wasm, mcpBuild.wasmHome, mcpBuild.fault}},
+			{args: []string{"mkdir", "-p", mcpBuild.exec, mcpBuild.wasm, mcpBuild.fault}},
 			{args: []string{"go", "build", "-o", filepath.Join(mcpBuild.fault, "mcpfault"), "./internal/testplugin/cmd/mcpfault"}},
 			{args: []string{"cp", "-r", filepath.Join(examples, "wordcount-mcp"), mcpBuild.exec}},
 			{args: []string{"cp", "-r", filepath.Join(examples, "wordcount-mcp-wasm"), mcpBuild.wasm}},
@@ -66,10 +64,7 @@ func buildMCP(t *testing.T) {
 		// script times a start: on a loaded machine a 14 MiB module
 		// takes longer to compile than a handshake may.
 		home := filepath.Join(tmp, "mcp-warm")
-		if mcpBuild.err = os.MkdirAll(filepath.Join(home, ".bingo", "data", "cache"), 0o755); mcpBuild.err != nil {
-			return
-		}
-		if mcpBuild.err = os.Symlink(mcpBuild.wasmHome, filepath.Join(home, ".bingo", "data", "cache", "wasm")); mcpBuild.err != nil {
+		if mcpBuild.err = linkWasmCache(home); mcpBuild.err != nil {
 			return
 		}
 		settings := filepath.Join(home, ".bingo", "settings.json")
@@ -88,8 +83,8 @@ func buildMCP(t *testing.T) {
 
 // setupMCP is setup with the MCP example as the plugin under test:
 // MCP_SRC is its directory and MCP_NAME its name. The wasm compilation
-// cache is shared, so the 14 MiB module compiles once per test binary,
-// not once per script.
+// cache is shared (buildMCP warms it), so the 14 MiB module compiles once
+// per test binary, not once per script.
 func setupMCP(layer, name string) func(*testscript.Env) error {
 	return func(e *testscript.Env) error {
 		if err := setup("wordcount")(e); err != nil {
@@ -98,11 +93,7 @@ func setupMCP(layer, name string) func(*testscript.Env) error {
 		e.Setenv("MCP_SRC", filepath.Join(layer, name))
 		e.Setenv("MCP_NAME", name)
 		e.Setenv("FAULT_SRC", mcpBuild.fault)
-		cache := filepath.Join(e.WorkDir, "home", ".bingo", "data", "cache")
-		if err := os.MkdirAll(cache, 0o755); err != nil {
-			return err
-		}
-		return os.Symlink(mcpBuild.wasmHome, filepath.Join(cache, "wasm"))
+		return nil
 	}
 }
 
