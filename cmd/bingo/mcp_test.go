@@ -16,11 +16,11 @@ import (
 // the wasm plugin wordcount-mcp-wasm. Both are built on first use only, so
 // the other black-box tests do not wait for them.
 var mcpBuild struct {
-	once     sync.Once
-	err      error
-	exec     string // a layer holding wordcount-mcp, its binary built
-	wasm     string // a layer holding wordcount-mcp-wasm, its plugin.wasm built
-	fault    string // a plugin directory: internal/testplugin/cmd/mcpfault as the exec plugin fault
+	once  sync.Once
+	err   error
+	exec  string // a layer holding wordcount-mcp, its binary built
+	wasm  string // a layer holding wordcount-mcp-wasm, its plugin.wasm built
+	fault string // a plugin directory: internal/testplugin/cmd/mcpfault as the exec plugin fault
 }
 
 func buildMCP(t *testing.T) {
