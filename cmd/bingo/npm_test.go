@@ -101,6 +101,8 @@ func waitlog(ts *testscript.TestScript, neg bool, args []string) {
 			return
 		}
 	}
+	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Logf("%s as it stands (%v):\n%s", args[0], err, b[max(0, len(b)-4096):])
 	ts.Fatalf("%s: no line matching %q within 60s", args[0], args[1])
 }
 
