@@ -143,13 +143,22 @@ func (h *readerHandoff) poke() {
 }
 
 // ReadObject reads the next message offer does not take into v.
+//
+// It holds the role until the line is decoded: a line that is not a
+// message is written to the plugin's log before anyone reads the next.
+// Released first, a caller could read its answer, and a one-shot bingo
+// end the run on it, before the skipped line reached the log.
 func (h *readerHandoff) ReadObject(v any) error {
 	for {
-		line, err := h.nextLine()
+		line, holding, err := h.nextLine()
 		if err != nil {
 			return err
 		}
-		if h.Decode(line, v) {
+		ok := h.Decode(line, v)
+		if holding {
+			h.release()
+		}
+		if ok {
 			return nil
 		}
 	}
@@ -157,13 +166,14 @@ func (h *readerHandoff) ReadObject(v any) error {
 
 // nextLine is ReadObject's next line that offer did not take: one it
 // reads itself while no caller waits, or one a caller read for it. The
-// end of the stream, when a caller met it, comes last.
-func (h *readerHandoff) nextLine() ([]byte, error) {
+// end of the stream, when a caller met it, comes last. holding reports
+// that the role is still held for the line, for ReadObject to release.
+func (h *readerHandoff) nextLine() (line []byte, holding bool, err error) {
 	if h.setDeadline == nil {
 		for {
 			line, err := h.ReadLine()
 			if err != nil || !h.offer(line) {
-				return line, err
+				return line, false, err
 			}
 		}
 	}
@@ -175,10 +185,9 @@ func (h *readerHandoff) nextLine() ([]byte, error) {
 		h.mu.Unlock()
 		switch {
 		case line != nil:
-			h.release() // the caller left it with the line
-			return line, nil
+			return line, true, nil // the caller left it with the line
 		case ended != nil:
-			return nil, ended
+			return nil, false, ended
 		case busy:
 			h.handBack.Reset(handBack)
 			select {
@@ -211,14 +220,13 @@ func (h *readerHandoff) nextLine() ([]byte, error) {
 			h.release()
 			continue
 		case err != nil:
-			return nil, err // past the end, the role stays taken: no one reads after it
+			return nil, false, err // past the end, the role stays taken: no one reads after it
 		}
 		// Offered holding the role: a caller that takes it next must find
 		// its answer already delivered, or it would read on for it.
-		taken := h.offer(line)
-		h.release()
-		if !taken {
-			return line, nil
+		if !h.offer(line) {
+			return line, true, nil
 		}
+		h.release()
 	}
 }

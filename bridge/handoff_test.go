@@ -60,13 +60,15 @@ type turnsRig struct {
 	readErr chan error
 }
 
-func newTurnsRig(t *testing.T) *turnsRig {
+func newTurnsRig(t *testing.T) *turnsRig { return newTurnsRigWith(t, protocol.LineStreamOptions{}) }
+
+func newTurnsRigWith(t *testing.T, sopts protocol.LineStreamOptions) *turnsRig {
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := &turnsRig{w: w, chs: map[string]chan string{}, readErr: make(chan error, 1)}
-	g.s = newReaderHandoff(protocol.NewLineStream(pipeConn{r}, protocol.LineStreamOptions{}),
+	g.s = newReaderHandoff(protocol.NewLineStream(pipeConn{r}, sopts),
 		func(method string, params json.RawMessage) {
 			g.notes = append(g.notes, string(params)) // one reader at a time: no lock
 		},
@@ -108,6 +110,38 @@ func (g *turnsRig) expect(id string) chan string {
 func (g *turnsRig) write(t *testing.T, line string) {
 	if _, err := g.w.Write([]byte(line + "\n")); err != nil {
 		t.Error(err)
+	}
+}
+
+// A line that is not a message is written to the log before anyone reads
+// the next: the caller whose answer follows it has it only once the
+// skipped line is logged. (A one-shot bingo that exits on its answer lost
+// the record of a garbage line read just before it.)
+func TestTurnsSkippedLineIsLoggedBeforeTheNextIsRead(t *testing.T) {
+	logging, logged := make(chan struct{}), make(chan struct{})
+	g := newTurnsRigWith(t, protocol.LineStreamOptions{Skipped: func([]byte, error) {
+		close(logging)
+		<-logged // a log slow to write
+	}})
+	ch := g.expect("c1")
+	answered := make(chan string, 1)
+	go func() {
+		a, _ := callerWait(context.Background(), g.s, ch)
+		answered <- a
+	}()
+	g.write(t, "this is not json")
+	g.write(t, `{"id":"c1"}`)
+	<-logging
+	select {
+	case a := <-answered:
+		t.Fatalf("the caller had its answer %s while the line before it was still being logged", a)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(logged)
+	select {
+	case <-answered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the caller never had its answer")
 	}
 }
 
