@@ -1,5 +1,5 @@
-# bingo-plugin-rpc. Needs Go (1.26) and python3; node too for the Node
-# example's tests (skipped without it). The Go tools it runs (staticcheck)
+# bingo-plugin-rpc. Needs GNU make 4, Go (1.26) and python3; node too for
+# the Node example's tests (skipped without it). The Go tools it runs (staticcheck)
 # are pinned by go.mod's tool directives: the module proxy, nothing else.
 # make test installs the official MCP servers its black-box tests drive
 # (make mcp-servers: npm and the npm registry, once; then from the cache;
