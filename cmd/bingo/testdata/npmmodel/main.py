@@ -1,8 +1,8 @@
 # A model for the scripts of testdata/npm. Asked "call: A B …", it calls
 # the tools *__A, *__B, … one per step, then says what each answered, one
 # a line; a word NAME@S waits S seconds before the call, NAME@PATH until
-# PATH exists (a minute at most), NAME:JSON (no spaces) gives its
-# arguments, else {"message": "again"}. Asked
+# PATH exists, NAME@PATH#TEXT until PATH holds TEXT (a minute at most),
+# NAME:JSON (no spaces) gives its arguments, else {"message": "again"}. Asked
 # "context?", it says the system prompt; anything else, it repeats.
 import json, os, sys, time
 
@@ -32,8 +32,9 @@ for line in sys.stdin:
                 word, _, args = wanted[len(done)].partition(":")
                 name, _, wait = word.partition("@")
                 if wait.startswith("/"):
+                    path, _, text = wait.partition("#")
                     for _ in range(600):
-                        if os.path.exists(wait):
+                        if os.path.exists(path) and text in open(path, errors="replace").read():
                             break
                         time.sleep(0.1)
                 else:
