@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -231,21 +230,60 @@ func (a *Agent) system(ctx context.Context, prompt string) string {
 //	TEXT
 //	</context>
 //
-// Inside, every "<" that would begin a context tag (in any case, spaced
-// or not) is written "&lt;", so a piece can neither close its block nor
-// open one in another's name.
+// Inside, no character that is or looks like "<" is left as it is
+// (fenceEscape), so the only tags the model reads are the host's own: a
+// piece can neither close its block nor open one in another's name,
+// however it spells or spaces the tag.
 func contextBlock(b *strings.Builder, from, title, text string) {
 	fmt.Fprintf(b, "<context from=%q>\n", from)
 	if title != "" {
-		b.WriteString("## " + contextTag.ReplaceAllString(title, "&lt;$1") + "\n")
+		b.WriteString("## ")
+		fenceEscape(b, title)
+		b.WriteString("\n")
 	}
-	b.WriteString(contextTag.ReplaceAllString(text, "&lt;$1"))
+	fenceEscape(b, text)
 	b.WriteString("\n</context>")
 }
 
-// contextTag matches the start of a context tag, opening or closing,
-// spaced out by blanks or invisible format characters.
-var contextTag = regexp.MustCompile(`(?i)<([\s\p{Cf}]*/?[\s\p{Cf}]*context)`)
+// fenceEscape writes s with every "<" written "&lt;" and every character
+// a model could read as one written as a character reference ("&#xFF1C;"
+// for a full-width "＜"). Escaping the character that begins a tag, rather
+// than matching the tag's spellings, leaves nothing to slip past: no
+// blank, invisible, control or homoglyph character between "<" and
+// "context" matters once the "<" itself is gone. Bytes that are not
+// UTF-8 become U+FFFD.
+func fenceEscape(b *strings.Builder, s string) {
+	for _, r := range s {
+		switch {
+		case r == '<':
+			b.WriteString("&lt;")
+		case lessLike[r]:
+			fmt.Fprintf(b, "&#x%X;", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+}
+
+// lessLike holds the characters other than "<" that can stand for it: those
+// whose compatibility decomposition is or begins with "<" (TestLessLike
+// checks that every one is here), those Unicode's confusables.txt maps to
+// "<", the left angle brackets and quotation marks, the less-than signs
+// of mathematics, and the invisible tag character for "<".
+var lessLike = map[rune]bool{
+	// Compatibility forms: full-width, small, and "not less-than".
+	'\uFF1C': true, '\uFE64': true, '\u226E': true,
+	// Confusables of "<".
+	'\u02C2': true, '\u1438': true, '\u16B2': true, '\u2039': true, '\u276E': true, '\U0001D236': true,
+	// Left angle brackets and quotation marks.
+	'\u00AB': true, '\u2329': true, '\u3008': true, '\u300A': true, '\u27E8': true, '\u27EA': true,
+	'\u276C': true, '\u2770': true, '\u29FC': true, '\u2991': true, '\u2993': true,
+	// Less-than signs.
+	'\u2264': true, '\u2266': true, '\u2268': true, '\u226A': true, '\u2272': true, '\u227A': true,
+	'\u22D6': true, '\u22D8': true, '\u2A7D': true,
+	// The tag character for "<", invisible but read by some models.
+	'\U000E003C': true,
+}
 
 // prefix returns s cut to at most n characters, on a character boundary
 // so that no character is cut in half, and how many characters it kept.
