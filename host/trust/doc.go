@@ -32,7 +32,7 @@
 // # The digest rule
 //
 // A plugin of the project at P is pinned against the repository R around
-// it ([RepositoryRoot]: the nearest ancestor holding .git; else P) and the
+// it ([RepositoryRoot]: the outermost ancestor holding .git; else P) and the
 // directory its process starts in and the PATH it gets ([Scope]). The
 // digest covers the plugin's directory, whole (or, for a server of the
 // project's .mcp.json, that server's entry in the file), and every file its

@@ -86,22 +86,26 @@ type Scope struct {
 }
 
 // RepositoryRoot returns the directory whose files a project's repository
-// controls: the nearest ancestor of project, project included, that holds
-// a .git entry (a directory, or a file as in a worktree), else project
-// itself. A project in a sub-directory of a repository (repo/sub/.bingo)
-// is thus pinned against the whole repository, which can change any file
-// in it.
+// controls: the outermost ancestor of project, project included, that
+// holds a .git entry (a directory, or a file as in a submodule or a
+// worktree), else project itself. A project in a sub-directory of a
+// repository (repo/sub/.bingo) is thus pinned against the whole
+// repository, which can change any file in it. The outermost, not the
+// nearest: a .git file is the repository's own to write, so a nearer one
+// (repo/sub/.git, a submodule's) would let it declare its own files
+// outside itself, and a file it names there would run unpinned.
 func RepositoryRoot(project string) string {
 	abs, err := filepath.Abs(project)
 	if err != nil {
 		return project
 	}
+	root := abs
 	for dir := abs; ; dir = filepath.Dir(dir) {
 		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			return dir
+			root = dir
 		}
 		if filepath.Dir(dir) == dir {
-			return abs
+			return root
 		}
 	}
 }

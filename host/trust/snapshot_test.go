@@ -432,3 +432,30 @@ func TestPluginByteCap(t *testing.T) {
 		t.Errorf("Snapshot = %v; want ErrTooLarge naming the byte cap and the plugin", err)
 	}
 }
+
+// The repository is the outermost work tree around a project: a .git file
+// below it (a submodule's, a worktree's) does not make a smaller one, so
+// the enclosing repository's files stay pinned.
+func TestRepositoryRootIsOutermost(t *testing.T) {
+	top := t.TempDir()
+	repo := filepath.Join(top, "repo")
+	sub := filepath.Join(repo, "sub")
+	deep := filepath.Join(sub, "deep")
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sub, ".git"), []byte("gitdir: ../.git/modules/sub\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, project := range []string{repo, sub, deep} {
+		if got := RepositoryRoot(project); got != repo {
+			t.Errorf("RepositoryRoot(%s) = %s, want %s", project, got, repo)
+		}
+	}
+	if got := RepositoryRoot(top); got != top {
+		t.Errorf("outside any repository: RepositoryRoot(%s) = %s, want the project itself", top, got)
+	}
+}
