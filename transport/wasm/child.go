@@ -35,7 +35,8 @@ import (
 //
 // It looks like a flag so that a program that does not know it (a test
 // binary whose TestMain was not told) refuses it at once, rather than run
-// as itself.
+// as itself. The child's first line on stderr says it is one: a start in
+// a program without the hook fails with an error saying to add it.
 const CompileChildArg = "-bingo-wasm-compile-child"
 
 // CompileChild is the compile child's main: it reads a metered module
@@ -44,6 +45,10 @@ const CompileChildArg = "-bingo-wasm-compile-child"
 // loads it) and returns the exit code: 0 once it is kept, 1 if wazero
 // refuses the module (its reason on stderr), 2 for a misuse.
 func CompileChild(args []string, stdin io.Reader, stderr io.Writer) int {
+	// The first line says this is the compile child: a program that is
+	// not (one that embeds the package but not this hook) fails in its
+	// own words, which the Host replaces with what to add (notChild).
+	fmt.Fprintln(stderr, childHello)
 	if len(args) != 2 {
 		fmt.Fprintln(stderr, "usage: "+CompileChildArg+" CACHE-DIR MEMORY-MIB < module.wasm")
 		return 2
@@ -95,6 +100,7 @@ func CompileChild(args []string, stdin io.Reader, stderr io.Writer) int {
 // wall time is bounded, at CompileTime unless CompileWall says
 // otherwise, and only a CompileWall refusal is remembered.
 func (h *Host) compileInChild(ctx context.Context, key [32]byte, bin []byte, b Bounds) error {
+	b = b.withDefaults() // a zero bound would kill the child at its first poll
 	select {
 	case h.childSlot <- struct{}{}:
 		defer func() { <-h.childSlot }()
@@ -142,10 +148,15 @@ func (h *Host) compileInChild(ctx context.Context, key [32]byte, bin []byte, b B
 					h.rememberRefusal(key, b, over, wall)
 				}
 				return over
-			case err == nil:
+			}
+			said, ok := strings.CutPrefix(stderr.String(), childHello+"\n")
+			if !ok {
+				return h.notChild()
+			}
+			if err == nil {
 				return nil
 			}
-			if line := oneLine(stderr.String()); line != "" {
+			if line := oneLine(said); line != "" {
 				return errors.New(line)
 			}
 			return fmt.Errorf("the compiler process failed: %w", err)
@@ -169,6 +180,17 @@ func (h *Host) compileInChild(ctx context.Context, key [32]byte, bin []byte, b B
 			_ = cmd.Process.Kill()
 		}
 	}
+}
+
+// childHello is the compile child's first line on stderr.
+const childHello = "bingo-wasm-compile-child"
+
+// notChild is the error for a compiler process that did not say it is the
+// compile child: the program embeds this package without CompileChildArg's
+// hook, and what it did with the argument (refuse it as a flag, or run as
+// itself) compiled nothing and says nothing of what to do.
+func (h *Host) notChild() error {
+	return fmt.Errorf("%s did not run as the compile child: a program that runs a wasm Host with a CacheDir must handle wasm.CompileChildArg first thing in main (as the doc of CompileChildArg shows), or name a program that does in HostConfig.Compiler", h.compiler)
 }
 
 // wallOf is the wall time b gives the compile child where its CPU time
@@ -223,6 +245,11 @@ func (h *Host) refused(key [32]byte, b Bounds) *BoundError {
 	var t, wall, size int64
 	var mib int
 	if _, err := fmt.Sscanf(string(rec), "%s %s %d %d %d %d\n", &version, &bound, &t, &mib, &wall, &size); err != nil || version != meterCacheVersion {
+		return nil
+	}
+	if t <= 0 || mib <= 0 || wall <= 0 {
+		// No bound of zero is applied: a record of one (an earlier
+		// build kept them) says nothing of the module.
 		return nil
 	}
 	if int64(b.CompileTime) > t || b.CompileMemoryMiB > mib || int64(wallOf(b)) > wall {

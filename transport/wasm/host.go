@@ -233,6 +233,7 @@ func (h *Host) Close(ctx context.Context) error {
 // caller who gives up, so that the next Start finds it done, but not the
 // Host.
 func (h *Host) compiled(ctx context.Context, path string, b Bounds) (wazero.CompiledModule, error) {
+	b = b.withDefaults() // every path below applies b: none may apply a zero bound
 	fi, err := statModule(path)
 	if err != nil {
 		return nil, err
@@ -293,7 +294,7 @@ func (h *Host) await(ctx context.Context, done <-chan struct{}) error {
 // whose sum is kept, with the metered module kept under that sum, is not
 // read at all.
 func (h *Host) load(path string, fi fs.FileInfo, f *file, b Bounds) {
-	if h.loadKept(path, fi, f) {
+	if h.loadKept(path, fi, f, b) {
 		return
 	}
 	h.reads.Add(1)
@@ -310,9 +311,10 @@ func (h *Host) load(path string, fi fs.FileInfo, f *file, b Bounds) {
 
 // loadKept joins f to the compilation of the content whose sum is kept for
 // the version fi, without reading the file: that compilation when the Host
-// has it, else one of the metered module kept under the sum. It reports
-// false, having done nothing, when either is not kept.
-func (h *Host) loadKept(path string, fi fs.FileInfo, f *file) bool {
+// has it, else one of the metered module kept under the sum, under b like
+// any other. It reports false, having done nothing, when either is not
+// kept.
+func (h *Host) loadKept(path string, fi fs.FileInfo, f *file, b Bounds) bool {
 	key, ok := h.keptSum(path, fi)
 	if !ok {
 		return false
@@ -323,7 +325,7 @@ func (h *Host) loadKept(path string, fi fs.FileInfo, f *file) bool {
 			return false
 		}
 	}
-	return h.join(f, nil, key, bin, true, Bounds{})
+	return h.join(f, nil, key, bin, true, b)
 }
 
 // has reports whether the Host has a compilation of the content key, done
@@ -424,10 +426,10 @@ func (h *Host) compile(key [32]byte, m *module, bin []byte, metered bool, b Boun
 	// context between functions, which is what makes Close prompt.
 	ctx := experimental.WithCompilationWorkers(h.life, runtime.GOMAXPROCS(0))
 	kept := metered // bin is a metered module from the disk cache
-	if !h.unmetered && !metered {
+	if !h.unmetered {
 		if refused := h.refused(key, b); refused != nil {
 			m.err = refused
-		} else {
+		} else if !metered {
 			bin, kept, m.err = h.metered(key, bin, b.funcCaps())
 		}
 	}
