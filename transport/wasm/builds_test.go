@@ -45,7 +45,9 @@ type buildError struct {
 	err       error
 }
 
-func (e *buildError) Error() string { return "building embed " + e.name + ": " + e.err.Error() + "\n" + e.out }
+func (e *buildError) Error() string {
+	return "building embed " + e.name + ": " + e.err.Error() + "\n" + e.out
+}
 
 // runEmbed runs one build of embed on cache and module, and returns its
 // line.
