@@ -142,6 +142,12 @@ func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest
 				notAsked = " (you were not asked: " + err.Error() + ")"
 			}
 		}
+		if trustedBefore {
+			// The project is trusted: each plugin that lapsed has had its
+			// notice, naming what changed and how to trust it again. One
+			// more saying the project is not trusted would be false.
+			return t
+		}
 		cfg.Notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("this repository's plugins %s were not started: %s is not trusted%s; %s",
 			listSome(t.untrustedExec(project)), root, notAsked, howToTrust(root))})
 	}
@@ -340,13 +346,35 @@ type TrustReport struct {
 // ErrNoProject is Trust's and Revoke's error outside a project.
 var ErrNoProject = errors.New("not in a project: no directory at or above it holds .bingo or .git")
 
+// projectAround returns the project around cwd, or ErrNoProject saying
+// why there is none. Below the home directory, with no .git nearer, the
+// nearest .bingo is the person's own ~/.bingo: their home is no project,
+// and saying "trusted /home/you" would pin their own plugins as a
+// repository's.
+func projectAround(home, cwd string) (string, error) {
+	if root := manifest.Project(home, cwd); root != "" {
+		return root, nil
+	}
+	if manifest.ProjectRoot(cwd) != "" {
+		return "", belowHome(fmt.Sprintf("there is no project here: no directory at or above %s holds .git or .bingo but your home directory, whose .bingo is your own, not a project's", cwd))
+	}
+	return "", ErrNoProject
+}
+
+// belowHome is ErrNoProject for a folder below the home directory: it
+// says why, and errors.Is(err, ErrNoProject) holds.
+type belowHome string
+
+func (e belowHome) Error() string        { return string(e) }
+func (e belowHome) Is(target error) bool { return target == ErrNoProject }
+
 // Trust records that the person trusts the project around cwd as it is
 // now: its plugins may start and receive the person's grants, and its
 // settings apply in full, until any of it changes.
 func Trust(home, cwd string) (TrustReport, error) {
-	root := manifest.ProjectRoot(cwd)
-	if root == "" {
-		return TrustReport{}, ErrNoProject
+	root, err := projectAround(home, cwd)
+	if err != nil {
+		return TrustReport{}, err
 	}
 	// A broken manifest runs nothing, so it is not trusted: once fixed, it
 	// is a new plugin, and trusted only when the person says so again.
@@ -384,9 +412,9 @@ func Trust(home, cwd string) (TrustReport, error) {
 // Revoke withdraws the person's trust in the project around cwd (and a
 // remembered "no"). was reports whether there was a record to withdraw.
 func Revoke(home, cwd string) (project string, was bool, err error) {
-	root := manifest.ProjectRoot(cwd)
-	if root == "" {
-		return "", false, ErrNoProject
+	root, err := projectAround(home, cwd)
+	if err != nil {
+		return "", false, err
 	}
 	real := realPath(root)
 	_, err = trust.NewStore(home).Update(func(projects map[string]trust.Project) error {

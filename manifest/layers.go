@@ -90,6 +90,18 @@ func ProjectRoot(cwd string) string {
 	}
 }
 
+// Project returns cwd's [ProjectRoot] unless that is home itself, or "".
+// The home directory is never a project: its .bingo is the person's own
+// (their plugins, settings and trust record), found above any folder of
+// theirs that has no .git of its own.
+func Project(home, cwd string) string {
+	root := ProjectRoot(cwd)
+	if root == "" || (home != "" && samePath(root, home)) {
+		return ""
+	}
+	return root
+}
+
 // Layers returns the layers to discover plugins in, in increasing
 // precedence:
 //
@@ -107,7 +119,7 @@ func Layers(home, cwd string, extraDirs []string) []Layer {
 	if home != "" {
 		layers = append(layers, Layer{Name: LayerUser, Dir: filepath.Join(home, ".bingo", "plugins")})
 	}
-	if root := ProjectRoot(cwd); root != "" && (home == "" || !samePath(root, home)) {
+	if root := Project(home, cwd); root != "" {
 		layers = append(layers, ProjectLayer(root))
 	}
 	for _, d := range extraDirs {

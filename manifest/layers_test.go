@@ -81,6 +81,31 @@ func TestProjectRoot(t *testing.T) {
 	})
 }
 
+// The home directory is never a project, whichever marker it holds; a
+// folder of its own below it is.
+func TestProject(t *testing.T) {
+	tmp := isolated(t)
+	home := mkdir(t, filepath.Join(tmp, "home"))
+	mkdir(t, filepath.Join(home, ".bingo"))
+	notes := mkdir(t, filepath.Join(home, "notes"))
+	repo := mkdir(t, filepath.Join(home, "src", "repo"))
+	mkdir(t, filepath.Join(repo, ".git"))
+	for _, tt := range []struct{ home, cwd, want string }{
+		{home, notes, ""},
+		{home, home, ""},
+		{home, filepath.Join(repo, "sub"), repo},
+		{"", notes, home}, // no home known: the nearest marker
+	} {
+		if got := manifest.Project(tt.home, tt.cwd); got != tt.want {
+			t.Errorf("Project(%q, %q) = %q, want %q", tt.home, tt.cwd, got, tt.want)
+		}
+	}
+	mkdir(t, filepath.Join(home, ".git")) // a home kept in git is still home
+	if got := manifest.Project(home, notes); got != "" {
+		t.Errorf("Project(home, notes) with ~/.git = %q, want none", got)
+	}
+}
+
 func TestLayers(t *testing.T) {
 	tmp := isolated(t)
 	home := mkdir(t, filepath.Join(tmp, "home"))

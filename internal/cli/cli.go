@@ -572,23 +572,23 @@ func (r *run) vouchDirs(ctx context.Context) (vouched []string, ok bool) {
 // to ask and no --trust, vouch says why not and how to run them. untrusted
 // reports whether dir lies in such a project.
 func (r *run) vouch(ctx context.Context, what, dir string) (ok, untrusted bool) {
-	project := host.UntrustedProject(r.home, r.cwd, dir, os.Environ())
+	project, why := host.UntrustedProject(r.home, r.cwd, dir, os.Environ())
 	switch {
 	case project == "":
 		return true, false
 	case r.o.trustDirs:
 		return true, true
 	case r.interactive:
-		yes, err := r.yesNo(ctx, fmt.Sprintf("%s lies inside %s, which you have not trusted: its plugins would run with your rights. Run them this once? [y/N] ",
-			render.Line(what), render.Line(project)))
+		yes, err := r.yesNo(ctx, fmt.Sprintf("%s lies inside %s, %s: its plugins would run with your rights. Run them this once? [y/N] ",
+			render.Line(what), render.Line(project), render.Line(why)))
 		if err == nil && yes {
 			return true, true
 		}
 		r.fail(fmt.Errorf("%s: not run", what))
 		return false, true
 	}
-	r.fail(fmt.Errorf("%s lies inside %s, which you have not trusted, and its plugins would run with your rights: pass --trust to run them this once, or run \"bingo trust --cwd %s\" to trust the project",
-		what, project, project))
+	r.fail(fmt.Errorf("%s lies inside %s, %s, and its plugins would run with your rights: pass --trust to run them this once, or run \"bingo trust --cwd %s\" to trust the project",
+		what, project, why, project))
 	return false, true
 }
 

@@ -166,9 +166,9 @@ func (m mcpRun) named(s manifest.MCPServer) string {
 // addToProject writes the server into the project's .mcp.json, as written
 // (nothing expanded or resolved): the file is the repository's.
 func (m mcpRun) addToProject(name string, raw json.RawMessage) int {
-	root := manifest.ProjectRoot(m.cwd)
+	root := manifest.Project(m.home, m.cwd)
 	if root == "" {
-		return m.fail("add --project: not in a project: no directory at or above %s holds .bingo or .git", m.cwd)
+		return m.fail("add --project: not in a project: no directory at or above %s, short of your home directory, holds .bingo or .git", m.cwd)
 	}
 	file := filepath.Join(root, manifest.MCPFileName)
 	servers, err := m.projectServers(file)
@@ -287,7 +287,7 @@ func (m mcpRun) list() int {
 // --project a server of the project's .mcp.json.
 func (m mcpRun) remove(name string) int {
 	if m.o.mcpProject {
-		root := manifest.ProjectRoot(m.cwd)
+		root := manifest.Project(m.home, m.cwd)
 		if root == "" {
 			return m.fail("remove --project: not in a project")
 		}
