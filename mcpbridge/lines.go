@@ -151,8 +151,13 @@ func (c *lineConn) deliver(m msgOrErr) bool {
 
 // decode is the messages of one line: one, or a batch's (which a server
 // of protocol 2025-03-26 may send). What is not a message is logged and
-// left out.
+// left out, a line nested too deep for the decoder to survive before it
+// is decoded at all (protocol.MaxDepth).
 func (c *lineConn) decode(line []byte) []jsonrpc.Message {
+	if err := protocol.CheckDepth(line); err != nil {
+		fmt.Fprintf(c.t.log, "mcpbridge: skipped a line on the server's stdout (%v): %q\n", err, headOf(line))
+		return nil
+	}
 	var raws []json.RawMessage
 	if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 && trimmed[0] == '[' {
 		if json.Unmarshal(trimmed, &raws) != nil {

@@ -1,13 +1,18 @@
 package mcpbridge
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/bingo/bingo-plugin-rpc/protocol"
 )
 
 // The translator decodes the server's messages as the sdk does: the same
@@ -53,5 +58,34 @@ func TestAMessageAllocatesLittle(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 4<<10 {
 		t.Fatalf("a message allocates %d bytes, want under 4 KiB", per)
+	}
+}
+
+// A line nested deeper than protocol.MaxDepth is skipped with one line in
+// the log before the decoder sees it: at 4,000,000 deep the decoder
+// overflows the stack (a fatal error, not a panic), and at 100,000 it takes
+// seconds. A batch is checked as a whole. The next message decodes.
+func TestADeepLineIsSkippedUndecoded(t *testing.T) {
+	var log strings.Builder
+	c := &lineConn{t: lineTransport{log: &log}, sent: map[jsonrpc.ID]string{}}
+	start := time.Now()
+	for _, depth := range []int{4_000_000, 100_000, protocol.MaxDepth + 1} {
+		for _, line := range [][]byte{
+			append([]byte(`{"jsonrpc":"2.0","id":`), bytes.Repeat([]byte("["), depth)...),
+			append([]byte(`[{"jsonrpc":"2.0","method":"x","params":`), append(bytes.Repeat([]byte("["), depth), bytes.Repeat([]byte("]"), depth)...)...),
+		} {
+			if msgs := c.decode(line); len(msgs) != 0 {
+				t.Fatalf("depth %d: %v", depth, msgs)
+			}
+		}
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("refusing took %v", d)
+	}
+	if n := strings.Count(log.String(), "mcpbridge: skipped a line on the server's stdout (nested deeper than 10000 arrays and objects)"); n != 6 {
+		t.Errorf("%d notices, want one a line:\n%.2000s", n, log.String())
+	}
+	if msgs := c.decode([]byte(`{"jsonrpc":"2.0","method":"x","params":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`)); len(msgs) != 1 {
+		t.Fatalf("the next message: %v", msgs)
 	}
 }

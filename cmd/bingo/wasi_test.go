@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// Guests written in C, which call the WASI imports as they please, where a
+// Go guest's runtime decides which calls and arguments reach the host:
+// each script builds its own with cguest and runs it through bingo.
+func TestWASIGuests(t *testing.T) {
+	requireClang(t)
+	testscript.Run(t, testscript.Params{Dir: "testdata/wasi", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"cguest": cguest,
+		"status": status,
+	}})
+}
+
+// requireClang skips the test without clang and wasi-libc (Debian: clang
+// lld wasi-libc libclang-rt-14-dev-wasm32), except under CI, where it
+// fails: CI installs them (.ci/run).
+func requireClang(t *testing.T) {
+	t.Helper()
+	probe := filepath.Join(t.TempDir(), "probe.c")
+	if err := os.WriteFile(probe, []byte("#include <stdio.h>\nint main(void){return 0;}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("clang", "--target=wasm32-wasi", "-O2", "-o", probe+".wasm", probe).CombinedOutput()
+	if err == nil {
+		return
+	}
+	msg := "no C compiler for WASI (apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32): " + err.Error() + "\n" + string(out)
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// cguest OUT SRC compiles the C file SRC to the WASI command OUT with
+// clang and wasi-libc.
+func cguest(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: cguest OUT SRC")
+	}
+	out := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(filepath.Dir(out), 0o755))
+	if b, err := exec.Command("clang", "--target=wasm32-wasi", "-O2", "-o", out, ts.MkAbs(args[1])).CombinedOutput(); err != nil {
+		ts.Fatalf("clang: %v\n%s", err, b)
+	}
+}

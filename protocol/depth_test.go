@@ -1,0 +1,84 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// CheckDepth agrees with encoding/json's limit, which the plugin wire
+// holds to, on nesting of every kind and at its edge, and strings (with
+// their escapes) do not count.
+func TestCheckDepth(t *testing.T) {
+	deep := func(open, close string, n int) string {
+		return strings.Repeat(open, n) + strings.Repeat(close, n)
+	}
+	cases := []string{
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		deep("[", "]", MaxDepth),
+		deep("[", "]", MaxDepth+1),
+		deep(`{"a":`, "}", MaxDepth),
+		deep(`{"a":`, "}", MaxDepth+1),
+		deep(`[{"b":`, "}]", MaxDepth/2),
+		deep(`[{"b":`, "}]", MaxDepth/2+1),
+		`"` + strings.Repeat("[", 2*MaxDepth) + `"`,
+		`["\"` + strings.Repeat("[", 2*MaxDepth) + `"]`,
+		`["\\",` + deep("[", "]", MaxDepth-1) + `]`,
+		`["\\",` + deep("[", "]", MaxDepth) + `]`,
+		`["\\\"[[[", ` + deep("[", "]", MaxDepth-1) + `]`,
+		`{"id":` + strings.Repeat("[", MaxDepth+1), // never closed: refused as soon as it is too deep
+	}
+	for _, c := range cases {
+		var v any
+		jsonErr := json.Unmarshal([]byte(c), &v)
+		jsonDeep := jsonErr != nil && strings.Contains(jsonErr.Error(), "exceeded max depth")
+		got := CheckDepth([]byte(c))
+		if (got != nil) != jsonDeep {
+			t.Errorf("%.40q…: CheckDepth = %v, encoding/json = %v", c, got, jsonErr)
+		}
+		if got != nil && !errors.Is(got, ErrTooDeep) {
+			t.Errorf("%.40q…: %v is not ErrTooDeep", c, got)
+		}
+	}
+}
+
+// Text in pieces is followed across them, strings and escapes included,
+// and once refused stays refused.
+func TestNestingInPieces(t *testing.T) {
+	text := []byte(`{"s":"a\"[[[\\","x":` + strings.Repeat("[", MaxDepth-1) + strings.Repeat("]", MaxDepth-1) + `}`)
+	for size := 1; size < 7; size++ {
+		var n Nesting
+		for b := text; len(b) > 0; b = b[min(size, len(b)):] {
+			if _, err := n.Write(b[:min(size, len(b))]); err != nil {
+				t.Fatalf("pieces of %d: %v", size, err)
+			}
+		}
+	}
+	var n Nesting
+	if _, err := n.Write([]byte("[" + string(text))); !errors.Is(err, ErrTooDeep) {
+		t.Fatalf("one level more: %v", err)
+	}
+	if _, err := n.Write([]byte("1")); !errors.Is(err, ErrTooDeep) {
+		t.Fatalf("after the refusal: %v", err)
+	}
+}
+
+// The check is linear: the 4,000,000-deep line that overflowed the
+// host's stack is refused at once, as is a line of 64 MiB of strings.
+func TestCheckDepthIsCheap(t *testing.T) {
+	start := time.Now()
+	line := append([]byte(`{"jsonrpc":"2.0","id":`), bytes.Repeat([]byte("["), 4_000_000)...)
+	if err := CheckDepth(line); !errors.Is(err, ErrTooDeep) {
+		t.Fatalf("4,000,000 deep: %v", err)
+	}
+	long := append(append([]byte(`["`), bytes.Repeat([]byte("ab[{"), 16<<20)...), `"]`...)
+	if err := CheckDepth(long); err != nil {
+		t.Fatalf("a long string: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
