@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -208,6 +209,7 @@ func TestTrust(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/trust", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
 		"status": status,
 		"rss":    rss,
+		"secs":   secs,
 	}})
 }
 
@@ -220,13 +222,7 @@ func rss(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	most, err := strconv.Atoi(args[0])
 	ts.Check(err)
-	path := filepath.Join(binDir, args[1]) // bingo; or a program on PATH
-	if _, err := os.Stat(path); err != nil {
-		path = args[1]
-	}
-	cmd := exec.Command(path, args[2:]...)
-	cmd.Dir = ts.MkAbs(".")
-	cmd.Env = append(os.Environ(), "HOME="+ts.Getenv("HOME"), "PATH="+ts.Getenv("PATH"), "NO_COLOR=1")
+	cmd := measured(ts, args[1:])
 	_ = cmd.Run() // its status is not the question
 	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	if !ok {
@@ -236,6 +232,38 @@ func rss(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Logf("%s: peak RSS %d MiB", args[1], got)
 	if got > int64(most) {
 		ts.Fatalf("%s: peak RSS %d MiB, over %d MiB", args[1], got, most)
+	}
+}
+
+// measured returns the command PROG ARGS... (the built bingo, or one on
+// PATH) to run in the script's directory with its HOME and PATH, its
+// output dropped, for rss and secs.
+func measured(ts *testscript.TestScript, args []string) *exec.Cmd {
+	path := filepath.Join(binDir, args[0])
+	if _, err := os.Stat(path); err != nil {
+		path = args[0]
+	}
+	cmd := exec.Command(path, args[1:]...)
+	cmd.Dir = ts.MkAbs(".")
+	cmd.Env = append(os.Environ(), "HOME="+ts.Getenv("HOME"), "PATH="+ts.Getenv("PATH"), "NO_COLOR=1")
+	return cmd
+}
+
+// secs N PROG ARGS... runs PROG as rss does and fails if it took more
+// than N seconds of wall time.
+func secs(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: secs N prog args...")
+	}
+	most, err := strconv.ParseFloat(args[0], 64)
+	ts.Check(err)
+	cmd := measured(ts, args[1:])
+	start := time.Now()
+	_ = cmd.Run() // its status is not the question
+	took := time.Since(start)
+	ts.Logf("%s: took %v", args[1], took.Round(time.Millisecond))
+	if took.Seconds() > most {
+		ts.Fatalf("%s: took %v, over %vs", args[1], took.Round(time.Millisecond), most)
 	}
 }
 

@@ -50,6 +50,6 @@
 // and must be a regular file (a FIFO would block bingo); it is never read
 // whole before those checks (package capped). A bad permission pattern
 // (Project.ValidPattern; package gate owns the grammar) is one *Error and
-// is dropped alone. Plugin names are not checked against the installed
+// is dropped alone; past a few, one *Error counts the rest. Plugin names are not checked against the installed
 // plugins: settings are read before plugins load.
 package settings

@@ -95,9 +95,12 @@ func (ld *Loaded) read(file string) *layer {
 }
 
 // dropInvalid removes from l's permission lists, in file order, the
-// patterns valid refuses, returning one *Error for each.
+// patterns valid refuses, returning one *Error for each of the first
+// shownInvalid and one more saying how many others there are: a file of
+// many thousand bad patterns is a few lines to read, not thousands.
 func dropInvalid(file string, l *layer, valid func(string) error) []error {
 	var errs []error
+	more, first := 0, place{}
 	for _, key := range l.keys {
 		if top, _, _ := strings.Cut(key, "."); top != "permissions" {
 			continue
@@ -106,17 +109,32 @@ func dropInvalid(file string, l *layer, valid func(string) error) []error {
 		where := l.patternAt[key]
 		var kept []string
 		for i, pat := range list {
-			if err := valid(pat); err != nil {
+			err := valid(pat)
+			switch {
+			case err == nil:
+				kept = append(kept, pat)
+			case len(errs) < shownInvalid:
 				errs = append(errs, &Error{File: file, Line: where[i].line, Col: where[i].col,
 					Err: fmt.Errorf("%s %q: %w; this pattern is ignored", key, pat, err)})
-				continue
+			default:
+				if more == 0 {
+					first = where[i]
+				}
+				more++
 			}
-			kept = append(kept, pat)
 		}
 		l.set[key] = kept
 	}
+	if more > 0 {
+		errs = append(errs, &Error{File: file, Line: first.line, Col: first.col,
+			Err: fmt.Errorf("%d more permission patterns, from here on, are not valid either; they are ignored", more)})
+	}
 	return errs
 }
+
+// shownInvalid is how many invalid patterns of a file are reported one by
+// one.
+const shownInvalid = 5
 
 // restrict drops from a project's layer l what the project may not set,
 // reporting each key it drops, as each key's Layer says (keys.go): the

@@ -3,10 +3,12 @@ package settings
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // layeredUser is the user's file the LoadLayered tests share.
@@ -297,6 +299,79 @@ func TestLoadLayeredBadPattern(t *testing.T) {
 		}
 		if got := ld.Settings.Deadlines.Tool == time.Second; got != trusted {
 			t.Errorf("trusted %v: deadlines.tool applied %v: %+v", trusted, got, ld.Settings.Deadlines)
+		}
+	}
+}
+
+// Past the first few, a file's bad patterns are one line saying how many,
+// placed at the first of them; every bad one is still dropped.
+func TestLoadLayeredManyBadPatterns(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"permissions": {"deny": ["good"`)
+	for i := range 20000 {
+		fmt.Fprintf(&b, ",\n\"x%d**\"", i)
+	}
+	b.WriteString("],\n\"ask\": [\"y**\", \"ok\"]}}")
+	dir := t.TempDir()
+	file := write(t, dir, "project.json", b.String())
+	ld := LoadLayered(write(t, dir, "user.json", `{}`), Project{File: file, ValidPattern: validPattern})
+	if len(ld.Errs) != shownInvalid+1 {
+		t.Fatalf("%d errors, want %d: %v", len(ld.Errs), shownInvalid+1, ld.Errs[:min(len(ld.Errs), 10)])
+	}
+	for i, err := range ld.Errs[:shownInvalid] {
+		if want := fmt.Sprintf(`%s:%d:1: permissions.deny "x%d**": a pattern may not hold **; this pattern is ignored`, file, i+2, i); err.Error() != want {
+			t.Errorf("Errs[%d] = %v, want %s", i, err, want)
+		}
+	}
+	if want := fmt.Sprintf("%s:%d:1: %d more permission patterns, from here on, are not valid either; they are ignored", file, shownInvalid+2, 20000+1-shownInvalid); ld.Errs[shownInvalid].Error() != want {
+		t.Errorf("last error %v, want %s", ld.Errs[shownInvalid], want)
+	}
+	if perms := (Permissions{Deny: []string{"good"}, Ask: []string{"ok"}}); !reflect.DeepEqual(ld.Settings.Permissions, perms) {
+		t.Errorf("Permissions = %+v, want %+v", ld.Settings.Permissions, perms)
+	}
+}
+
+// Places stay right however the file's strings are laid out: many to a
+// line, a line each, with characters of several bytes, and a mistake
+// found after the parser has read past it (placed by counting again).
+func TestPlaceCountsOn(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"permissions": {"deny": [`)
+	var want []place
+	line, col := 1, 27
+	for i := range 3000 {
+		if i > 0 {
+			b.WriteString(", ")
+			col += 2
+			if i%7 == 0 {
+				b.WriteString("\n  ")
+				line, col = line+1, 3
+			}
+		}
+		want = append(want, place{line, col})
+		s := fmt.Sprintf(`"é%d"`, i)
+		b.WriteString(s)
+		col += utf8.RuneCountInString(s)
+	}
+	b.WriteString("]}}")
+	l, err := parse("f.json", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.patternAt["permissions.deny"]; !reflect.DeepEqual(got, want) {
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("pattern %d at %v, want %v", i, got[i], want[i])
+			}
+		}
+	}
+	p := &parser{data: []byte("ab\ncdé\nf"), last: place{1, 1}}
+	for _, c := range []struct {
+		off  int64
+		want place
+	}{{7, place{2, 4}}, {8, place{3, 1}}, {1, place{1, 2}}, {4, place{2, 2}}, {100, place{3, 2}}} {
+		if got := p.place(c.off); got != c.want {
+			t.Errorf("place(%d) = %v, want %v", c.off, got, c.want)
 		}
 	}
 }

@@ -88,7 +88,7 @@ func parse(file string, data []byte) (*layer, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return l, nil // an empty file says nothing; it is not a mistake
 	}
-	p := &parser{file: file, data: data, dec: json.NewDecoder(bytes.NewReader(data))}
+	p := &parser{file: file, data: data, dec: json.NewDecoder(bytes.NewReader(data)), last: place{line: 1, col: 1}}
 	p.dec.UseNumber()
 	// Check the syntax of the whole file first: the decoder's streaming
 	// errors count offsets from the start of the value being read, so
@@ -118,6 +118,10 @@ type parser struct {
 	file string
 	data []byte
 	dec  *json.Decoder
+	// last is the place of byte offset lastOff, where place counts on
+	// from.
+	last    place
+	lastOff int64
 }
 
 // at returns the offset at which the next token starts. The decoder's own
@@ -130,14 +134,25 @@ func (p *parser) at() int64 {
 	return off
 }
 
-// place returns the line and column of byte offset off.
+// place returns the line and column of byte offset off. The parser asks
+// for offsets in file order, so it goes on from where the last answer
+// left off (p.last) rather than counting from the start of the file: a
+// file of many strings, on one line or many, costs its length, not its
+// length times its strings.
 func (p *parser) place(off int64) place {
 	off = min(max(off, 0), int64(len(p.data)))
-	before := p.data[:off]
-	return place{
-		line: 1 + bytes.Count(before, []byte("\n")),
-		col:  1 + utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]),
+	if off < p.lastOff {
+		p.lastOff, p.last = 0, place{line: 1, col: 1}
 	}
+	seg := p.data[p.lastOff:off]
+	if nl := bytes.LastIndexByte(seg, '\n'); nl >= 0 {
+		p.last.line += bytes.Count(seg, []byte("\n"))
+		p.last.col = 1 + utf8.RuneCount(seg[nl+1:])
+	} else {
+		p.last.col += utf8.RuneCount(seg)
+	}
+	p.lastOff = off
+	return p.last
 }
 
 // errAt returns an *Error placing msg at byte offset off.
