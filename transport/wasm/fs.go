@@ -53,9 +53,98 @@ func (t *Transport) mounts() (wazero.FSConfig, []io.Closer, error) {
 			roots = append(roots, h)
 			mount = h
 		}
-		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(mount, filepath.ToSlash(dir))
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(cappedFS{mount}, filepath.ToSlash(dir))
 	}
 	return fsc, roots, nil
+}
+
+// maxPath is the longest path, in bytes, a guest may pass to a call on a
+// mount (PATH_MAX on Linux): a longer one is refused with ENAMETOOLONG
+// before anything walks it. wazero has copied it out of the guest's memory
+// once by then (its path_open reads the path before any FS is asked); the
+// walk is what cost gigabytes, a 64 MB path "a/a/…" splitting into 32
+// million names.
+const maxPath = 4096
+
+// cappedFS refuses, on every call that takes paths, a path longer than
+// maxPath.
+type cappedFS struct{ experimentalsys.FS }
+
+func long(paths ...string) bool {
+	for _, p := range paths {
+		if len(p) > maxPath {
+			return true
+		}
+	}
+	return false
+}
+
+func (c cappedFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if long(p) {
+		return nil, experimentalsys.ENAMETOOLONG
+	}
+	return c.FS.OpenFile(p, flag, perm)
+}
+
+func (c cappedFS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	if long(p) {
+		return sys.Stat_t{}, experimentalsys.ENAMETOOLONG
+	}
+	return c.FS.Lstat(p)
+}
+
+func (c cappedFS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	if long(p) {
+		return sys.Stat_t{}, experimentalsys.ENAMETOOLONG
+	}
+	return c.FS.Stat(p)
+}
+
+func (c cappedFS) Readlink(p string) (string, experimentalsys.Errno) {
+	if long(p) {
+		return "", experimentalsys.ENAMETOOLONG
+	}
+	return c.FS.Readlink(p)
+}
+
+// unlessLong runs op unless one of paths is too long.
+func unlessLong(op func() experimentalsys.Errno, paths ...string) experimentalsys.Errno {
+	if long(paths...) {
+		return experimentalsys.ENAMETOOLONG
+	}
+	return op()
+}
+
+func (c cappedFS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
+	return unlessLong(func() experimentalsys.Errno { return c.FS.Mkdir(p, perm) }, p)
+}
+
+func (c cappedFS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
+	return unlessLong(func() experimentalsys.Errno { return c.FS.Chmod(p, perm) }, p)
+}
+
+func (c cappedFS) Rename(from, to string) experimentalsys.Errno {
+	return unlessLong(func() experimentalsys.Errno { return c.FS.Rename(from, to) }, from, to)
+}
+
+func (c cappedFS) Rmdir(p string) experimentalsys.Errno {
+	return unlessLong(func() experimentalsys.Errno { return c.FS.Rmdir(p) }, p)
+}
+
+func (c cappedFS) Unlink(p string) experimentalsys.Errno {
+	return unlessLong(func() experimentalsys.Errno { return c.FS.Unlink(p) }, p)
+}
+
+func (c cappedFS) Link(oldPath, newPath string) experimentalsys.Errno {
+	return unlessLong(func() experimentalsys.Errno { return c.FS.Link(oldPath, newPath) }, oldPath, newPath)
+}
+
+func (c cappedFS) Symlink(target, link string) experimentalsys.Errno {
+	return unlessLong(func() experimentalsys.Errno { return c.FS.Symlink(target, link) }, target, link)
+}
+
+func (c cappedFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
+	return unlessLong(func() experimentalsys.Errno { return c.FS.Utimens(p, atim, mtim) }, p)
 }
 
 // rootFS is one of the guest's file systems: Config.Dir or one of

@@ -28,6 +28,8 @@ var (
 	// once: a cold compile is the slowest step of the suite (tens of
 	// seconds under -race).
 	coldStart time.Duration
+	// testTmp is the directory TestMain removes at the end.
+	testTmp string
 )
 
 func TestMain(m *testing.M) {
@@ -39,6 +41,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(benchChildEnv); mode != "" {
 		os.Exit(benchChild(mode))
 	}
+	if guest := os.Getenv(longPathChildEnv); guest != "" {
+		os.Exit(longPathChild(guest))
+	}
 	os.Exit(run(m))
 }
 
@@ -49,6 +54,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
+	testTmp = tmp
 
 	probeWasm = filepath.Join(tmp, "probe.wasm")
 	build := exec.Command("go", "build", "-o", probeWasm, "./testdata/probe")

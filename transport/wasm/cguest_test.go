@@ -1,0 +1,96 @@
+package wasm
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+)
+
+// The C guest (testdata/cguest) calls WASI as a C program does, or
+// directly with arguments no Go guest's runtime would pass: what a
+// hostile module can do. It is built once, by clang with Debian's
+// wasi-libc (.ci/run installs them); without clang the tests that need it
+// skip, except under CI, where they fail.
+var cguest struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+func cGuest(t testing.TB) string {
+	t.Helper()
+	cguest.once.Do(func() {
+		clang, err := exec.LookPath("clang")
+		if err != nil {
+			cguest.err = err
+			return
+		}
+		out := filepath.Join(testTmp, "cguest.wasm")
+		cmd := exec.Command(clang, "--target=wasm32-wasi", "--sysroot=/usr", "-O1", "-o", out, "testdata/cguest/main.c")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			cguest.err = &buildError{err, string(b)}
+			return
+		}
+		cguest.path = out
+	})
+	if cguest.err != nil {
+		if _, noClang := cguest.err.(*exec.Error); noClang && os.Getenv("CI") == "" {
+			t.Skipf("no C guest: %v (apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32)", cguest.err)
+		}
+		t.Fatalf("building the C guest: %v", cguest.err)
+	}
+	return cguest.path
+}
+
+type buildError struct {
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+// startC starts the C guest with cfg, as startProbe does the Go probe.
+func startC(t testing.TB, h *Host, cfg Config) *probe {
+	t.Helper()
+	cfg.Path = cGuest(t)
+	if cfg.Name == "" {
+		cfg.Name = "cguest"
+	}
+	return startProbe(t, h, cfg)
+}
+
+// Every call that takes a path refuses one over maxPath before the mount
+// sees it, and passes one of maxPath bytes on.
+func TestCappedFSRefusesLongPaths(t *testing.T) {
+	c := cappedFS{experimentalsys.UnimplementedFS{}}
+	calls := func(p string) map[string]experimentalsys.Errno {
+		_, open := c.OpenFile(p, experimentalsys.O_RDONLY, 0)
+		_, lstat := c.Lstat(p)
+		_, stat := c.Stat(p)
+		_, readlink := c.Readlink(p)
+		return map[string]experimentalsys.Errno{
+			"open": open, "lstat": lstat, "stat": stat, "readlink": readlink,
+			"mkdir": c.Mkdir(p, 0o700), "chmod": c.Chmod(p, 0o700),
+			"rename from": c.Rename(p, "x"), "rename to": c.Rename("x", p),
+			"rmdir": c.Rmdir(p), "unlink": c.Unlink(p),
+			"link from": c.Link(p, "x"), "link to": c.Link("x", p),
+			"symlink target": c.Symlink(p, "x"), "symlink": c.Symlink("x", p),
+			"utimens": c.Utimens(p, 0, 0),
+		}
+	}
+	for call, e := range calls(strings.Repeat("a", maxPath+1)) {
+		if e != experimentalsys.ENAMETOOLONG {
+			t.Errorf("%s of a %d-byte path: %v, want ENAMETOOLONG", call, maxPath+1, e)
+		}
+	}
+	for call, e := range calls(strings.Repeat("a", maxPath)) {
+		if e != experimentalsys.ENOSYS {
+			t.Errorf("%s of a %d-byte path: %v, want it passed on (ENOSYS)", call, maxPath, e)
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package wasm
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// longPathChildEnv makes the test binary a child whose whole life is one
+// C guest asking path_open of a 64 MiB path: its peak memory is then that
+// call's, and the parent reads it from the child's rusage.
+const (
+	longPathChildEnv = "BINGO_WASM_LONGPATH_CHILD"
+	longPathDirEnv   = "BINGO_WASM_LONGPATH_DIR"
+	longPath         = 64 << 20
+)
+
+// A 64 MiB path "a/a/…" is refused with ENAMETOOLONG, in bounded memory
+// and time; it cost 2.3–2.7 GB and 5–10 s when it was walked.
+func TestLongPathIsRefusedCheaply(t *testing.T) {
+	guest := cGuest(t)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), longPathChildEnv+"="+guest, longPathDirEnv+"="+t.TempDir())
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	answer, took, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	ns, _ := strconv.ParseInt(took, 10, 64)
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+	t.Logf("a %d-byte path: %q in %v, the child's peak RSS %d MiB", longPath, answer, time.Duration(ns), rss>>20)
+	if answer != "err 37" { // __WASI_ERRNO_NAMETOOLONG
+		t.Errorf("path_open of a %d-byte path = %q, want ENAMETOOLONG (err 37)", longPath, answer)
+	}
+	// The guest holds the path in its own memory (64 MiB) and wazero
+	// copies and cleans it once, byte by byte: the race detector shadows
+	// the copy and instruments the loop.
+	limit, slow := int64(300<<20), 5*time.Second
+	if raceCost > 1 {
+		limit, slow = 600<<20, 30*time.Second
+	}
+	if rss > limit {
+		t.Errorf("peak RSS %d MiB, over %d MiB", rss>>20, limit>>20)
+	}
+	if d := time.Duration(ns); d > slow {
+		t.Errorf("the call took %v, over %v", d, slow)
+	}
+}
+
+// longPathChild runs the C guest over a mount of the directory in
+// longPathDirEnv, has it make a longPath-byte path and path_open it, and
+// prints the answer and how long the call took (ns), a line each.
+func longPathChild(guest string) int {
+	dir := os.Getenv(longPathDirEnv)
+	ctx := context.Background()
+	h, err := NewHost(ctx, HostConfig{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer h.Close(ctx)
+	c, err := h.Transport(Config{Path: guest, Name: "cguest", Dir: dir}).Start(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = c.Kill(); _ = c.Wait() }()
+	r := bufio.NewReader(c)
+	ask := func(cmd string) (string, time.Duration, error) {
+		start := time.Now()
+		if _, err := fmt.Fprintln(c, cmd); err != nil {
+			return "", 0, err
+		}
+		line, err := r.ReadString('\n')
+		return strings.TrimSpace(line), time.Since(start), err
+	}
+	// The guest makes the path first: what is timed is the call alone.
+	answer, took, err := ask(fmt.Sprintf("mkpath %d", longPath))
+	if err == nil {
+		answer, took, err = ask("openpath " + dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("%s\n%d\n", answer, took)
+	return 0
+}
