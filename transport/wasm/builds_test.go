@@ -25,7 +25,7 @@ func buildEmbed(t *testing.T, ldflags map[string]string) map[string]string {
 		wg.Go(func() {
 			out, err := exec.Command("go", "build", "-ldflags", flags, "-o", bins[name], "./testdata/embed").CombinedOutput()
 			if err != nil {
-				err = &buildError{name: name, out: string(out), err: err}
+				err = &buildError{name: "embed " + name, out: string(out), err: err}
 			}
 			errs <- err
 		})
@@ -46,7 +46,7 @@ type buildError struct {
 }
 
 func (e *buildError) Error() string {
-	return "building embed " + e.name + ": " + e.err.Error() + "\n" + e.out
+	return "building " + e.name + ": " + e.err.Error() + "\n" + e.out
 }
 
 // runEmbed runs one build of embed on cache and module, and returns its

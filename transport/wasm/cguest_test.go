@@ -33,7 +33,7 @@ func cGuest(t testing.TB) string {
 		out := filepath.Join(testTmp, "cguest.wasm")
 		cmd := exec.Command(clang, "--target=wasm32-wasi", "--sysroot=/usr", "-O1", "-o", out, "testdata/cguest/main.c")
 		if b, err := cmd.CombinedOutput(); err != nil {
-			cguest.err = &buildError{err, string(b)}
+			cguest.err = &buildError{name: "cguest", out: string(b), err: err}
 			return
 		}
 		cguest.path = out
@@ -46,13 +46,6 @@ func cGuest(t testing.TB) string {
 	}
 	return cguest.path
 }
-
-type buildError struct {
-	err error
-	out string
-}
-
-func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 
 // startC starts the C guest with cfg, as startProbe does the Go probe.
 func startC(t testing.TB, h *Host, cfg Config) *probe {
