@@ -246,6 +246,9 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		l.err = errUntrusted
 		return l
 	}
+	// A remote server's URL as notices and its log show it: as written,
+	// since an expanded ${VAR} may be a secret.
+	shownURL := m.Entry.URL
 	if trusted && m.Entry.Protocol == manifest.ProtocolMCP {
 		// ${VAR} in an MCP server's entry is the person's environment,
 		// read only into what the person trusts (manifest.Entry.Expand).
@@ -334,7 +337,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		})
 	case manifest.TransportHTTP:
 		root = ""
-		tr = mcphttp.New(mcphttp.Config{URL: m.Entry.URL, Headers: m.Entry.Headers, Log: log})
+		tr = mcphttp.New(mcphttp.Config{URL: m.Entry.URL, Shown: shownURL, Headers: m.Entry.Headers, Log: log})
 	default:
 		env := h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)
 		if m.Entry.Protocol == manifest.ProtocolMCP {

@@ -124,7 +124,7 @@ func TestMCPFaults(t *testing.T) {
 func TestMCPConf(t *testing.T) {
 	buildMCP(t)
 	testscript.Run(t, testscript.Params{Dir: "testdata/mcpconf", Setup: setupMCP(mcpBuild.exec, "wordcount-mcp"),
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){"status": status, "waitaddr": waitaddr}})
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"status": status, "waitaddr": waitaddr, "rss": rss}})
 }
 
 // waitaddr FILE VAR waits (up to 30s) for a server started in the

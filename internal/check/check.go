@@ -234,6 +234,7 @@ func (c *checker) run(ctx context.Context) {
 	}
 	c.add(OK, "manifest", "%s is valid: %s %s, %s transport%s", m.File, m.Name, m.Version, m.Entry.Transport(), proto)
 
+	shownURL := m.Entry.URL // as written: an expanded ${VAR} may be a secret
 	if m.Entry.Protocol == manifest.ProtocolMCP {
 		// ${VAR} read in as the host reads it into a server it starts.
 		e, err := m.Entry.Expand(manifest.LookupIn(c.opts.Environ))
@@ -248,7 +249,7 @@ func (c *checker) run(ctx context.Context) {
 	var tr transport.Transport
 	switch m.Entry.Transport() {
 	case manifest.TransportHTTP:
-		tr = mcphttp.New(mcphttp.Config{URL: m.Entry.URL, Headers: m.Entry.Headers, Log: c.stderr.log()})
+		tr = mcphttp.New(mcphttp.Config{URL: m.Entry.URL, Shown: shownURL, Headers: m.Entry.Headers, Log: c.stderr.log()})
 	case manifest.TransportWasm:
 		wh, err := wasm.NewHost(context.WithoutCancel(ctx), wasm.HostConfig{CacheDir: c.opts.CacheDir})
 		if err != nil {

@@ -7,8 +7,19 @@
 // kill, a kill drops the session (an HTTP DELETE), and the next start opens
 // a new one.
 //
-// The entry's headers go with every request and are never written
-// anywhere. A 401 or 403 ends the session with one error saying that bingo
+// The entry's headers go with every request to the server's origin (its
+// scheme, host and port) and are never written anywhere. A redirect to
+// another origin, or from https to http, is not followed: it ends the
+// session with one error saying where it pointed, so that the person's
+// token never reaches a host they did not name, nor crosses the network
+// in clear. What the log and notices show of the URL is Config.Shown:
+// the URL as the person wrote it, its ${VAR}s unexpanded, with its
+// userinfo and secret-looking query values hidden.
+//
+// Every answer is read under a cap (Config.MaxMessage, the stdio line
+// cap by default): a JSON body past it, or one server-sent event past it,
+// ends the session with an error having cost at most about the cap,
+// however much the server sends. A 401 or 403 ends the session with one error saying that bingo
 // does not do OAuth. A request that cannot reach the server ends the
 // session, as does a server that forgot it (it restarted: 404, or 400 as
 // the reference servers answer): the call fails at once, and the next use
@@ -30,20 +41,33 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/render"
+	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 )
 
 // Config says which server, and how to reach it.
 type Config struct {
 	URL     string            // the server's Streamable HTTP endpoint
-	Headers map[string]string // sent with every request (a bearer token); never logged
-	Log     io.Writer         // the plugin's log, for what goes wrong; nil discards
+	Headers map[string]string // sent with every request to URL's origin (a bearer token); never logged
+	// Shown is the URL as notices and the log show it: the entry's URL as
+	// written, before its ${VAR}s were expanded (an expanded variable
+	// may be a secret). "" shows URL. Either way its userinfo and
+	// secret-looking query values are hidden (render.URL).
+	Shown string
+	// MaxMessage caps one message from the server, in bytes: a JSON
+	// answer's body, or one server-sent event. 0 is protocol.DefaultMaxLine,
+	// the cap on a stdio server's line.
+	MaxMessage int
+	Log        io.Writer // the plugin's log, for what goes wrong; nil discards
 	// Client makes the requests; nil is one with no overall timeout (a
 	// response stream lasts as long as its call).
 	Client *http.Client
@@ -57,6 +81,13 @@ func New(cfg Config) transport.Transport {
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{}
 	}
+	if cfg.MaxMessage <= 0 {
+		cfg.MaxMessage = protocol.DefaultMaxLine
+	}
+	if cfg.Shown == "" {
+		cfg.Shown = cfg.URL
+	}
+	cfg.Shown = render.URL(cfg.Shown)
 	return &remote{cfg: cfg}
 }
 
@@ -67,19 +98,40 @@ func (r *remote) Kind() string { return "http" }
 // Start opens a session's connection; the first message sent reaches the
 // server.
 func (r *remote) Start(ctx context.Context) (transport.Conn, error) {
-	c := &conn{url: r.cfg.URL, log: r.cfg.Log, done: make(chan struct{}), out: make(chan []byte, 64)}
+	origin, err := url.Parse(r.cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("the MCP server's URL %s: %v", r.cfg.Shown, scrubbed(err, r.cfg.URL, r.cfg.Shown))
+	}
+	c := &conn{url: r.cfg.Shown, log: r.cfg.Log, done: make(chan struct{}), out: make(chan []byte, 64)}
+	c.scrub = strings.NewReplacer(r.cfg.URL, r.cfg.Shown, origin.String(), r.cfg.Shown, origin.Redacted(), r.cfg.Shown)
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	base := r.cfg.Client.Transport
 	if base == nil {
 		base = http.DefaultTransport
 	}
 	client := *r.cfg.Client
-	client.Transport = &headers{base: base, set: r.cfg.Headers, c: c}
-	st := &mcp.StreamableClientTransport{Endpoint: r.cfg.URL, HTTPClient: &client}
+	client.Transport = &headers{base: base, set: r.cfg.Headers, origin: origin, max: int64(r.cfg.MaxMessage), c: c}
+	check := client.CheckRedirect
+	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if !followable(origin, req.URL) {
+			err := fmt.Errorf("the MCP server at %s redirected to %s: refused, since bingo sends your headers only to the server you configured and never from https to http; configure the URL it redirects to instead, if you trust it",
+				c.url, render.URL(req.URL.Scheme+"://"+req.URL.Host+req.URL.Path))
+			c.end(err)
+			return err
+		}
+		if check != nil {
+			return check(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	st := &mcp.StreamableClientTransport{Endpoint: r.cfg.URL, HTTPClient: &client, MaxEventSize: r.cfg.MaxMessage}
 	mc, err := st.Connect(c.ctx)
 	if err != nil {
 		c.cancel()
-		return nil, err
+		return nil, c.scrubbed(err)
 	}
 	c.mc = mc
 	c.pr, c.pw = io.Pipe()
@@ -88,19 +140,84 @@ func (r *remote) Start(ctx context.Context) (transport.Conn, error) {
 	return c, nil
 }
 
-// headers puts the entry's headers on each request, and the protocol
-// version the session negotiated where the sdk (whose client session
-// would tell it) has none; it notes an answer refusing authorization.
+// followable reports whether a redirect from the configured URL to to
+// may be followed with the entry's headers: to the same origin, or from
+// http to https on the same host (the same port, or the default ports).
+// Go's client drops Authorization on a redirect to another host, but the
+// round tripper would put every header back: such a redirect is refused
+// rather than followed bare, since a server that moved is for the person
+// to configure anew.
+func followable(from, to *url.URL) bool {
+	if !strings.EqualFold(from.Hostname(), to.Hostname()) {
+		return false
+	}
+	switch {
+	case from.Scheme == to.Scheme:
+		return port(from) == port(to)
+	case from.Scheme == "http" && to.Scheme == "https":
+		return port(from) == port(to) || port(from) == "80" && port(to) == "443"
+	}
+	return false
+}
+
+// port is u's port, its scheme's default if it names none.
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
+}
+
+// sameOrigin reports whether u is at origin's scheme, host and port.
+func sameOrigin(origin, u *url.URL) bool {
+	return origin.Scheme == u.Scheme && strings.EqualFold(origin.Hostname(), u.Hostname()) && port(origin) == port(u)
+}
+
+// scrubbed is err's text with the URL as expanded replaced by how it is
+// shown.
+func scrubbed(err error, real, shown string) string {
+	return strings.ReplaceAll(err.Error(), real, shown)
+}
+
+// scrubbedError is an error whose text no longer holds the URL as
+// expanded, and which still is what it wraps.
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e scrubbedError) Error() string { return e.msg }
+func (e scrubbedError) Unwrap() error { return e.err }
+
+// scrubbed is err with the URL as expanded replaced, in its text, by the
+// URL as shown.
+func (c *conn) scrubbed(err error) error {
+	return scrubbedError{msg: c.scrub.Replace(err.Error()), err: err}
+}
+
+// headers puts the entry's headers on each request to the server's
+// origin, and the protocol version the session negotiated where the sdk
+// (whose client session would tell it) has none; it caps what each answer
+// may make the sdk read, and notes an answer refusing authorization.
 type headers struct {
-	base http.RoundTripper
-	set  map[string]string
-	c    *conn
+	base   http.RoundTripper
+	set    map[string]string
+	origin *url.URL
+	max    int64 // Config.MaxMessage
+	c      *conn
 }
 
 func (h *headers) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
-	for k, v := range h.set {
-		req.Header.Set(k, v)
+	if sameOrigin(h.origin, req.URL) {
+		// Only there: CheckRedirect refuses a redirect elsewhere, and
+		// this holds even for a client that follows one.
+		for k, v := range h.set {
+			req.Header.Set(k, v)
+		}
 	}
 	if v, _ := h.c.version.Load().(string); v != "" && req.Header.Get("Mcp-Protocol-Version") == "" {
 		req.Header.Set("Mcp-Protocol-Version", v)
@@ -110,19 +227,53 @@ func (h *headers) RoundTrip(req *http.Request) (*http.Response, error) {
 		// Nothing answers there now: whatever sessions it held are gone
 		// with it. The session ends (the death's one notice), and the
 		// next use starts a new one, once something answers again.
-		h.c.end(fmt.Errorf("cannot reach the MCP server: %v", err))
+		h.c.end(fmt.Errorf("cannot reach the MCP server: %w", h.c.scrubbed(err)))
 	}
 	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		h.c.end(fmt.Errorf("the MCP server at %s answered %s: it wants authorization, and bingo does not do OAuth; give it a token in a header of its entry (\"headers\": {\"Authorization\": \"Bearer ${TOKEN}\"})",
 			h.c.url, resp.Status))
 	}
+	if err == nil && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		// The sdk reads a JSON answer (and an error's body) whole; an
+		// event stream it reads event by event, each under MaxEventSize.
+		resp.Body = &capped{rc: resp.Body, max: h.max, left: h.max, c: h.c}
+	}
 	return resp, err
 }
+
+// capped is an answer's body read under the cap: past it, the read fails
+// and the session ends saying why, so the sdk never holds more of it.
+type capped struct {
+	rc        io.ReadCloser
+	max, left int64
+	c         *conn
+	err       error // past the cap: every later read fails so
+}
+
+func (b *capped) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1] // one byte past the cap tells a body over it
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		b.err = fmt.Errorf("the MCP server at %s sent an answer of more than %d MiB, the cap on one message: refused", b.c.url, b.max>>20)
+		b.c.end(b.err)
+		return 0, b.err
+	}
+	return n, err
+}
+
+func (b *capped) Close() error { return b.rc.Close() }
 
 // conn is one session: what the translator writes goes to the server,
 // what the server sends comes back as lines.
 type conn struct {
-	url    string
+	url    string            // as shown (Config.Shown)
+	scrub  *strings.Replacer // the URL as expanded, in an error's text, to url
 	log    io.Writer
 	mc     mcp.Connection
 	ctx    context.Context // the session's: cancelled when it ends
@@ -195,6 +346,7 @@ func (c *conn) writeLoop() {
 				return // ended meanwhile: that is the reason, said once
 			default:
 			}
+			err = c.scrubbed(err)
 			fmt.Fprintf(c.log, "mcphttp: %v\n", err)
 			if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 				c.answer(req.ID, err)
@@ -228,7 +380,7 @@ func (c *conn) readLoop() {
 		msg, err := c.mc.Read(c.ctx)
 		if err != nil {
 			if c.ctx.Err() == nil {
-				c.end(fmt.Errorf("the MCP session with %s ended: %w", c.url, err))
+				c.end(fmt.Errorf("the MCP session with %s ended: %w", c.url, c.scrubbed(err)))
 			}
 			return
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -180,5 +181,88 @@ func TestForgottenSession(t *testing.T) {
 
 			}
 		})
+	}
+}
+
+// A redirect to another origin, or from https to http, is refused: the
+// session ends saying where it pointed, and the place it pointed to hears
+// nothing, least of all the token.
+func TestRedirectElsewhere(t *testing.T) {
+	heard := make(chan string, 16)
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		heard <- r.Header.Get("Authorization")
+		http.Error(w, "no", http.StatusNotFound)
+	}))
+	t.Cleanup(elsewhere.Close)
+	moved := func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}
+	plain := httptest.NewServer(http.HandlerFunc(moved))
+	t.Cleanup(plain.Close)
+	tls := httptest.NewTLSServer(http.HandlerFunc(moved))
+	t.Cleanup(tls.Close)
+	for _, from := range []*httptest.Server{plain, tls} {
+		conn, r := start(t, mcphttp.Config{URL: from.URL + "/mcp", Client: from.Client(), Headers: map[string]string{"Authorization": "Bearer secret"}})
+		conn.Write([]byte(initialize))
+		if _, err := r.ReadString('\n'); err == nil || !strings.Contains(err.Error(), "redirected to "+elsewhere.URL+"/mcp: refused") {
+			t.Errorf("%s: read error %v", from.URL, err)
+		}
+	}
+	select {
+	case h := <-heard:
+		t.Errorf("the redirect's target was asked (Authorization %q)", h)
+	default:
+	}
+}
+
+// Which redirects keep the headers: the same origin, or http to https on
+// the same host.
+func TestFollowable(t *testing.T) {
+	for _, tc := range []struct {
+		from, to string
+		want     bool
+	}{
+		{"http://a:1/mcp", "http://a:1/other", true},
+		{"http://a/mcp", "https://a/mcp", true},
+		{"http://a:8080/mcp", "https://a:8080/mcp", true},
+		{"https://a/mcp", "https://A:443/mcp", true},
+		{"http://a:1/mcp", "http://a:2/mcp", false},
+		{"http://a/mcp", "http://b/mcp", false},
+		{"https://a/mcp", "http://a/mcp", false},
+		{"https://a/mcp", "https://a.evil/mcp", false},
+	} {
+		from, _ := url.Parse(tc.from)
+		to, _ := url.Parse(tc.to)
+		if got := mcphttp.Followable(from, to); got != tc.want {
+			t.Errorf("%s to %s: %v, want %v", tc.from, tc.to, got, tc.want)
+		}
+	}
+}
+
+// One answer past the cap ends the session having read at most the cap
+// (and a byte), however long the body; an event stream is held to the
+// cap event by event.
+func TestAnswerCap(t *testing.T) {
+	const max = 1 << 20
+	var sent atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		chunk := []byte(`{"jsonrpc":"2.0","id":1,"result":{"x":"` + strings.Repeat("a", 64<<10))
+		for range 1024 { // 64 MiB, unless the reader stops
+			n, err := w.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	conn, r := start(t, mcphttp.Config{URL: srv.URL + "/mcp", Shown: "http://${HOST}/mcp", MaxMessage: max})
+	conn.Write([]byte(initialize))
+	if _, err := r.ReadString('\n'); err == nil || !strings.Contains(err.Error(), "the MCP server at http://${HOST}/mcp sent an answer of more than 1 MiB, the cap on one message: refused") {
+		t.Errorf("read error %v", err)
+	}
+	if got := sent.Load(); got >= 32<<20 {
+		t.Errorf("the server wrote %d bytes: the body was read past the cap", got)
 	}
 }

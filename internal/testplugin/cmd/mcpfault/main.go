@@ -5,7 +5,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -35,10 +37,13 @@ func main() {
 	addrFile := flag.String("addr-file", "", "with -http: write the address listened on to `FILE`")
 	token := flag.String("token", "", "with -http: answer 401 to a request without Authorization: Bearer `TOKEN`")
 	seen := flag.String("requests", "", "with -http: append each request's method, path and Authorization header to `FILE`")
+	redirect := flag.String("redirect", "", "with -http: answer every request 307 to `ORIGIN` and the request's path")
+	huge := flag.Int("huge", 0, "with -http: answer every tools/call with one JSON-RPC answer of `MIB` MiB")
+	hugeSSE := flag.Bool("huge-sse", false, "with -huge: send that answer as one server-sent event")
 	flag.Parse()
 	proc := mcpfault.Process{Exit: os.Exit, Freeze: freeze, Print: stray, Hangup: hangup}
 	if *addr != "" {
-		log.Fatal(serveHTTP(*addr, *addrFile, *token, *seen, proc))
+		log.Fatal(serveHTTP(*addr, *addrFile, *token, *seen, *redirect, *huge, *hugeSSE, proc))
 	}
 	proc.Sideband = mcpfault.NewSideband(os.Stdin, os.Stdout)
 	t := &mcp.IOTransport{Reader: io.NopCloser(proc.Sideband), Writer: os.Stdout}
@@ -50,7 +55,7 @@ func main() {
 // serveHTTP serves the server as a remote one: each session its own
 // server, as a Streamable HTTP endpoint at /mcp. It has no stdout to
 // print junk on nor close.
-func serveHTTP(addr, addrFile, token, seen string, proc mcpfault.Process) error {
+func serveHTTP(addr, addrFile, token, seen, redirect string, huge int, hugeSSE bool, proc mcpfault.Process) error {
 	proc.Print, proc.Hangup = func(string) {}, nil
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -79,6 +84,10 @@ func serveHTTP(addr, addrFile, token, seen string, proc mcpfault.Process) error 
 			}
 			mu.Unlock()
 		}
+		if redirect != "" {
+			http.Redirect(w, r, redirect+r.URL.Path, http.StatusTemporaryRedirect)
+			return
+		}
 		if !strings.HasPrefix(r.URL.Path, "/mcp") {
 			http.NotFound(w, r)
 			return
@@ -87,7 +96,44 @@ func serveHTTP(addr, addrFile, token, seen string, proc mcpfault.Process) error 
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
+		if huge > 0 && r.Method == http.MethodPost {
+			body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" {
+				answerHuge(w, m.ID, huge, hugeSSE)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		h.ServeHTTP(w, r)
 	})
 	return http.Serve(ln, mux)
+}
+
+// answerHuge answers the call id with one text of mib MiB, written as it
+// goes (the server never holds it): as a JSON body, or as one server-sent
+// event.
+func answerHuge(w http.ResponseWriter, id json.RawMessage, mib int, sse bool) {
+	head := `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"`
+	tail := `"}]}}`
+	if sse {
+		w.Header().Set("Content-Type", "text/event-stream")
+		head = "event: message\ndata: " + head
+		tail += "\n\n"
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	if _, err := io.WriteString(w, head); err != nil {
+		return
+	}
+	chunk := bytes.Repeat([]byte("a"), 1<<20)
+	for range mib {
+		if _, err := w.Write(chunk); err != nil {
+			return
+		}
+	}
+	_, _ = io.WriteString(w, tail)
 }

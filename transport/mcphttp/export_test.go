@@ -1,0 +1,3 @@
+package mcphttp
+
+var Followable = followable
