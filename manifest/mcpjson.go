@@ -208,8 +208,10 @@ func PluginName(server string) (string, error) {
 // plugins of the named layer, in file order: each server a manifest with
 // protocol "mcp", its version "mcp.json", its Root the file's directory,
 // its Server the name the file gives it and its Raw that server's entry.
-// A missing file is no plugins and no problem; every server that cannot
-// be a plugin is one Problem.
+// A missing file is no plugins and no problem; each of the first
+// ShownMCPProblems servers that cannot be a plugin is one Problem, and
+// one more Problem counts the rest: a file of thousands of broken
+// servers is a few lines to read on every run, not thousands.
 func LoadMCPFile(file, layer string) ([]*Manifest, []Problem) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
@@ -228,16 +230,31 @@ func LoadMCPFile(file, layer string) ([]*Manifest, []Problem) {
 	}
 	var found []*Manifest
 	var problems []Problem
+	more, first := 0, ""
 	for _, s := range servers {
-		if s.Err != nil {
+		switch {
+		case s.Err != nil && len(problems) < ShownMCPProblems:
 			problems = append(problems, Problem{File: abs, Err: s.Err})
+			continue
+		case s.Err != nil:
+			if more == 0 {
+				first = s.Key
+			}
+			more++
 			continue
 		}
 		found = append(found, &Manifest{Name: s.Name, Version: "mcp.json", Entry: s.Entry,
 			Root: filepath.Dir(abs), File: abs, Layer: layer, Server: s.Key, Raw: s.Raw})
 	}
+	if more > 0 {
+		problems = append(problems, Problem{File: abs, Err: fmt.Errorf("%d more servers, from %q on, cannot be plugins either", more, first)})
+	}
 	return found, problems
 }
+
+// ShownMCPProblems is how many of an MCP configuration file's servers that
+// cannot be plugins are named one by one.
+const ShownMCPProblems = 5
 
 // SetMCPServer writes server key's entry into the MCP configuration file
 // (its "mcpServers" object), or with a nil entry removes it, and reports

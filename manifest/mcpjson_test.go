@@ -126,3 +126,34 @@ func TestDiscoverMCPFileCap(t *testing.T) {
 		t.Errorf("found %d, problems %v; want %d and one problem naming s2", len(found), problems, manifest.MaxProjectPlugins)
 	}
 }
+
+// A file of many servers that cannot be plugins is a few problems: the
+// first ShownMCPProblems, then one counting the rest from the first of
+// them. Its good servers still load.
+func TestLoadMCPFileManyProblems(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"mcpServers": {"good": {"command": "x"}`)
+	for i := range 1000 {
+		fmt.Fprintf(&b, `, "bad%d": {"type": "carrier-pigeon"}`, i)
+	}
+	b.WriteString(`, "also-good": {"url": "https://example.com/mcp"}}}`)
+	file := filepath.Join(t.TempDir(), ".mcp.json")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	found, problems := manifest.LoadMCPFile(file, manifest.LayerProject)
+	if len(found) != 2 || found[0].Name != "good" || found[1].Name != "also-good" {
+		t.Errorf("found %v, want good and also-good", found)
+	}
+	if len(problems) != manifest.ShownMCPProblems+1 {
+		t.Fatalf("%d problems, want %d: %v", len(problems), manifest.ShownMCPProblems+1, problems)
+	}
+	for i, p := range problems[:manifest.ShownMCPProblems] {
+		if want := fmt.Sprintf(`server "bad%d": "type" is "carrier-pigeon"`, i); !strings.HasPrefix(p.Err.Error(), want) {
+			t.Errorf("problem %d: %v, want it to start %s", i, p, want)
+		}
+	}
+	if want := fmt.Sprintf(`%d more servers, from "bad%d" on, cannot be plugins either`, 1000-manifest.ShownMCPProblems, manifest.ShownMCPProblems); problems[manifest.ShownMCPProblems].Err.Error() != want {
+		t.Errorf("last problem %v, want %s", problems[manifest.ShownMCPProblems], want)
+	}
+}
