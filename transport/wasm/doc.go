@@ -51,7 +51,8 @@
 // (read-only unless Config.Writable) and Config.Mounts, the longest mount
 // serving a path, each through an os.Root so that links stay inside; never
 // Config.Hide, whatever mount holds it; no path longer than 4096 bytes
-// (ENAMETOOLONG); Config.Env and nothing of the host's; no network; at most
+// (ENAMETOOLONG); a directory rewound is the one opened, not its name
+// reopened; Config.Env and nothing of the host's; no network; at most
 // Config.MemoryLimitMiB of memory (default 256), past which it dies alone;
 // the real clocks and crypto/rand. Anything wider is a person's grant in
 // settings, never a manifest's.

@@ -231,7 +231,7 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 		f.Close()
 		return nil, experimentalsys.ENOTSUP
 	}
-	return newRootFile(r.root, rootPath(p), f, flag, perm)
+	return newRootFile(f, rootPath(p), flag, perm)
 }
 
 func (r *rootFS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
@@ -343,18 +343,18 @@ func utime(ns int64) time.Time {
 // rootFile is a file opened through the root. Every path operation went
 // through rootFS, so the file itself needs no further checks. wazero's
 // adapter for an fs.File does the WASI bookkeeping (stat caching, readdir
-// with inodes and rewind, pread/pwrite); rootFile adds what the adapter
-// cannot know from an fs.File: truncate, sync and the append flag.
+// with inodes, pread/pwrite); rootFile adds what the adapter cannot know
+// from an fs.File: truncate, sync, the append flag, and a rewind of the
+// directory it holds.
 type rootFile struct {
 	experimentalsys.File
 	f      *os.File
 	append bool
 }
 
-// newRootFile wraps f in wazero's adapter. The adapter reopens a directory
-// by name to rewind it; that reopen goes through the root too.
-func newRootFile(root *os.Root, p string, f *os.File, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
-	adapted, e := (&sysfs.AdaptFS{FS: &openedFS{root: root, f: f}}).OpenFile(p, flag, perm)
+// newRootFile wraps f in wazero's adapter.
+func newRootFile(f *os.File, p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	adapted, e := (&sysfs.AdaptFS{FS: &openedFS{f: f}}).OpenFile(p, flag, perm)
 	if e != 0 {
 		_ = f.Close()
 		return nil, e
@@ -363,18 +363,37 @@ func newRootFile(root *os.Root, p string, f *os.File, flag experimentalsys.Oflag
 }
 
 // openedFS hands the adapter the file already opened (with the real flags,
-// which the adapter cannot pass on), then opens through the root.
+// which the adapter cannot pass on). The adapter rewinds a directory
+// (fd_readdir from cookie 0) by opening its name again, but the name may
+// lead elsewhere by then (a link to ~/.bingo in place of a directory
+// renamed away): every open after the first rewinds the file already
+// open instead, whatever name it is given. (An os.File forgets what it
+// read of a directory on Seek.)
 type openedFS struct {
-	root *os.Root
-	f    *os.File
+	f      *os.File
+	handed bool
 }
 
-func (o *openedFS) Open(p string) (fs.File, error) {
-	if f := o.f; f != nil {
-		o.f = nil
-		return f, nil
+func (o *openedFS) Open(string) (fs.File, error) {
+	if o.handed {
+		if _, err := o.f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
 	}
-	return o.root.Open(p)
+	o.handed = true
+	return held{o.f}, nil
+}
+
+// held is the file as the adapter holds it: the adapter closes it on a
+// rewind, before it uses the one the rewind opened, so closing it is
+// rootFile's, at the end.
+type held struct{ *os.File }
+
+func (held) Close() error { return nil }
+
+func (r *rootFile) Close() experimentalsys.Errno {
+	_ = r.File.Close()
+	return errno(r.f.Close())
 }
 
 func (r *rootFile) IsAppend() bool { return r.append }
