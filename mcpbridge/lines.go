@@ -151,13 +151,8 @@ func (c *lineConn) deliver(m msgOrErr) bool {
 
 // decode is the messages of one line: one, or a batch's (which a server
 // of protocol 2025-03-26 may send). What is not a message is logged and
-// left out, a line nested too deep for the decoder to survive before it
-// is decoded at all (protocol.MaxDepth).
+// left out.
 func (c *lineConn) decode(line []byte) []jsonrpc.Message {
-	if err := protocol.CheckDepth(line); err != nil {
-		fmt.Fprintf(c.t.log, "mcpbridge: skipped a line on the server's stdout (%v): %q\n", err, headOf(line))
-		return nil
-	}
 	var raws []json.RawMessage
 	if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 && trimmed[0] == '[' {
 		if json.Unmarshal(trimmed, &raws) != nil {
@@ -236,8 +231,14 @@ type wireMessage struct {
 // name), but from the line itself: the sdk reads each message and its
 // method through a decoder with a new 32 KiB buffer, which was most of
 // what a tool call allocated. Trailing bytes after the message are an
-// error, as encoding/json's Unmarshal has them.
+// error, as encoding/json's Unmarshal has them. Like the sdk's, it
+// refuses a message nested deeper than maxDepth before the decoder, which
+// recurses once a level with no limit of its own, sees it: a line nested
+// 4,000,000 deep overflowed bingo's stack, and 100,000 deep took seconds.
 func decodeMessage(raw []byte) (jsonrpc.Message, error) {
+	if err := protocol.CheckDepth(raw, maxDepth); err != nil {
+		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+	}
 	var w wireMessage
 	if err := parse(raw, &w); err != nil {
 		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
@@ -265,6 +266,11 @@ func decodeMessage(raw []byte) (jsonrpc.Message, error) {
 	}
 	return r, nil
 }
+
+// maxDepth is the deepest nesting of a message the sdk decodes (its
+// internal/json's defaultMaxDepth): no MCP message needs more than a few
+// levels.
+const maxDepth = 1000
 
 // parse decodes data into v as the sdk's decoder does.
 func parse(data []byte, v any) error {

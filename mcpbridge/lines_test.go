@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-
-	"github.com/bingo/bingo-plugin-rpc/protocol"
 )
 
 // The translator decodes the server's messages as the sdk does: the same
@@ -32,6 +30,9 @@ func TestDecodeMessageIsTheSDKs(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":3}`,
 		`THIS IS NOT JSON`,
 		`[1,2]`,
+		`{"jsonrpc":"2.0","id":1,"result":` + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `}`,
+		`{"jsonrpc":"2.0","id":1,"result":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}`,
+		`{"jsonrpc":"2.0","method":"x","params":{"a":"` + strings.Repeat("[", 2000) + `"}}`,
 	} {
 		want, wantErr := jsonrpc.DecodeMessage([]byte(line))
 		got, err := decodeMessage([]byte(line))
@@ -61,15 +62,15 @@ func TestAMessageAllocatesLittle(t *testing.T) {
 	}
 }
 
-// A line nested deeper than protocol.MaxDepth is skipped with one line in
-// the log before the decoder sees it: at 4,000,000 deep the decoder
+// A line nested deeper than the sdk allows (1000) is skipped with one line
+// in the log before the decoder sees it: at 4,000,000 deep the decoder
 // overflows the stack (a fatal error, not a panic), and at 100,000 it takes
-// seconds. A batch is checked as a whole. The next message decodes.
+// seconds. A batch's messages are checked too. The next message decodes.
 func TestADeepLineIsSkippedUndecoded(t *testing.T) {
 	var log strings.Builder
 	c := &lineConn{t: lineTransport{log: &log}, sent: map[jsonrpc.ID]string{}}
 	start := time.Now()
-	for _, depth := range []int{4_000_000, 100_000, protocol.MaxDepth + 1} {
+	for _, depth := range []int{4_000_000, 100_000, 1001} {
 		for _, line := range [][]byte{
 			append([]byte(`{"jsonrpc":"2.0","id":`), bytes.Repeat([]byte("["), depth)...),
 			append([]byte(`[{"jsonrpc":"2.0","method":"x","params":`), append(bytes.Repeat([]byte("["), depth), bytes.Repeat([]byte("]"), depth)...)...),
@@ -82,7 +83,7 @@ func TestADeepLineIsSkippedUndecoded(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("refusing took %v", d)
 	}
-	if n := strings.Count(log.String(), "mcpbridge: skipped a line on the server's stdout (nested deeper than 10000 arrays and objects)"); n != 6 {
+	if n := strings.Count(log.String(), "mcpbridge: skipped a line on the server's stdout (not a JSON-RPC message: unmarshaling jsonrpc message: nested deeper than 1000 arrays and objects)"); n != 6 {
 		t.Errorf("%d notices, want one a line:\n%.2000s", n, log.String())
 	}
 	if msgs := c.decode([]byte(`{"jsonrpc":"2.0","method":"x","params":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`)); len(msgs) != 1 {

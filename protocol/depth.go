@@ -5,35 +5,42 @@ import (
 	"fmt"
 )
 
-// MaxDepth is how deeply arrays and objects may nest in a message:
-// encoding/json's own limit, which the plugin wire's decoders hold to. The
-// MCP wire's decoder (segmentio's, as the go-sdk's) recurses once per
-// level with no limit of its own, and grows slower than linearly with the
-// depth: a line nested millions deep overflows the host's stack, which no
-// recover catches. So every MCP path checks a message with Nesting before
-// it decodes it.
+// MaxDepth is how deeply arrays and objects may nest in a message on the
+// plugin wire: encoding/json's own limit, which its decoders hold to.
 const MaxDepth = 10000
 
-// ErrTooDeep is why a message nested deeper than MaxDepth was refused.
-var ErrTooDeep = fmt.Errorf("nested deeper than %d arrays and objects", MaxDepth)
+// DepthError is text whose arrays and objects nest deeper than Max.
+type DepthError struct{ Max int }
+
+func (e *DepthError) Error() string {
+	return fmt.Sprintf("nested deeper than %d arrays and objects", e.Max)
+}
 
 // Nesting follows how deeply the arrays and objects of JSON text nest,
 // outside its strings, in one pass over the text, which may come in
-// pieces: the cheap check that lets a recursive decoder meet only text it
-// can decode. It does not otherwise check that the text is JSON; the
-// decoder does that. The zero value is at the start of a text.
+// pieces: the cheap check that lets a recursive decoder with no limit of
+// its own (segmentio's, which the MCP wire uses) meet only text it can
+// decode, where a line nested millions deep overflows the stack, which no
+// recover catches. It does not otherwise check that the text is JSON; the
+// decoder does that. The zero value is at the start of a text, with
+// MaxDepth as its limit.
 type Nesting struct {
+	// Max is the deepest nesting allowed; 0 means MaxDepth.
+	Max      int
 	depth    int
 	inString bool // inside a string
 	escaped  bool // just after its backslash
 	tooDeep  bool
 }
 
-// Write follows p, the next piece of the text, and returns ErrTooDeep once
-// the text has nested deeper than MaxDepth (and for every piece after).
+// Write follows p, the next piece of the text, and returns a *DepthError
+// once the text has nested deeper than Max (and for every piece after).
 func (n *Nesting) Write(p []byte) (int, error) {
+	if n.Max <= 0 {
+		n.Max = MaxDepth
+	}
 	if n.tooDeep {
-		return 0, ErrTooDeep
+		return 0, &DepthError{Max: n.Max}
 	}
 	for i := 0; i < len(p); i++ {
 		if n.inString {
@@ -58,9 +65,9 @@ func (n *Nesting) Write(p []byte) (int, error) {
 		case '"':
 			n.inString = true
 		case '[', '{':
-			if n.depth++; n.depth > MaxDepth {
+			if n.depth++; n.depth > n.Max {
 				n.tooDeep = true
-				return i, ErrTooDeep
+				return i, &DepthError{Max: n.Max}
 			}
 		case ']', '}':
 			if n.depth > 0 {
@@ -71,10 +78,10 @@ func (n *Nesting) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// CheckDepth returns ErrTooDeep if the arrays and objects of the message
-// line nest deeper than MaxDepth, in one pass over it.
-func CheckDepth(line []byte) error {
-	var n Nesting
+// CheckDepth returns a *DepthError if the arrays and objects of the
+// message line nest deeper than max (0: MaxDepth), in one pass over it.
+func CheckDepth(line []byte, max int) error {
+	n := Nesting{Max: max}
 	_, err := n.Write(line)
 	return err
 }

@@ -35,18 +35,19 @@ func TestCheckDepth(t *testing.T) {
 		var v any
 		jsonErr := json.Unmarshal([]byte(c), &v)
 		jsonDeep := jsonErr != nil && strings.Contains(jsonErr.Error(), "exceeded max depth")
-		got := CheckDepth([]byte(c))
+		got := CheckDepth([]byte(c), 0)
 		if (got != nil) != jsonDeep {
 			t.Errorf("%.40q…: CheckDepth = %v, encoding/json = %v", c, got, jsonErr)
 		}
-		if got != nil && !errors.Is(got, ErrTooDeep) {
-			t.Errorf("%.40q…: %v is not ErrTooDeep", c, got)
+		var de *DepthError
+		if got != nil && (!errors.As(got, &de) || de.Max != MaxDepth) {
+			t.Errorf("%.40q…: %v is not a DepthError of MaxDepth", c, got)
 		}
 	}
 }
 
 // Text in pieces is followed across them, strings and escapes included,
-// and once refused stays refused.
+// and once refused stays refused; a Max of its own holds.
 func TestNestingInPieces(t *testing.T) {
 	text := []byte(`{"s":"a\"[[[\\","x":` + strings.Repeat("[", MaxDepth-1) + strings.Repeat("]", MaxDepth-1) + `}`)
 	for size := 1; size < 7; size++ {
@@ -58,11 +59,17 @@ func TestNestingInPieces(t *testing.T) {
 		}
 	}
 	var n Nesting
-	if _, err := n.Write([]byte("[" + string(text))); !errors.Is(err, ErrTooDeep) {
+	if _, err := n.Write([]byte("[" + string(text))); err == nil || err.Error() != "nested deeper than 10000 arrays and objects" {
 		t.Fatalf("one level more: %v", err)
 	}
-	if _, err := n.Write([]byte("1")); !errors.Is(err, ErrTooDeep) {
-		t.Fatalf("after the refusal: %v", err)
+	if _, err := n.Write([]byte("1")); err == nil {
+		t.Fatal("after the refusal: no error")
+	}
+	if err := CheckDepth([]byte(strings.Repeat("[", 1000)), 1000); err != nil {
+		t.Fatalf("1000 under a Max of 1000: %v", err)
+	}
+	if err := CheckDepth([]byte(strings.Repeat("[", 1001)), 1000); err == nil || err.Error() != "nested deeper than 1000 arrays and objects" {
+		t.Fatalf("1001 under a Max of 1000: %v", err)
 	}
 }
 
@@ -71,11 +78,11 @@ func TestNestingInPieces(t *testing.T) {
 func TestCheckDepthIsCheap(t *testing.T) {
 	start := time.Now()
 	line := append([]byte(`{"jsonrpc":"2.0","id":`), bytes.Repeat([]byte("["), 4_000_000)...)
-	if err := CheckDepth(line); !errors.Is(err, ErrTooDeep) {
+	if err := CheckDepth(line, 0); err == nil {
 		t.Fatalf("4,000,000 deep: %v", err)
 	}
 	long := append(append([]byte(`["`), bytes.Repeat([]byte("ab[{"), 16<<20)...), `"]`...)
-	if err := CheckDepth(long); err != nil {
+	if err := CheckDepth(long, 0); err != nil {
 		t.Fatalf("a long string: %v", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
