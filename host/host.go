@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -84,6 +85,11 @@ type PluginInfo struct {
 	// plugin__wordcount__count": its providers, hooks, contributors and
 	// compactors first, what reaches furthest into the person's session.
 	Contributes []string `json:"contributes"`
+	// ToolDefinitionBytes is what the definitions of the tools it offers
+	// the model cost each request (agent.DefinitionSize, what
+	// turn.toolsMax counts): a tool a deny rule covers is not offered,
+	// and is marked "(denied)" in Contributes.
+	ToolDefinitionBytes int `json:"toolDefinitionBytes"`
 }
 
 // loaded is a plugin the host found, started or not.
@@ -570,7 +576,7 @@ func (h *Host) Plugins() []PluginInfo {
 			info.Error = l.err.Error()
 		case l.plugin != nil:
 			info.Status = l.plugin.Status()
-			info.Contributes = h.reg.ContributionsOf(l.m.Name)
+			info.Contributes, info.ToolDefinitionBytes = h.contributions(l.m.Name)
 		}
 		out = append(out, info)
 		for _, sh := range l.m.Shadows {
@@ -588,6 +594,25 @@ func (h *Host) Plugins() []PluginInfo {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// contributions lists what the plugin named owner contributes, its
+// tools a deny rule covers marked "(denied)", and what the definitions of
+// the others cost a model request.
+func (h *Host) contributions(owner string) (list []string, toolBytes int) {
+	list = h.reg.ContributionsOf(owner)
+	for i, c := range list {
+		name, ok := strings.CutPrefix(c, "tool ")
+		if !ok {
+			continue
+		}
+		if v, _ := h.gate.Decide(name); v == gate.Deny {
+			list[i] += " (denied)"
+		} else if t, ok := h.reg.Tool(name); ok {
+			toolBytes += agent.DefinitionSize(t.Spec())
+		}
+	}
+	return list, toolBytes
 }
 
 // info describes m as found, before anything is known of how it ran.
@@ -619,6 +644,7 @@ func (h *Host) info(m *manifest.Manifest) PluginInfo {
 func (h *Host) newAgent() *agent.Agent {
 	return agent.New(agent.Config{Plugins: h, Registry: h.reg, Gate: h.gate, Turn: h.settings.Turn,
 		Cwd: h.cfg.Cwd, Session: h.cfg.Session, Notify: h.cfg.Notify,
+		ResultsDir: filepath.Join(h.cfg.Home, ".bingo", "data", "results"),
 		NotInForce: h.notInForce()})
 }
 

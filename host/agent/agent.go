@@ -41,6 +41,9 @@ type Config struct {
 	Turn     settings.Turn // a turn's bounds
 	Cwd      string        // the session's working directory
 	Session  string        // names the session
+	// ResultsDir is where a tool result cut for the model is kept whole,
+	// one file each (~/.bingo/data/results).
+	ResultsDir string
 	// Notify receives the conversation's notices. It must be safe for
 	// concurrent use.
 	Notify func(bridge.Notice)
@@ -60,6 +63,15 @@ type Agent struct {
 	conv    []sdk.Message
 	turns   int
 	compact compactState // guarded by mu
+	// results are the files holding the whole of each result cut for the
+	// model (bingo__read_result's ids), cutResults how many were cut.
+	results    map[string]string
+	cutResults int
+	// used are the tools the conversation called, the latest last; found
+	// those the model found with bingo__tool_search this turn. Both
+	// choose what toolSpecs offers past turn.toolsMax.
+	used  []string
+	found map[string]bool
 
 	calls atomic.Uint64 // names the session's tool calls (see CallTool)
 }

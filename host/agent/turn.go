@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -51,6 +52,7 @@ func (a *Agent) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult,
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.turns++
+	a.found = nil // what the model found last turn it finds again if it needs it
 	a.conv = append(a.conv, sdk.Message{Role: sdk.RoleUser, Content: prompt})
 	var res TurnResult
 	defer func() {
@@ -121,7 +123,13 @@ func (a *Agent) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult,
 				res.Interrupted = true
 				return res, nil
 			}
-			out, err := a.CallTool(ctx, call, a.turns, ui)
+			var out sdk.ToolOutput
+			run := a.builtin(call.Name)
+			if run != nil {
+				out, err = a.callBuiltin(call, run)
+			} else {
+				out, err = a.CallTool(ctx, call, a.turns, ui)
+			}
 			var blocked *BlockedError
 			if errors.As(err, &blocked) {
 				ui.ToolResult(call, out, err)
@@ -133,7 +141,15 @@ func (a *Agent) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult,
 				out = errorOutput(err)
 			}
 			ui.ToolResult(call, out, err)
-			a.conv = append(a.conv, sdk.Message{Role: sdk.RoleTool, ToolCallID: call.ID, Content: out.Text()})
+			content := out.Text()
+			if run == nil {
+				// The host's own tools answer within the budget already.
+				content = a.budgetResult(call.Name, content)
+				if err == nil {
+					a.used = append(slices.DeleteFunc(a.used, func(n string) bool { return n == call.Name }), call.Name)
+				}
+			}
+			a.conv = append(a.conv, sdk.Message{Role: sdk.RoleTool, ToolCallID: call.ID, Content: content})
 		}
 	}
 	// Cut off, the model did not finish: a script must not take this for
@@ -147,15 +163,6 @@ func (a *Agent) unanswered(calls []sdk.ToolCallRequest, why string) {
 	for _, c := range calls {
 		a.conv = append(a.conv, sdk.Message{Role: sdk.RoleTool, ToolCallID: c.ID, Content: why})
 	}
-}
-
-// toolSpecs lists every tool for the model.
-func (a *Agent) toolSpecs() []sdk.ToolSpec {
-	var specs []sdk.ToolSpec
-	for _, t := range a.cfg.Registry.Tools() {
-		specs = append(specs, t.Spec())
-	}
-	return specs
 }
 
 // ContributionBudget is how many characters (runes, as sdk.Query.Budget

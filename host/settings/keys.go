@@ -282,6 +282,10 @@ func buildTable() []Key {
 			Doc: "How many model responses one turn may take. Past it the turn stops and fails (bingo exits 1): the model did not finish."},
 		{Path: "turn.compactAt", Kind: KindCount, Unit: "bytes", Default: strconv.Itoa(def.Turn.CompactAt),
 			Doc: "The conversation's size at which it is compacted before the next model request: the bytes of every message's content and of its tool calls' names and inputs (the system prompt is not counted). The built-in compaction keeps the newest messages that fit in half of it."},
+		{Path: "turn.toolResultMax", Kind: KindCount, Unit: "bytes", Default: strconv.Itoa(def.Turn.ToolResultMax),
+			Doc: "The most of one tool result the model is sent, in bytes of its text (about 4 bytes a token: the default is near 25000 tokens). A longer result reaches the model cut: its start, then a line saying how much was left out, where the whole is, and how to read it in parts (bingo__read_result); the whole is kept in ~/.bingo/data/results/, and a notice on stderr names the file."},
+		{Path: "turn.toolsMax", Kind: KindCount, Unit: "bytes", Default: strconv.Itoa(def.Turn.ToolsMax),
+			Doc: "The most bytes of tool definitions (each tool's name, description and input schema as JSON; about 4 bytes a token: the default is near 15000 tokens) a model request offers in full. Past it, the tools the conversation has called and then whole plugins, smallest first, are offered while they fit; the model finds the rest with the built-in bingo__tool_search, and a tool it found is offered from its next request of the turn on. bingo plugins shows what each plugin's definitions cost."},
 
 		{Path: "wasmCompile", Kind: KindSection, Layer: LayerTrusted,
 			Doc: "What compiling one wasm module may cost, for your plugins and a trusted project's: an untrusted project's plugins always get the defaults, and at most 25s of wall time. A module past a bound is refused with a notice naming the key that raises it. A later file wins key by key."},

@@ -118,6 +118,7 @@ func TestKeyDefaultsAreInForce(t *testing.T) {
 		}
 	}
 	for path, want := range map[string]int{"turn.maxSteps": def.Turn.MaxSteps, "turn.compactAt": def.Turn.CompactAt,
+		"turn.toolResultMax": def.Turn.ToolResultMax, "turn.toolsMax": def.Turn.ToolsMax,
 		"limits.providerResponseMiB": def.Limits.ProviderResponseMiB} {
 		if k, _ := lookup(path); k.Default != strings.TrimSpace(string(must(json.Marshal(want)))) {
 			t.Errorf("%s: default %q, in force %d", path, k.Default, want)

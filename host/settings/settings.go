@@ -173,6 +173,13 @@ type Turn struct {
 	// message and the names and inputs of its tool calls), at which the
 	// conversation is compacted before the next model call.
 	CompactAt int
+	// ToolResultMax is the most bytes of one tool result the model is
+	// sent; a longer one is cut, and kept whole in a file.
+	ToolResultMax int
+	// ToolsMax is the most bytes of tool definitions a model request
+	// offers in full; past it the model finds the others with
+	// bingo__tool_search.
+	ToolsMax int
 }
 
 // Default returns the settings in force when no file says anything.
@@ -180,7 +187,7 @@ func Default() Settings {
 	return Settings{
 		Deadlines: DefaultDeadlines(),
 		Limits:    DefaultLimits(),
-		Turn:      Turn{MaxSteps: 20, CompactAt: 200000},
+		Turn:      Turn{MaxSteps: 20, CompactAt: 200000, ToolResultMax: 100000, ToolsMax: 60000},
 
 		WasmCompile: DefaultWasmCompile(),
 	}
@@ -291,6 +298,8 @@ func (s *Settings) apply(l *layer) {
 	}
 	setFrom(l, "turn.maxSteps", &s.Turn.MaxSteps)
 	setFrom(l, "turn.compactAt", &s.Turn.CompactAt)
+	setFrom(l, "turn.toolResultMax", &s.Turn.ToolResultMax)
+	setFrom(l, "turn.toolsMax", &s.Turn.ToolsMax)
 	for _, key := range children("wasmCompile") {
 		if n := s.WasmCompile.count(key); n != nil {
 			setFrom(l, "wasmCompile."+key, n)

@@ -52,7 +52,7 @@ func TestDefaults(t *testing.T) {
 			t.Errorf("Load(%v) = %+v, want the defaults", files, s)
 		}
 	}
-	if d := Default(); d.Deadlines != want || d.Limits != (Limits{ProviderResponseMiB: 32}) || d.Turn != (Turn{MaxSteps: 20, CompactAt: 200000}) {
+	if d := Default(); d.Deadlines != want || d.Limits != (Limits{ProviderResponseMiB: 32}) || d.Turn != (Turn{MaxSteps: 20, CompactAt: 200000, ToolResultMax: 100000, ToolsMax: 60000}) {
 		t.Errorf("Default() = %+v", d)
 	}
 }
@@ -99,7 +99,7 @@ func TestLoadEveryKey(t *testing.T) {
   "sandbox": {"wc": {"writable": true, "memoryMiB": 512}, "narrow": {}},
   "mcp": {"docs": {"resources": true, "sampling": true}, "plain": {}},
   "provider": {"openai": {"baseURL": "https://api.example.com/v1", "model": "gpt-x", "apiKeyEnv": "OPENAI_API_KEY"}},
-  "turn": {"maxSteps": 7, "compactAt": 1000},
+  "turn": {"maxSteps": 7, "compactAt": 1000, "toolResultMax": 2000, "toolsMax": 3000},
   "wasmCompile": {"moduleMiB": 64, "functionKiB": 512, "blocksPerFunction": 9000, "time": "1m", "memoryMiB": 1024},
   "env": {"withhold": ["AWS_SECRET_ACCESS_KEY"], "plugins": {"deploy": {"withhold": ["GITHUB_TOKEN"], "pass": ["OPENAI_API_KEY"]}, "bare": {}}}
 }`)
@@ -132,7 +132,7 @@ func TestLoadEveryKey(t *testing.T) {
 		Provider: ProviderChoice{OpenAI: &OpenAI{
 			BaseURL: "https://api.example.com/v1", Model: "gpt-x", APIKeyEnv: "OPENAI_API_KEY",
 		}},
-		Turn:        Turn{MaxSteps: 7, CompactAt: 1000},
+		Turn:        Turn{MaxSteps: 7, CompactAt: 1000, ToolResultMax: 2000, ToolsMax: 3000},
 		WasmCompile: WasmCompile{ModuleMiB: 64, FunctionKiB: 512, BlocksPerFunction: 9000, Time: time.Minute, MemoryMiB: 1024},
 		Env: Env{
 			Withhold: []string{"AWS_SECRET_ACCESS_KEY"},
@@ -210,7 +210,7 @@ func TestMerge(t *testing.T) {
 	if s.Limits != (Limits{ProviderResponseMiB: 64}) {
 		t.Errorf("Limits = %+v", s.Limits)
 	}
-	if s.Turn != (Turn{MaxSteps: 9, CompactAt: 50}) {
+	if s.Turn != (Turn{MaxSteps: 9, CompactAt: 50, ToolResultMax: 100000, ToolsMax: 60000}) {
 		t.Errorf("Turn = %+v", s.Turn)
 	}
 	// openai over openai: field by field.
@@ -395,7 +395,7 @@ func TestMalformedFilesEachReported(t *testing.T) {
 	if len(errs) != 2 || !strings.HasPrefix(errs[0].Error(), bad1) || !strings.HasPrefix(errs[1].Error(), bad2) {
 		t.Fatalf("errs = %v", errs)
 	}
-	if s.Turn != (Turn{MaxSteps: 20, CompactAt: 9}) {
+	if s.Turn != (Turn{MaxSteps: 20, CompactAt: 9, ToolResultMax: 100000, ToolsMax: 60000}) {
 		t.Errorf("Turn = %+v", s.Turn)
 	}
 }

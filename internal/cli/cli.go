@@ -807,8 +807,12 @@ func (r *run) plugins(h *host.Host) int {
 		// Why it failed or is shadowed goes under its row: however long,
 		// it does not widen the others.
 		note := ""
-		if p.Error != "" {
+		switch {
+		case p.Error != "":
 			note = p.Status + ": " + p.Error
+		case p.ToolDefinitionBytes > 0:
+			// What fills the model's context is the person's to see.
+			note = fmt.Sprintf("tool definitions: %d bytes a model request (about %d tokens; turn.toolsMax)", p.ToolDefinitionBytes, (p.ToolDefinitionBytes+3)/4)
 		}
 		rows = append(rows, render.ListingRow{
 			Cells: []string{p.Name, p.Version, p.Layer, transport, trust, p.Status, strings.Join(p.Contributes, ", ")},
