@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"unicode/utf8"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 )
 
@@ -18,7 +20,10 @@ const DefaultLogCap = 8 << 20
 
 // LogFile is a plugin's log: its stderr and what the bridge says about its
 // wire, appended to the file logPath names. Writes are
-// serialised, so the stderr copier and the bridge can share it.
+// serialised, so the stderr copier and the bridge can share it. What is
+// written is escaped (render.Escape): an escape sequence or a bidi control
+// a plugin or a server sent is kept as \x1b or \u202e, so that reading
+// the log in a terminal shows it rather than acts on it.
 //
 // The file is opened, and its directory made, by the first write: a run
 // that only lists a plugin whose declaration is cached never starts it,
@@ -31,9 +36,10 @@ type LogFile struct {
 	mu     sync.Mutex
 	f      *os.File
 	size   int64
-	opened bool  // the first write has tried to open it, or Close ran: never again
-	err    error // the first error opening or writing, reported once by Close
-	untold error // err, until Write has told failed of it
+	opened bool   // the first write has tried to open it, or Close ran: never again
+	err    error  // the first error opening or writing, reported once by Close
+	untold error  // err, until Write has told failed of it
+	carry  []byte // the start of a character the last write cut in two
 }
 
 // logPath is where m's log goes: ~/.bingo/data/logs/plugin-<name>.log for
@@ -106,9 +112,11 @@ func (l *LogFile) Write(p []byte) (int, error) {
 
 // write is Write's work, under the lock.
 func (l *LogFile) write(p []byte) int {
+	n := len(p)
+	p = l.escape(p)
 	l.first()
 	if l.f == nil {
-		return len(p)
+		return n
 	}
 	if l.size > 0 && l.size+int64(len(p)) > l.cap {
 		l.f.Close()
@@ -118,18 +126,48 @@ func (l *LogFile) write(p []byte) int {
 		}
 		if err := l.open(); err != nil {
 			l.fail(err)
-			return len(p)
+			return n
 		}
 	}
 	if len(p) > int(l.cap) {
 		p = p[len(p)-int(l.cap):] // keep the end: it is what explains a death
 	}
-	n, err := l.f.Write(p)
-	l.size += int64(n)
+	w, err := l.f.Write(p)
+	l.size += int64(w)
 	if err != nil {
 		l.fail(err)
 	}
-	return len(p)
+	return n
+}
+
+// escape is p as the log keeps it (render.Escape), the start of a
+// character cut in two by its end held back for the next write: stderr
+// arrives in pieces of any length, and a bidi control split between two
+// would otherwise reach the file whole.
+func (l *LogFile) escape(p []byte) []byte {
+	if len(l.carry) > 0 {
+		p = append(l.carry, p...)
+		l.carry = nil
+	}
+	cut := len(p)
+	for i := len(p) - 1; i >= 0 && i >= len(p)-utf8.UTFMax+1; i-- {
+		if utf8.RuneStart(p[i]) {
+			if !utf8.FullRune(p[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	if cut < len(p) {
+		l.carry = append([]byte(nil), p[cut:]...)
+		p = p[:cut]
+	}
+	for _, c := range p {
+		if c < 0x20 && c != '\t' && c != '\n' || c >= 0x7f {
+			return []byte(render.Escape(string(p)))
+		}
+	}
+	return p // plain ASCII text: nothing to escape, nothing copied
 }
 
 // first opens the file, and makes its directory, at the first use.
@@ -166,6 +204,11 @@ func (l *LogFile) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.opened = true // a write after Close is dropped, not a new file
+	if l.f != nil && len(l.carry) > 0 {
+		// A character never completed: its bytes, escaped.
+		_, _ = l.f.WriteString(render.Escape(string(l.carry)))
+		l.carry = nil
+	}
 	if l.f != nil {
 		if err := l.f.Close(); err != nil && l.err == nil {
 			l.err = err

@@ -83,3 +83,24 @@ func TestALogThatCannotBeOpenedIsToldOnce(t *testing.T) {
 		t.Fatalf("Close = %v", err)
 	}
 }
+
+// What a plugin or server writes reaches the log escaped: an escape
+// sequence, a bidi control (even one cut in two between writes) and a
+// stray byte are shown, not acted on; text, tabs and newlines are kept.
+func TestLogFileEscapes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plugin-x.log")
+	l := NewLog(path, 1000, nil)
+	bidi := []byte("\u202e")
+	l.Write([]byte("\x1b]0;pwned\x07title\tok\n"))
+	l.Write(append([]byte("txt."), bidi[:2]...))
+	l.Write(append(bidi[2:], []byte("exe \xff é\n")...))
+	l.Write([]byte("end\xe2\x80"))
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	want := `\x1b]0;pwned\x07title` + "\tok\n" + `txt.\u202eexe \xff é` + "\n" + `end\xe2\x80`
+	if string(got) != want {
+		t.Fatalf("log = %q, want %q", got, want)
+	}
+}

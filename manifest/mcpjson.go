@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 )
 
@@ -261,7 +262,21 @@ const ShownMCPProblems = 5
 // whether the file held that server before. The file's other fields and
 // servers are kept, in their order; a missing file is created (mode 0644)
 // holding just this server.
+//
+// The file is replaced (a new file renamed over it, keeping its mode),
+// never written in place, and a symbolic link there is refused: writing
+// through it would change the file it points to, which may be another
+// tool's configuration, and a link to it by another name (a hard link)
+// keeps what it held.
 func SetMCPServer(file, key string, entry json.RawMessage) (had bool, err error) {
+	mode := os.FileMode(0o644)
+	if fi, err := os.Lstat(file); err == nil {
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(file)
+			return false, fmt.Errorf("%s is a symbolic link (to %s): bingo does not write through it, which would change the file it points to; edit that file yourself, or replace the link with a file of its own", file, target)
+		}
+		mode = fi.Mode().Perm()
+	}
 	top := orderedObject{vals: map[string]json.RawMessage{}}
 	data, err := readCapped(file)
 	switch {
@@ -298,7 +313,7 @@ func SetMCPServer(file, key string, entry json.RawMessage) (had bool, err error)
 		return had, err
 	}
 	indented.WriteByte('\n')
-	return had, os.WriteFile(file, indented.Bytes(), 0o644)
+	return had, diskrecord.Replace(file, indented.Bytes(), diskrecord.Options{Temp: filepath.Base(file) + ".*.tmp", Mode: mode})
 }
 
 // orderedObject is a JSON object that keeps its keys' order.

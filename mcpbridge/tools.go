@@ -474,12 +474,15 @@ func (s *server) progress(raw json.RawMessage) {
 	_ = s.rpc.Notify(s.ctx, protocol.NotifyToolProgress, protocol.ToolProgress{CallID: id, Tail: tail})
 }
 
-// logMessage writes the server's log line to the plugin's log. The first
-// line at error level or above also raises a notice; the rest are in the
-// log only, so a server flooding errors costs one notice.
 // maxLogMessage bounds what one MCP log message writes to the plugin log.
 const maxLogMessage = 64 << 10
 
+// oneLine shows a line break as the escape that writes it.
+var oneLine = strings.NewReplacer("\r", `\r`, "\n", `\n`)
+
+// logMessage writes the server's log line to the plugin's log. The first
+// line at error level or above also raises a notice; the rest are in the
+// log only, so a server flooding errors costs one notice.
 func (s *server) logMessage(_ context.Context, req *mcp.LoggingMessageRequest) {
 	p := req.Params
 	data, ok := p.Data.(string)
@@ -499,7 +502,10 @@ func (s *server) logMessage(_ context.Context, req *mcp.LoggingMessageRequest) {
 		logged = strings.ToValidUTF8(data[:maxLogMessage], "") // a character cut in two goes
 		logged += fmt.Sprintf("… (%d bytes more)", len(data)-len(logged))
 	}
-	fmt.Fprintf(s.cfg.Log, "%s %s: %s\n", who, p.Level, logged)
+	// One message, one line of the log: a newline in it is shown as \n,
+	// so the server cannot write a line that reads as bingo's (the log
+	// escapes the other control characters).
+	fmt.Fprintf(s.cfg.Log, "%s %s: %s\n", oneLine.Replace(who), oneLine.Replace(string(p.Level)), oneLine.Replace(logged))
 	switch p.Level {
 	case "error", "critical", "alert", "emergency":
 	default:

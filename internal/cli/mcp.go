@@ -14,6 +14,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/capped"
+	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
 	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 )
@@ -198,7 +200,7 @@ func (m mcpRun) addToProject(name string, raw json.RawMessage) int {
 // projectServers reads the servers of a project's .mcp.json; none if it
 // has none.
 func (m mcpRun) projectServers(file string) ([]manifest.MCPServer, error) {
-	data, err := os.ReadFile(file)
+	data, err := capped.Read(file, manifest.MaxSize) // as the host reads it
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -210,7 +212,10 @@ func (m mcpRun) projectServers(file string) ([]manifest.MCPServer, error) {
 
 // writeUser writes s as a plugin of the person's layer,
 // ~/.bingo/plugins/<name>/plugin.json, and checks it loads. A directory
-// of that name already there is left alone.
+// of that name already there is left alone. The file may hold a secret
+// (a header or env value written out, as an imported file often has
+// them): it is 0600, in a directory of its own that is 0700, and written
+// whole under another name first.
 func (m mcpRun) writeUser(s manifest.MCPServer) (string, error) {
 	dir := filepath.Join(m.home, ".bingo", "plugins", s.Name)
 	if _, err := os.Lstat(dir); err == nil {
@@ -224,11 +229,15 @@ func (m mcpRun) writeUser(s manifest.MCPServer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return "", err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
 		return "", err
 	}
 	file := filepath.Join(dir, manifest.FileName)
-	if err := os.WriteFile(file, append(data, '\n'), 0o644); err != nil {
+	if err := diskrecord.Replace(file, append(data, '\n'), diskrecord.Options{Temp: "." + manifest.FileName + ".*.tmp"}); err != nil {
+		_ = os.RemoveAll(dir)
 		return "", err
 	}
 	if _, err := manifest.Load(dir, manifest.LayerUser); err != nil {
@@ -239,10 +248,12 @@ func (m mcpRun) writeUser(s manifest.MCPServer) (string, error) {
 }
 
 // describe is what a server runs, or reaches, on one line: never its
-// headers' values nor its env's, which may hold secrets.
+// headers' values nor its env's, which may hold secrets, nor its URL's
+// userinfo or secret-looking query values (render.URL). e is as written:
+// a ${VAR} shows as itself, never its value.
 func describe(e manifest.Entry) string {
 	if e.URL != "" {
-		line := e.URL
+		line := render.URL(e.URL)
 		if len(e.Headers) > 0 {
 			line += " (headers " + strings.Join(slices.Sorted(maps.Keys(e.Headers)), ", ") + ")"
 		}
@@ -332,6 +343,37 @@ func (m mcpRun) remove(name string) int {
 	return ExitOK
 }
 
+// maxImport caps the file bingo mcp import reads: Claude Code keeps its
+// servers in ~/.claude.json beside its history of every project, which
+// grows to megabytes.
+const maxImport = 64 << 20
+
+// importErr is why the file to import cannot be read, in words.
+func importErr(err error) error {
+	var pe *fs.PathError
+	var nr capped.NotRegularError
+	switch {
+	case errors.Is(err, capped.ErrTooLarge):
+		return fmt.Errorf("larger than the %d MiB an MCP configuration may be", maxImport>>20)
+	case errors.As(err, &nr):
+		what := "not a regular file"
+		switch t := nr.Mode.Type(); {
+		case t&fs.ModeDir != 0:
+			what = "a directory"
+		case t&fs.ModeNamedPipe != 0:
+			what = "a FIFO"
+		case t&fs.ModeDevice != 0:
+			what = "a device"
+		case t&fs.ModeSocket != 0:
+			what = "a socket"
+		}
+		return fmt.Errorf("%s, not a file: only a regular file is read", what)
+	case errors.As(err, &pe):
+		return pe.Err
+	}
+	return err
+}
+
 // importFile adds the servers of another tool's MCP configuration to the
 // person's plugins, saying what became of each.
 func (m mcpRun) importFile(name string) int {
@@ -339,9 +381,11 @@ func (m mcpRun) importFile(name string) int {
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(m.cwd, file)
 	}
-	data, err := os.ReadFile(file)
+	// Capped, and only a regular file: a path that never ends (/dev/zero,
+	// a FIFO) is refused before it is read, not read until memory ends.
+	data, err := capped.Read(file, maxImport)
 	if err != nil {
-		return m.fail("import: %v", err)
+		return m.fail("import: %s: %v", file, importErr(err))
 	}
 	servers, err := manifest.ParseMCPConfig(data, filepath.Dir(file))
 	if err != nil {

@@ -3,7 +3,8 @@
 //
 // Rules:
 //   - A file is replaced, never written in place: the data goes to a
-//     temporary file in the same directory (mode 0600), which is renamed
+//     temporary file in the same directory (mode 0600 unless
+//     Options.Mode says otherwise), which is renamed
 //     over the old one, so that a reader, in this process or another,
 //     sees the old file or the new one and never part of one. With
 //     Options.Sync the new file survives a crash once Replace returns.
@@ -34,6 +35,9 @@ type Options struct {
 	// Temp is the pattern of the temporary file's name, as os.CreateTemp
 	// takes it; "" is "tmp-*".
 	Temp string
+	// Mode is the new file's mode; 0 is 0600, for a file bingo alone
+	// reads (one that may hold a secret).
+	Mode os.FileMode
 	// Sync syncs the temporary file before the rename and the directory
 	// after it.
 	Sync bool
@@ -59,7 +63,11 @@ func Replace(path string, data []byte, o Options) error {
 		return err
 	}
 	tmp := f.Name()
-	err = f.Chmod(0o600)
+	mode := o.Mode
+	if mode == 0 {
+		mode = 0o600
+	}
+	err = f.Chmod(mode)
 	if err == nil {
 		_, err = f.Write(data)
 	}

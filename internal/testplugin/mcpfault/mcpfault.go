@@ -140,10 +140,13 @@ func New(proc Process) *mcp.Server {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
-	add("flood", "Log n lines at error level, each size bytes.", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var in struct{ N, Size int }
+	add("flood", "Log n lines at error level, each size bytes (or text, if given).", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in struct {
+			N, Size int
+			Text    string
+		}
 		_ = json.Unmarshal(req.Params.Arguments, &in)
-		line := strings.Repeat("x", max(in.Size, 1))
+		line := cmp.Or(in.Text, strings.Repeat("x", max(in.Size, 1)))
 		for i := range in.N {
 			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "error", Logger: "flood", Data: fmt.Sprintf("%d %s", i, line)})
 		}
