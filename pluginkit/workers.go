@@ -137,6 +137,10 @@ func (c *crew) wait() bool {
 
 // stop ends the idle members once every job is done, and waits for every
 // member to end if wait is set: the reader ends only when its read does.
+// No job may be counted in jobs once stop has begun: a member may still
+// find one then (the reader's role passes on a timer), so whoever counts
+// jobs does it under a lock that marks the end first, as Serve's ending
+// does, and counts none past it.
 func (c *crew) stop(wait bool) {
 	c.jobs.Wait()
 	close(c.quit)

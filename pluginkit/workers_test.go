@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,9 +37,17 @@ func oneThread(t *testing.T) {
 // testCrew is a crew whose reader takes jobs from the returned channel in
 // place of stdin until it is closed, failing the test if two members ever
 // read at once. Started, it is stopped when the test ends.
+//
+// It counts a job found as Serve does: under a lock, and not once the crew
+// is ending, which is set under that lock before stop. stop waits for the
+// jobs counted; a job counted after its wait began (the last job, read by a
+// member the relief started, counted after the test's send returned and
+// its cleanup ran) would race the wait, and run after stop.
 func testCrew(t *testing.T) (*crew, chan<- job) {
 	jobs := make(chan job)
 	var reading atomic.Int32
+	var mu sync.Mutex
+	ending := false
 	var c *crew
 	c = newCrew(func() job {
 		defer reading.Add(-1)
@@ -49,10 +58,18 @@ func testCrew(t *testing.T) (*crew, chan<- job) {
 		if !ok {
 			return nil
 		}
+		mu.Lock()
+		defer mu.Unlock()
+		if ending {
+			return nil
+		}
 		c.jobs.Add(1)
 		return j
 	})
 	t.Cleanup(func() {
+		mu.Lock()
+		ending = true
+		mu.Unlock()
 		close(jobs)
 		c.stop(true)
 	})
