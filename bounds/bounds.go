@@ -19,10 +19,10 @@ type Deadlines struct {
 	ProviderTotal time.Duration
 	Hook          time.Duration
 	Service       time.Duration
-	// Grace is how long an instance may answer nothing, once everything
-	// it owes is past its deadline, before it is declared wedged and
-	// killed; and the least time a write to it may block before it counts
-	// as not reading its input (see package bridge).
+	// Grace is how long an instance may answer nothing, once a request it
+	// owes is past its deadline, before it is declared wedged and killed;
+	// and the least time a write to it may block before it counts as not
+	// reading its input (see package bridge).
 	Grace time.Duration
 	// IdleStop stops an instance that has had nothing to do (no request
 	// in flight, nothing owed, no request of its own being answered) for

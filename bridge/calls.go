@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -21,9 +22,15 @@ import (
 // counting from start. A wire already down sends nothing (ErrClosed).
 func (inst *instance) send(id jsonrpc2.ID, req proxy.Request, deadline time.Duration, start time.Time) (*pendingCall, error) {
 	pc := inst.newPendingCall(id, req, start.Add(deadline))
+	return pc, inst.sendPending(pc, req, deadline, start)
+}
+
+// sendPending enters pc, for req, in the table and writes it (send).
+func (inst *instance) sendPending(pc *pendingCall, req proxy.Request, deadline time.Duration, start time.Time) error {
+	id := pc.id
 	if !inst.inFlight.add(pc) {
 		pc.endRoute()
-		return nil, jsonrpc2.ErrClosed
+		return jsonrpc2.ErrClosed
 	}
 	pc.startTimer(deadline, start)
 	err := inst.wire.sendRequest(id, req.Method, req.Params)
@@ -31,11 +38,24 @@ func (inst *instance) send(id jsonrpc2.ID, req proxy.Request, deadline time.Dura
 	if err != nil {
 		inst.inFlight.drop(pc)
 		if inst.wire.down() {
-			return nil, jsonrpc2.ErrClosed
+			return jsonrpc2.ErrClosed
 		}
-		return nil, err
+		return err
 	}
-	return pc, nil
+	return nil
+}
+
+// probe sends the wedge rule's liveness probe (Options.Probe), due Grace
+// from now. No one waits for its answer: taken like any other, it shows
+// the instance alive (see wedgeTracker).
+func (inst *instance) probe() {
+	p := inst.p
+	id := jsonrpc2.ID{Str: "h" + strconv.FormatUint(p.nextReq.Add(1), 10), IsString: true}
+	req := proxy.Request{Method: p.opts.Probe}
+	start := time.Now()
+	pc := inst.newPendingCall(id, req, start.Add(p.opts.Deadlines.Grace))
+	pc.probe = true
+	_ = inst.sendPending(pc, req, p.opts.Deadlines.Grace, start)
 }
 
 // takeAnswer takes the answer r to the host's request id, on whichever
@@ -45,6 +65,10 @@ func (inst *instance) takeAnswer(id jsonrpc2.ID, r reply) bool {
 	pc := inst.inFlight.answered(id)
 	if pc == nil {
 		return false
+	}
+	if pc.probe {
+		pc.timer.Stop() // no one waits for it
+		return true
 	}
 	pc.answer <- r
 	return true
@@ -168,18 +192,19 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 
 	// The wait ends at the deadline; a cancellable request (a tool call)
 	// outlives its caller's cancellation, telling the plugin instead, and
-	// withdrawing any question it has put to the person.
-	waitCtx := ctx
+	// withdrawing any question it has put to the person. Its deadline
+	// cancels it the same way, once.
+	waitCtx, cancel := ctx, func() {}
 	if req.CancelMethod != "" {
 		waitCtx = context.Background()
+		cancel = sync.OnceFunc(func() {
+			if pc.key != "" {
+				pc.cancel()
+			}
+			_ = inst.notify(req.CancelMethod, req.CancelParams)
+		})
 		if ctx.Done() != nil {
-			stop := context.AfterFunc(ctx, func() {
-				if pc.key != "" {
-					pc.cancel()
-				}
-				_ = inst.notify(req.CancelMethod, req.CancelParams)
-			})
-			defer stop()
+			defer context.AfterFunc(ctx, cancel)()
 		}
 	}
 	err = pc.wait(waitCtx, pc.expired, result)
@@ -187,8 +212,9 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	case err == nil:
 		return nil
 	case errors.Is(err, errPastDeadline):
-		// Still owed: the wedge rule decides whether the instance is
-		// stuck.
+		// Still owed: its answer, if it comes, is still taken, and the
+		// wedge rule decides whether the instance is stuck.
+		cancel()
 		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return fmt.Errorf("plugin %s: %s: %w", p.opts.Name, req.Method, ctx.Err())
@@ -270,6 +296,9 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Reque
 		case <-timer.C:
 			stopWait()
 			<-answered
+			if cancelled != nil { // not told already: a deadline cancels as an interrupt does
+				_ = inst.notify(req.CancelMethod, req.CancelParams)
+			}
 			return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
 		case <-total.C:
 			stopWait()

@@ -16,11 +16,17 @@
 //     untrusted default traits, capabilities come only from the declaration.
 //   - Every request has a deadline (Deadlines); past it the call fails with
 //     a DeadlineError. A cancelled tool call sends tool/cancel and waits on
-//     to its deadline; a provider stream sends provider/cancel.
-//   - Wedged: an instance that owes answers, all past their deadlines, and
-//     has answered nothing for Grace since the latest of them and its last
-//     answer; or whose input write stays blocked past the request's
-//     deadline (never less than Grace). It is killed with one notice.
+//     to its deadline; a provider stream sends provider/cancel. A deadline
+//     sends the same cancel, and the answer is still taken if it comes.
+//   - Wedged: an instance that has answered nothing since the oldest
+//     deadline it has missed (a request still owed past it), for Grace
+//     after it or after its last answer if that came later, whatever newer
+//     requests are still within theirs; or whose input write stays blocked
+//     past the request's deadline (never less than Grace). It is killed
+//     with one notice. A plugin that answers for something behind it (an
+//     MCP translator) turns on a liveness probe (Options.Probe): its
+//     answers past their deadlines show nothing, and a probe sent as a
+//     deadline passes must be answered instead.
 //   - A process may die: calls answer sdk.ErrUnavailable, one notice is
 //     raised, and the next read respawns it, spaced by Backoff; concurrent
 //     reads share one start. A failed restart is part of the death it

@@ -65,7 +65,11 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 		exited: make(chan struct{}), recorded: make(chan struct{}), dead: make(chan struct{}),
 		handlerSlots: make(chan struct{}, MaxPluginRequests),
 	}
-	inst.inFlight.init(p.opts.Deadlines.Grace, inst.wedged)
+	var probe func()
+	if p.opts.Probe != "" {
+		probe = inst.probe
+	}
+	inst.inFlight.init(p.opts.Deadlines.Grace, inst.wedged, probe)
 	sopts := protocol.LineStreamOptions{
 		MaxLine: p.opts.MaxLine,
 		Skipped: func(line []byte, why error) {

@@ -96,6 +96,14 @@ type Options struct {
 	// LogPath is Log's file name, for the messages that send the person
 	// to it ("see its log"); "" names none.
 	LogPath string
+	// Probe, if set, turns on the wedge rule's liveness probe: the method
+	// of a request (no params) the bridge sends when one of the instance's
+	// requests passes its deadline unanswered, due Grace later, and whose
+	// answer shows the instance alive. Such a plugin's answers past their
+	// requests' deadlines show nothing: it is a translator (mcpbridge),
+	// which gives them itself once it has stopped waiting for the server
+	// behind it. See wedgeTracker.
+	Probe string
 	// Services routes plugin → host service calls other than bingo.host.
 	Services ServiceRouter
 	// Now is the clock the backoff reads; nil is time.Now.

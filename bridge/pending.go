@@ -24,6 +24,7 @@ type pendingCall struct {
 	method string
 	answer chan reply // buffered: the reader never waits on a caller
 	due    time.Time  // overdue from then, for the wedge rule; guarded by inFlight.mu
+	probe  bool       // the wedge rule's liveness probe (Options.Probe)
 
 	// Its deadline timer: it closes expired at the deadline, which ends
 	// the wait, and it guards the write as guardWrite guards any other.
@@ -88,9 +89,9 @@ type inFlight struct {
 	wedge  wedgeTracker
 }
 
-func (f *inFlight) init(grace time.Duration, verdict func(string)) {
+func (f *inFlight) init(grace time.Duration, verdict func(string), probe func()) {
 	f.byID, f.byKey = map[jsonrpc2.ID]*pendingCall{}, map[string]*pendingCall{}
-	f.wedge = wedgeTracker{grace: grace, verdict: verdict, fire: f.checkWedge, lastAnswer: time.Now()}
+	f.wedge = wedgeTracker{grace: grace, verdict: verdict, probe: probe, fire: f.checkWedge, lastAnswer: time.Now()}
 }
 
 // add enters pc, about to be written: before the write, since its answer
@@ -120,7 +121,7 @@ func (f *inFlight) answered(id jsonrpc2.ID) *pendingCall {
 		delete(f.byID, id)
 		f.unroute(pc)
 	}
-	f.wedge.answered(len(f.byID) > 0)
+	f.wedge.answered(pc)
 	f.mu.Unlock()
 	if pc != nil {
 		pc.endRoute()
@@ -142,14 +143,15 @@ func (f *inFlight) done(pc *pendingCall) {
 	pc.endRoute()
 }
 
-// drop takes out pc, whose write failed: it is owed nothing. It may have
-// been holding the wedge verdict off, so the rule is checked again now.
+// drop takes out pc, whose write failed: it is owed nothing.
 func (f *inFlight) drop(pc *pendingCall) {
 	pc.timer.Stop()
 	f.mu.Lock()
 	delete(f.byID, pc.id)
 	f.unroute(pc)
-	f.wedge.dropped(len(f.byID) > 0)
+	if pc.probe {
+		f.wedge.probing = false
+	}
 	f.mu.Unlock()
 	pc.endRoute()
 }

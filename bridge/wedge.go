@@ -5,62 +5,76 @@ import (
 	"time"
 )
 
-// wedgeTracker applies the wedge rule to an instance's inFlight table:
-// an instance is wedged when it owes at least one answer, every request
-// it owes is past its due time, and it has answered nothing for Grace
-// since the later of its last answer and the latest of those due times.
-// A call still within its deadline therefore protects the instance, so
-// one slow request (a contributor dropped from its round) cannot take a
-// healthy call on the same instance down with it.
+// wedgeTracker applies the wedge rule to an instance's inFlight table: an
+// instance is wedged when it has answered nothing since the oldest
+// deadline it has missed, for Grace after it (or after its last answer,
+// if that came later) — whatever newer requests are still within their
+// deadlines. A deadline is missed by a request still owed past it; with a
+// liveness probe (Options.Probe), also by one answered only past it, since
+// such a plugin (a translator) gives those answers itself, having stopped
+// waiting for what is behind it: that answer shows nothing, and the stretch
+// it missed lasts until an answer that does (lateSince).
+//
+// With a probe, the bridge sends it (Options.Probe) as soon as a deadline
+// is missed and again whenever a check finds the instance not yet wedged
+// with no probe outstanding: a live plugin answers it within Grace, and
+// that answer counts.
 //
 // Whenever something is owed, the timer is armed no later than the first
-// moment the rule could hold; a check that finds it does not yet re-arms
-// for the moment it next could. A request or an answer touches the timer
-// only to arm it when it is not armed, or when an answer brings that
-// moment forward. Its methods are called with inFlight.mu held.
+// moment the rule could hold (or, with a probe, the first deadline, when
+// the probe is due to go out); a check that finds it does not yet hold
+// re-arms for the moment it next could. Its methods are called with
+// inFlight.mu held.
 type wedgeTracker struct {
 	grace      time.Duration
 	verdict    func(why string) // the rule holds: called once, without the lock
+	probe      func()           // sends the liveness probe, without the lock; nil: none
 	fire       func()           // the timer's: inFlight.checkWedge
-	lastAnswer time.Time
+	lastAnswer time.Time        // the last answer that shows the instance alive
+	lateSince  time.Time        // with a probe: the oldest deadline missed by a request answered past it, since lastAnswer
+	lateMethod string           // that request's method
+	probing    bool             // a probe is owed
 	timer      *time.Timer
 	armedAt    time.Time // when the timer fires; zero while disarmed
 	over       bool      // the instance is gone, or the verdict is given
 }
 
-// sent counts in a request due at due.
-func (w *wedgeTracker) sent(due time.Time) {
-	if w.armedAt.IsZero() && !w.over {
-		w.arm(due.Add(w.grace))
+// lead is how long after a request's deadline the timer first looks at
+// it: at once with a probe (the probe goes out), else Grace (the rule may
+// hold).
+func (w *wedgeTracker) lead() time.Duration {
+	if w.probe != nil {
+		return 0
 	}
+	return w.grace
 }
 
-// moved counts a request's due time moved to due: moved earlier, it brings
-// the timer forward with it.
+// sent counts in a request due at due; moved, a request's due time moved
+// to due. Either may bring the first moment the rule could hold forward.
+func (w *wedgeTracker) sent(due time.Time) { w.moved(due) }
+
 func (w *wedgeTracker) moved(due time.Time) {
-	if at := due.Add(w.grace); !w.over && (w.armedAt.IsZero() || w.armedAt.After(at)) {
+	if at := due.Add(w.lead()); !w.over && (w.armedAt.IsZero() || w.armedAt.After(at)) {
 		w.arm(at)
 	}
 }
 
-// answered records an answer; owes is whether anything is still owed.
-func (w *wedgeTracker) answered(owes bool) {
-	w.lastAnswer = time.Now()
-	// The answered request may have been the one holding the verdict off
-	// (a tool call within its deadline beside an overdue contributor): the
-	// rule can hold again Grace from now, so the timer must not sleep past
-	// that.
-	if owes && !w.over && w.armedAt.After(w.lastAnswer.Add(w.grace)) {
-		w.arm(w.lastAnswer.Add(w.grace))
+// answered records the answer to pc (nil: an answer to no request the host
+// is owed, which shows the instance alive all the same). An answer only
+// ever puts the verdict off, so the timer is left as it is.
+func (w *wedgeTracker) answered(pc *pendingCall) {
+	now := time.Now()
+	if pc != nil && pc.probe {
+		w.probing = false
 	}
-}
-
-// dropped counts out a request never sent, which may have been holding the
-// verdict off: the rule is checked again now.
-func (w *wedgeTracker) dropped(owes bool) {
-	if owes && !w.over {
-		w.arm(time.Now())
+	if w.probe != nil && pc != nil && !pc.probe && !pc.due.After(now) {
+		// Missed, unless the instance has shown itself alive since.
+		if pc.due.After(w.lastAnswer) && (w.lateSince.IsZero() || pc.due.Before(w.lateSince)) {
+			w.lateSince, w.lateMethod = pc.due, pc.method
+		}
+		return
 	}
+	w.lastAnswer, w.lateSince = now, time.Time{}
 }
 
 // stop ends the watch: the instance is gone.
@@ -86,31 +100,60 @@ func (f *inFlight) checkWedge() {
 	f.mu.Lock()
 	w := &f.wedge
 	w.armedAt = time.Time{}
-	if w.over || len(f.byID) == 0 {
+	if w.over {
 		f.mu.Unlock()
 		return
 	}
-	since := w.lastAnswer
-	var first *pendingCall // the longest overdue, to name in the notice
+	// The oldest deadline missed, the method of the request that missed
+	// it, and how many others did.
+	oldest, first := w.lateSince, w.lateMethod
+	owed, firstOwed := 0, false // requests owed past their deadlines (not counting a probe); whether first is one
+	now := time.Now()
+	var next time.Time // the next deadline of a request owed within it
 	for _, pc := range f.byID {
-		if pc.due.After(since) {
-			since = pc.due
+		if pc.due.After(now) {
+			if next.IsZero() || pc.due.Before(next) {
+				next = pc.due
+			}
+			continue
 		}
-		if first == nil || pc.due.Before(first.due) {
-			first = pc
+		if !pc.probe {
+			owed++
+		}
+		if oldest.IsZero() || pc.due.Before(oldest) {
+			oldest, first, firstOwed = pc.due, pc.method, !pc.probe
 		}
 	}
-	if at := since.Add(w.grace); time.Now().Before(at) {
+	if oldest.IsZero() {
+		// Nothing missed yet: look again at the next deadline.
+		if !next.IsZero() {
+			w.arm(next.Add(w.lead()))
+		}
+		f.mu.Unlock()
+		return
+	}
+	since := oldest
+	if w.lastAnswer.After(since) {
+		since = w.lastAnswer
+	}
+	if at := since.Add(w.grace); now.Before(at) {
+		probe := w.probe != nil && !w.probing
+		w.probing = w.probing || probe
 		w.arm(at)
 		f.mu.Unlock()
+		if probe {
+			w.probe()
+		}
 		return
 	}
 	w.over = true
-	n, method := len(f.byID), first.method
 	f.mu.Unlock()
-	why := method + " unanswered past its deadline"
-	if n > 1 {
-		why = fmt.Sprintf("%s and %d other requests unanswered past their deadlines", method, n-1)
+	why := first + " unanswered past its deadline"
+	if firstOwed {
+		owed--
+	}
+	if others := owed; others > 0 {
+		why = fmt.Sprintf("%s and %d other requests unanswered past their deadlines", first, others)
 	}
 	w.verdict(fmt.Sprintf("%s, and nothing answered for %s", why, w.grace))
 }

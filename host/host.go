@@ -23,6 +23,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/host/trust"
 	"github.com/bingo/bingo-plugin-rpc/internal/par"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
+	"github.com/bingo/bingo-plugin-rpc/mcpbridge"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 	"github.com/bingo/bingo-plugin-rpc/transport/exec"
@@ -374,6 +375,9 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		Services:   h.routeService,
 		Redeclared: func(protocol.InitializeResult) { h.reg.Replace(m.Name, l.plugin.Contributions()) },
 		Handshook:  func(decl protocol.InitializeResult) { h.cache(l, decl) },
+	}
+	if m.Entry.Protocol == manifest.ProtocolMCP {
+		opts.Probe = mcpbridge.Probe // the translator answers for the server past a deadline
 	}
 	var problem error
 	l.key, l.cached, problem = h.decls.Lookup(m, start)

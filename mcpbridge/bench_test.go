@@ -91,7 +91,7 @@ func BenchmarkMCPToolCallExec(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer cs.Close()
-	p := bridge.New(bridge.Options{Name: "wc", Transport: mcpbridge.Wrap(exec.New(exec.Config{Command: bin}), mcpbridge.Config{Name: "wc", Version: "1"})})
+	p := bridge.New(bridge.Options{Name: "wc", Probe: mcpbridge.Probe, Transport: mcpbridge.Wrap(exec.New(exec.Config{Command: bin}), mcpbridge.Config{Name: "wc", Version: "1"})})
 	defer p.Close()
 	if _, err := p.Start(ctx); err != nil {
 		b.Fatal(err)

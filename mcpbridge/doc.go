@@ -47,9 +47,9 @@
 // session that ends while the process lives on ends the instance Grace
 // later, the server killed: a death by the bridge's rules, one notice.
 //
-// Every request to the server is watched from its deadline on: past it,
-// the server must answer a ping within Grace, or it is wedged and killed.
-// (The bridge's own wedge rule spares an instance that owes a request
-// still within its deadline, so a frozen server that keeps being sent
-// calls would never meet it.)
+// A request past its deadline is answered by the translator itself (a tool
+// call the host cancelled, or one bounded here): that answer shows nothing
+// of the server, so the bridge's one wedge rule asks with its liveness
+// probe instead (Probe, which the bridge must be given as Options.Probe),
+// and the translator answers the probe once the server answers a ping.
 package mcpbridge

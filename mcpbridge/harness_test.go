@@ -97,7 +97,7 @@ func newRig(t testing.TB, o rigOpts) *rig {
 	o.cfg.Name, o.cfg.Version, o.cfg.Log = "fault", "1", r.log
 	r.p = bridge.New(bridge.Options{
 		Name: "fault", Transport: mcpbridge.Wrap(faultServer(&r.starts), o.cfg), Config: o.config,
-		Deadlines: o.deadlines, Notify: r.notices.Add, Log: r.log,
+		Deadlines: o.deadlines, Notify: r.notices.Add, Log: r.log, Probe: mcpbridge.Probe,
 		Backoff:    bridge.Backoff{Initial: time.Millisecond, Max: time.Millisecond},
 		Redeclared: o.redecl,
 	})

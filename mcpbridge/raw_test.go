@@ -97,7 +97,7 @@ func legacy(method string) (any, error) {
 // A server that fails to initialize fails the handshake with one error,
 // which the host makes its one notice.
 func TestInitializeFails(t *testing.T) {
-	p := bridge.New(bridge.Options{Name: "raw", Transport: mcpbridge.Wrap(rawServer(func(string) (any, error) {
+	p := bridge.New(bridge.Options{Name: "raw", Probe: mcpbridge.Probe, Transport: mcpbridge.Wrap(rawServer(func(string) (any, error) {
 		return nil, errors.New("no thanks")
 	}), mcpbridge.Config{Name: "raw"})})
 	defer p.Close()
@@ -111,7 +111,7 @@ func TestInitializeFails(t *testing.T) {
 // negotiates it.
 func TestOlderProtocol(t *testing.T) {
 	log := &testutil.SyncBuffer{}
-	p := bridge.New(bridge.Options{Name: "raw", Transport: mcpbridge.Wrap(rawServer(legacy), mcpbridge.Config{Name: "raw", Log: log})})
+	p := bridge.New(bridge.Options{Name: "raw", Probe: mcpbridge.Probe, Transport: mcpbridge.Wrap(rawServer(legacy), mcpbridge.Config{Name: "raw", Log: log})})
 	defer p.Close()
 	decl, err := p.Start(context.Background())
 	if err != nil || len(decl.Tools) != 1 || decl.Tools[0].Name != "deaf" {
@@ -122,11 +122,20 @@ func TestOlderProtocol(t *testing.T) {
 	}
 }
 
-// A server that never answers a call: the bridge's deadline ends the
-// call, and the wedge rule kills the server, with one notice.
+// A server that answers nothing once initialized, not even a ping: the
+// bridge's deadline ends the call (the server is told), the translator's
+// own answer to it shows nothing, the probe's ping goes unanswered, and
+// the wedge rule kills the server, with one notice. (A server that
+// answers the ping, even with an error, answers something: it lives.)
 func TestNeverAnswers(t *testing.T) {
 	notices := testutil.NewCollector[bridge.Notice]()
-	p := bridge.New(bridge.Options{Name: "raw", Transport: mcpbridge.Wrap(rawServer(legacy), mcpbridge.Config{Name: "raw"}),
+	silent := func(method string) (any, error) {
+		if method == "ping" {
+			return nil, nil
+		}
+		return legacy(method)
+	}
+	p := bridge.New(bridge.Options{Name: "raw", Probe: mcpbridge.Probe, Transport: mcpbridge.Wrap(rawServer(silent), mcpbridge.Config{Name: "raw"}),
 		Deadlines: bounds.Deadlines{Tool: 100 * time.Millisecond, Grace: 100 * time.Millisecond}, Notify: notices.Add})
 	defer p.Close()
 	if _, err := p.Start(context.Background()); err != nil {
@@ -224,7 +233,7 @@ func TestListChangedFloodCoalesced(t *testing.T) {
 		}
 		return map[string]any{}, nil
 	})
-	p := bridge.New(bridge.Options{Name: "raw", Transport: mcpbridge.Wrap(inner, mcpbridge.Config{Name: "raw"})})
+	p := bridge.New(bridge.Options{Name: "raw", Probe: mcpbridge.Probe, Transport: mcpbridge.Wrap(inner, mcpbridge.Config{Name: "raw"})})
 	if _, err := p.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +267,7 @@ func TestListBounded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			n := 0
 			log := &testutil.SyncBuffer{}
-			p := bridge.New(bridge.Options{Name: "raw", Deadlines: bounds.Deadlines{Initialize: 20 * time.Second}, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
+			p := bridge.New(bridge.Options{Name: "raw", Probe: mcpbridge.Probe, Deadlines: bounds.Deadlines{Initialize: 20 * time.Second}, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
 				switch method {
 				case "initialize":
 					return map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}},
@@ -293,7 +302,7 @@ func TestListBounded(t *testing.T) {
 // Unbounded, the contribution outlives its deadline.
 func TestResourcesEndlessPages(t *testing.T) {
 	deadlines := bounds.Deadlines{Contributor: 20 * time.Second}
-	p := bridge.New(bridge.Options{Name: "raw", Deadlines: deadlines, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
+	p := bridge.New(bridge.Options{Name: "raw", Probe: mcpbridge.Probe, Deadlines: deadlines, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
 		switch method {
 		case "initialize":
 			return map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"resources": map[string]any{}},
@@ -329,7 +338,7 @@ func TestContributeEndsAtItsDeadline(t *testing.T) {
 	cancelled, pinged := make(chan struct{}), make(chan struct{})
 	var once, pingOnce sync.Once
 	notices := testutil.NewCollector[bridge.Notice]()
-	p := bridge.New(bridge.Options{Name: "raw", Deadlines: deadlines, Notify: notices.Add, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
+	p := bridge.New(bridge.Options{Name: "raw", Probe: mcpbridge.Probe, Deadlines: deadlines, Notify: notices.Add, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
 		switch method {
 		case "initialize":
 			starts.Add(1)
@@ -381,7 +390,7 @@ func TestContributeEndsAtItsDeadline(t *testing.T) {
 // A tool that requires tasks is not declared, and one notice says so.
 func TestTaskRequiredNotOffered(t *testing.T) {
 	notices := testutil.NewCollector[bridge.Notice]()
-	p := bridge.New(bridge.Options{Name: "raw", Notify: notices.Add, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
+	p := bridge.New(bridge.Options{Name: "raw", Probe: mcpbridge.Probe, Notify: notices.Add, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
 		if method == "tools/list" {
 			obj := map[string]any{"type": "object"}
 			return map[string]any{"tools": []any{
@@ -406,7 +415,7 @@ func TestTaskRequiredNotOffered(t *testing.T) {
 // initialized through initialize.
 func TestDiscoverRefusedWithNullID(t *testing.T) {
 	log := &testutil.SyncBuffer{}
-	p := bridge.New(bridge.Options{Name: "raw", Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
+	p := bridge.New(bridge.Options{Name: "raw", Probe: mcpbridge.Probe, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
 		if method == "server/discover" {
 			return nil, errUnread("Invalid Request")
 		}

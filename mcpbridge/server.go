@@ -237,6 +237,8 @@ func (s *server) dispatch(method string, params json.RawMessage) (any, error) {
 		return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidRequest, Message: "the MCP server did not initialize"}
 	}
 	switch method {
+	case Probe:
+		return s.ping(cs)
 	case protocol.MethodToolCall:
 		var p protocol.ToolCallParams
 		if err := decode(params, &p); err != nil {
@@ -248,19 +250,19 @@ func (s *server) dispatch(method string, params json.RawMessage) (any, error) {
 		if err := decode(params, &p); err != nil {
 			return nil, err
 		}
-		return s.bounded(cs, proxy.KindCommand, method, func(ctx context.Context) (any, error) { return s.runPrompt(ctx, cs, p) })
+		return s.bounded(proxy.KindCommand, func(ctx context.Context) (any, error) { return s.runPrompt(ctx, cs, p) })
 	case protocol.MethodCommandComplete:
 		var p protocol.CommandCompleteParams
 		if err := decode(params, &p); err != nil {
 			return nil, err
 		}
-		return s.bounded(cs, proxy.KindComplete, method, func(ctx context.Context) (any, error) { return s.completePrompt(ctx, cs, p) })
+		return s.bounded(proxy.KindComplete, func(ctx context.Context) (any, error) { return s.completePrompt(ctx, cs, p) })
 	case protocol.MethodContextContribute:
 		var p protocol.ContextContributeParams
 		if err := decode(params, &p); err != nil {
 			return nil, err
 		}
-		return s.bounded(cs, proxy.KindContributor, method, func(ctx context.Context) (any, error) { return s.contribute(ctx, cs, p) })
+		return s.bounded(proxy.KindContributor, func(ctx context.Context) (any, error) { return s.contribute(ctx, cs, p) })
 	}
 	return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "an MCP server translated by bingo does not answer " + method}
 }
@@ -270,41 +272,35 @@ func (s *server) dispatch(method string, params json.RawMessage) (any, error) {
 // the instance's context ended at the request's deadline. Past that the
 // bridge has stopped waiting (a contributor is dropped from its round),
 // so the work is for no one: the sdk tells the server to stop
-// (notifications/cancelled) and f answers. Before it does, the server
-// proves it answers at all (alive): one that has stopped answering is
-// wedged, and killed. Unbounded, one hung resources/read held its
-// goroutine and the server's work until the instance died, and a server
-// that answers everything else was killed as wedged for it.
-func (s *server) bounded(cs *mcp.ClientSession, k proxy.Kind, method string, f func(context.Context) (any, error)) (any, error) {
+// (notifications/cancelled) and f answers. That answer, past the
+// deadline, is the translator's and shows nothing of the server: the
+// bridge's probe (Probe) is what does. Unbounded, one hung
+// resources/read held its goroutine and the server's work until the
+// instance died.
+func (s *server) bounded(k proxy.Kind, f func(context.Context) (any, error)) (any, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, k.Deadline(s.cfg.Deadlines))
 	defer cancel()
-	res, err := f(ctx)
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) && s.ctx.Err() == nil {
-		s.alive(cs, method)
-	}
-	return res, err
+	return f(ctx)
 }
 
-// watch watches a request from its deadline (the bridge's, for kind k) on:
-// past it, the server must prove it answers at all (alive). The bridge's
-// own wedge rule cannot see a frozen server while calls keep coming, since
-// each new call is within its deadline and protects the instance: four
-// calls in a turn each waited the whole deadline, and the server lived on.
-// The returned func ends the watch, once the host has its answer.
-func (s *server) watch(cs *mcp.ClientSession, k proxy.Kind, what string) (stop func()) {
-	t := time.AfterFunc(k.Deadline(s.cfg.Deadlines), func() { s.spawn(func() { s.alive(cs, what) }) })
-	return func() { t.Stop() }
-}
+// Probe is the method of the bridge's liveness probe (bridge.Options.Probe)
+// for a translated server: the translator answers it once the server has
+// answered a ping. The translator answers a request past its deadline
+// itself (bounded; a cancelled tool call), so only this answer, or one
+// within the request's deadline, says the server is alive; a server that
+// answers nothing at all is wedged by the bridge's one rule, as any
+// plugin would be.
+const Probe = "mcp/ping"
 
-// alive pings the server, what having passed its deadline. A server that
-// does not answer within Grace is wedged: it is killed (stop), and the
-// death is its one notice.
-func (s *server) alive(cs *mcp.ClientSession, what string) {
-	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.Deadlines.Grace)
-	defer cancel()
-	if cs.Ping(ctx, nil) != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		s.stop(fmt.Sprintf("wedged: %s passed its deadline and the server answered no ping within %s", what, s.cfg.Deadlines.Grace))
+// ping answers the probe once the server has answered a ping.
+func (s *server) ping(cs *mcp.ClientSession) (any, error) {
+	if err := cs.Ping(s.ctx, nil); err != nil {
+		if gone := s.gone(err); gone != nil {
+			return nil, gone
+		}
+		return nil, fmt.Errorf("MCP ping: %v", err)
 	}
+	return struct{}{}, nil
 }
 
 // errGone ends a request whose server went away under it: the translator

@@ -14,7 +14,6 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/bingo/bingo-plugin-rpc/protocol"
-	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
@@ -261,7 +260,6 @@ func (s *server) callTool(cs *mcp.ClientSession, p protocol.ToolCallParams) (any
 		s.mu.Unlock()
 	}()
 
-	defer s.watch(cs, proxy.KindTool, "tools/call "+mcpName)()
 	params := &mcp.CallToolParams{Name: mcpName, Arguments: argsOf(p.Input), Meta: logMeta()}
 	params.SetProgressToken(p.CallID)
 	res, err := cs.CallTool(context.WithValue(ctx, callKey{}, p.CallID), params)
@@ -275,9 +273,11 @@ func (s *server) callTool(cs *mcp.ClientSession, p protocol.ToolCallParams) (any
 		if asked {
 			// The server was told (notifications/cancelled) and answers
 			// the call no more. It still proves it answers at all (a
-			// ping) before the host gets this answer, which the host
-			// waits for until the call's deadline: a server that has
-			// stopped answering is then wedged, as any plugin would be.
+			// ping) before the host gets this answer: an interrupted
+			// call's answer within its deadline shows the instance
+			// alive, and a server that has stopped answering must not
+			// seem so. (Past the deadline the answer shows nothing, and
+			// the bridge's probe asks instead.)
 			_ = cs.Ping(s.ctx, nil)
 			return protocol.ToolCallResult{Output: sdk.ToolOutput{IsError: true,
 				Parts: []sdk.Part{sdk.TextPart("cancelled: the MCP server was asked to stop (notifications/cancelled)")}}}, nil

@@ -286,10 +286,14 @@ func (c *checker) run(ctx context.Context) {
 		// is the one tapped.
 		tr = mcpbridge.Wrap(tr, mcpbridge.Config{Name: m.Name, Version: m.Version, Log: c.stderr.log(), Deadlines: c.dl})
 	}
-	c.plugin = bridge.New(bridge.Options{
+	opts := bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: &tapTransport{tr, c.tap}, Env: m.Entry.Env,
 		Deadlines: c.dl, Limits: c.limits, Notify: c.notify, Log: c.stderr.log(), Services: c.services,
-	})
+	}
+	if m.Entry.Protocol == manifest.ProtocolMCP {
+		opts.Probe = mcpbridge.Probe
+	}
+	c.plugin = bridge.New(opts)
 	defer c.wire() // the wire is read last, whatever happened
 	defer c.close()
 
