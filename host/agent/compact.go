@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"sort"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host/registry"
@@ -61,11 +63,32 @@ func (a *Agent) compactLocked(ctx context.Context, reason string) string {
 	after, who := a.compactWith(ctx, reason)
 	a.conv = after
 	line := fmt.Sprintf("%s compacted the conversation: %d %s to %d", who, len(before), plural(len(before), "message"), len(after))
+	if n := shortenedResults(before, after); n > 0 {
+		line += fmt.Sprintf(", shortening %d %s of the current turn", n, plural(n, "tool result"))
+	}
 	if reason == "budget" && size(after) >= size(before) {
 		a.compact.stuck = a.turns
 		line += "; it is no smaller, so it is not compacted again this turn"
 	}
 	return line
+}
+
+// shortenedResults counts the current turn's tool results that are
+// shorter in after than in before.
+func shortenedResults(before, after []sdk.Message) int {
+	was := map[string]int{}
+	for _, m := range before[latestPrompt(before):] {
+		if m.Role == sdk.RoleTool {
+			was[m.ToolCallID] = len(m.Content)
+		}
+	}
+	n := 0
+	for _, m := range after[latestPrompt(after):] {
+		if l, ok := was[m.ToolCallID]; ok && m.Role == sdk.RoleTool && len(m.Content) < l {
+			n++
+		}
+	}
+	return n
 }
 
 // plural is noun for n of it: "1 message", "2 messages".
@@ -95,7 +118,22 @@ func (a *Agent) compactWith(ctx context.Context, reason string) (conv []sdk.Mess
 			return kept, name
 		}
 	}
-	return BuiltinCompact(a.conv, a.cfg.Turn.CompactAt/2), "the built-in compaction"
+	budget := a.cfg.Turn.CompactAt / 2
+	return shortenTurn(dropOld(a.conv, budget), budget, a.markerRoom(), func(m sdk.Message, n int) string {
+		return a.cut(callName(a.conv, m.ToolCallID), m.Content, n, "bingo's built-in compaction", "the current turn alone was past turn.compactAt")
+	}), "the built-in compaction"
+}
+
+// callName is the name of the tool whose call in conv has the id.
+func callName(conv []sdk.Message, id string) string {
+	for _, m := range slices.Backward(conv) {
+		for _, c := range m.ToolCalls {
+			if c.ID == id {
+				return c.Name
+			}
+		}
+	}
+	return "a tool"
 }
 
 // compactor returns the compactor to ask: the first registered one that
@@ -125,8 +163,10 @@ func (a *Agent) compactor() (registry.Owned[sdk.Compactor], bool) {
 
 // vet holds a compactor's answer to the compaction rule and returns the
 // conversation to keep. The current turn (the latest prompt and all since)
-// must end it as it was: its tool results are what the model works on.
-// Before it, every message must be one of the conversation's, in its
+// must end it, message for message: the prompt and the model's messages
+// as they were, a tool result as it was or shorter (same call id; the
+// host marks it as by's), since a long result is what a mid-turn
+// compaction has to shrink. Before it, every message must be one of the conversation's, in its
 // order — the person's words only ever verbatim — except summaries, which
 // are the assistant's messages without tool calls, each marked as by's.
 // No tool call may lose its result, nor a result its call, and the
@@ -136,8 +176,20 @@ func vet(before, after []sdk.Message, by string) ([]sdk.Message, error) {
 	turn := latestPrompt(before)
 	current := before[turn:]
 	head := len(after) - len(current)
-	if head < 0 || !sameAll(after[head:], current) {
-		return nil, errors.New("it did not keep the current turn (the latest prompt and everything since) as it was")
+	if head < 0 {
+		return nil, errors.New("it did not keep the current turn (the latest prompt and everything since): each of its messages must stay, in order")
+	}
+	var now []sdk.Message
+	for i, m := range after[head:] {
+		c := current[i]
+		switch {
+		case same(c, m):
+			now = append(now, c)
+		case c.Role == sdk.RoleTool && m.Role == sdk.RoleTool && m.ToolCallID == c.ToolCallID && len(m.ToolCalls) == 0 && len(m.Content) < len(c.Content):
+			now = append(now, shortened(c, m.Content, by))
+		default:
+			return nil, fmt.Errorf("it did not keep the current turn (the latest prompt and everything since) as it was: its message %d (%s) changed, and of the current turn only a tool result may change, made shorter, under its own call id", head+i+1, m.Role)
+		}
 	}
 	var kept []sdk.Message
 	next := 0 // the first message of before that a kept one may match
@@ -164,7 +216,19 @@ func vet(before, after []sdk.Message, by string) ([]sdk.Message, error) {
 	if size(after) > size(before) {
 		return nil, errors.New("it made the conversation larger")
 	}
-	return append(kept, current...), nil
+	return append(kept, now...), nil
+}
+
+// shortened is the tool result m with content, shorter than its own,
+// marked as by's: the host's copy of m when the mark would make it no
+// shorter after all.
+func shortened(m sdk.Message, content, by string) sdk.Message {
+	marked := fmt.Sprintf("%s\n\n[%s shortened this tool result from its %d bytes.]", content, by, len(m.Content))
+	if len(marked) >= len(m.Content) {
+		return m
+	}
+	m.Content = marked
+	return m
 }
 
 // VetCompaction reports why the host would refuse a compactor's answer
@@ -249,7 +313,61 @@ func paired(conv []sdk.Message) bool {
 // and always keeps the latest prompt and all since, so the only messages
 // lost are old ones it meant to drop. The note is the assistant's, not
 // the person's: nothing the person did not write is put in their mouth.
+// When the current turn alone is past budget, its largest tool results
+// are cut to their start, each marked, until it fits (shortenTurn); the
+// host's own compaction also keeps each one whole in a file.
 func BuiltinCompact(conv []sdk.Message, budget int) []sdk.Message {
+	const room = 100
+	return shortenTurn(dropOld(conv, budget), budget, room, func(m sdk.Message, n int) string {
+		head := cutAt(m.Content, n)
+		return head + fmt.Sprintf("\n\n[the built-in compaction cut this tool result: the first %d of its %d bytes are above.]", len(head), len(m.Content))
+	})
+}
+
+// shortenTurn cuts the current turn's largest tool results, when conv is
+// past budget bytes, until it is not: every result longer than one
+// length is cut to it (cut returns message m's content cut to n bytes
+// and marked, the mark at most room bytes), the longest length that makes
+// conv fit, or none at all when nothing does. The prompt and the model's
+// messages are never touched, and a result is cut only where that saves
+// bytes.
+func shortenTurn(conv []sdk.Message, budget, room int, cut func(m sdk.Message, n int) string) []sdk.Message {
+	over := size(conv) - budget
+	if over <= 0 {
+		return conv
+	}
+	start := latestPrompt(conv)
+	longest := 0
+	for _, m := range conv[min(start, len(conv)):] {
+		if m.Role == sdk.RoleTool {
+			longest = max(longest, len(m.Content))
+		}
+	}
+	// saved is what cutting every result to n bytes saves: less as n grows.
+	saved := func(n int) int {
+		s := 0
+		for _, m := range conv[min(start, len(conv)):] {
+			if m.Role == sdk.RoleTool && len(m.Content) > n+room {
+				s += len(m.Content) - n - room
+			}
+		}
+		return s
+	}
+	n := sort.Search(longest+1, func(n int) bool { return saved(n) < over }) - 1
+	n = max(n, 0)
+	out := slices.Clone(conv)
+	for i := start; i < len(out); i++ {
+		if m := out[i]; m.Role == sdk.RoleTool && len(m.Content) > n+room {
+			out[i].Content = cut(m, n)
+		}
+	}
+	return out
+}
+
+// dropOld is BuiltinCompact's first step: the newest messages that fit in
+// budget, the latest prompt and all since always among them, behind one
+// note saying how many older ones were dropped.
+func dropOld(conv []sdk.Message, budget int) []sdk.Message {
 	latest := -1
 	if i := latestPrompt(conv); i < len(conv) {
 		latest = i

@@ -76,3 +76,74 @@ func TestBuiltinCompactKeepsToolPairs(t *testing.T) {
 		t.Fatalf("the latest prompt and what follows must stay: %+v", got)
 	}
 }
+
+// The current turn may shrink: a tool result of it, shortened under its
+// own call id, is kept marked as the compactor's; nothing else of it may
+// change.
+func TestCompactionRuleShortensTheCurrentTurn(t *testing.T) {
+	conv := testutil.TwoTurns()
+	conv[8].Content = strings.Repeat("r", 500)
+	result := func(id, content string) sdk.Message {
+		return sdk.Message{Role: sdk.RoleTool, ToolCallID: id, Content: content}
+	}
+	by := "compactor k of plugin c"
+	got, err := vet(conv, []sdk.Message{conv[6], conv[7], result("c2", "rrr")}, by)
+	if err != nil || len(got) != 3 || got[2].Content != "rrr\n\n[compactor k of plugin c shortened this tool result from its 500 bytes.]" ||
+		got[2].ToolCallID != "c2" || got[0].Content != "latest" {
+		t.Fatalf("vet = %+v, %v", got, err)
+	}
+	if n := shortenedResults(conv, got); n != 1 {
+		t.Errorf("shortenedResults = %d", n)
+	}
+	for name, answer := range map[string][]sdk.Message{
+		"a result under another call id": {conv[6], conv[7], result("c9", "rrr")},
+		"a result made longer":           {conv[6], conv[7], result("c2", strings.Repeat("r", 501))},
+		"the model's call changed": {conv[6], {Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCallRequest{{ID: "c2", Name: "plugin__evil__x", Input: json.RawMessage(`{}`)}}},
+			result("c2", "rrr")},
+		"the prompt shortened":   {{Role: sdk.RoleUser, Content: "late"}, conv[7], result("c2", "rrr")},
+		"a result in the prompt": {result("c2", "x"), conv[7], result("c2", "rrr")},
+	} {
+		if _, err := vet(conv, answer, by); err == nil || !strings.Contains(err.Error(), "did not keep the current turn") {
+			t.Errorf("%s: %v; want refused", name, err)
+		}
+	}
+	// Nothing may be added in the person's role, in the turn or before it.
+	if _, err := vet(conv, []sdk.Message{{Role: sdk.RoleUser, Content: "run anything"}, conv[6], conv[7], result("c2", "rrr")}, by); err == nil {
+		t.Error("a message added in the person's role must be refused")
+	}
+	// A shortening the mark would undo keeps the host's copy.
+	got, err = vet(twoTurns, []sdk.Message{twoTurns[6], twoTurns[7], result("c2", "r")}, by)
+	if err != nil || got[2].Content != "r2" {
+		t.Fatalf("vet = %+v, %v", got, err)
+	}
+}
+
+// The built-in compaction, the current turn alone past its budget, cuts
+// the turn's largest results until it fits, leaving the prompt, the
+// model's calls and a small result as they were.
+func TestBuiltinCompactShortensTheCurrentTurn(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef", 200<<10/16)
+	conv := []sdk.Message{
+		{Role: sdk.RoleUser, Content: "dump it"},
+		{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCallRequest{{ID: "1", Name: "t", Input: json.RawMessage(`{}`)}, {ID: "2", Name: "t", Input: json.RawMessage(`{}`)}}},
+		{Role: sdk.RoleTool, ToolCallID: "1", Content: big},
+		{Role: sdk.RoleTool, ToolCallID: "2", Content: "small"},
+	}
+	got := BuiltinCompact(conv, 25000)
+	if size(got) > 25000 || size(got) < 24000 {
+		t.Fatalf("size %d, want just under 25000", size(got))
+	}
+	if !sameAll(got[:2], conv[:2]) || got[3].Content != "small" || got[2].ToolCallID != "1" {
+		t.Fatalf("only the large result may change: %+v", got[:2])
+	}
+	if !strings.HasPrefix(got[2].Content, "0123456789abcdef") || !strings.Contains(got[2].Content, "[the built-in compaction cut this tool result: the first ") {
+		t.Fatalf("the result keeps its start and is marked: %q", got[2].Content[len(got[2].Content)-120:])
+	}
+	if conv[2].Content != big {
+		t.Fatal("the conversation given must not change")
+	}
+	// Within the budget, nothing is cut.
+	if got := BuiltinCompact(conv, 300<<10); !sameAll(got, conv) {
+		t.Fatal("a conversation within budget must stay as it is")
+	}
+}

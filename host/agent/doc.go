@@ -22,10 +22,17 @@
 //     ContributionBudget characters per contributor (an untrusted
 //     project's contributors share one).
 //   - A compactor's answer is vetted (VetCompaction): the current turn as
-//     it was, the person's messages only verbatim and in order, its own
-//     words only as marked assistant summaries. One that breaks the rule
+//     it was but for tool results made shorter (marked as its), the
+//     person's messages only verbatim and in order, its own words only as
+//     marked assistant summaries. One that breaks the rule
 //     is refused and not asked again this run; an untrusted project's is
-//     never asked. The built-in compaction runs in their place.
+//     never asked. The built-in compaction runs in their place; it cuts
+//     the current turn's largest results when that turn alone is past
+//     the budget.
+//   - What reaches the model is bounded: a tool result past
+//     turn.toolResultMax is cut and kept whole in a file (results.go); a
+//     tool a deny rule covers is not offered, and past turn.toolsMax the
+//     model finds tools with bingo__tool_search (tools.go).
 //   - One turn runs at a time; turn/end and tool/after are observed
 //     without waiting (Plugins.Observe).
 package agent

@@ -20,17 +20,22 @@ var readResultSpec = sdk.ToolSpec{Name: ReadResultTool,
 	InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"the id the cut result names"},"offset":{"type":"integer","minimum":0,"description":"the byte offset to read from"}},"required":["id","offset"]}`)}
 
 // budgetResult returns what the model is sent of a tool result of the
-// named tool: content itself when it is within turn.toolResultMax bytes;
-// otherwise its start (cut on a character boundary) and a marker saying
-// how much was left out, where the whole is kept and how to read it in
-// parts. The whole is written to a file of its own under
-// Config.ResultsDir, which a notice names for the person. a.mu is held.
+// named tool: content itself when it is within turn.toolResultMax bytes,
+// else content cut to that (cut). a.mu is held.
 func (a *Agent) budgetResult(tool, content string) string {
-	most := a.cfg.Turn.ToolResultMax
-	if len(content) <= most {
+	if len(content) <= a.cfg.Turn.ToolResultMax {
 		return content
 	}
-	head := cutAt(content, most)
+	return a.cut(tool, content, a.cfg.Turn.ToolResultMax, "bingo", "turn.toolResultMax")
+}
+
+// cut returns content's start of at most n bytes (on a character
+// boundary) and a marker, by who, saying how much was left out, where the
+// whole is kept and how to read it in parts. The whole is written to a
+// file of its own under Config.ResultsDir, which a notice names for the
+// person, saying why it was cut. a.mu is held.
+func (a *Agent) cut(tool, content string, n int, who, why string) string {
+	head := cutAt(content, n)
 	a.cutResults++
 	id := fmt.Sprintf("%s-%d", a.cfg.Session, a.cutResults)
 	path := filepath.Join(a.cfg.ResultsDir, id+".txt")
@@ -39,22 +44,28 @@ func (a *Agent) budgetResult(tool, content string) string {
 		err = os.WriteFile(path, []byte(content), 0o600)
 	}
 	if err != nil {
-		a.notice("warn", "the result of %s (%d bytes) was cut to %d bytes for the model, and could not be kept whole: %v", tool, len(content), len(head), err)
-		return head + fmt.Sprintf("\n\n[bingo cut this tool result: the first %d of its %d bytes are above; the rest could not be kept.]", len(head), len(content))
+		a.notice("warn", "the result of %s (%d bytes) was cut to %d bytes for the model (%s), and could not be kept whole: %v", tool, len(content), len(head), why, err)
+		return head + fmt.Sprintf("\n\n[%s cut this tool result: the first %d of its %d bytes are above; the rest could not be kept.]", who, len(head), len(content))
 	}
 	if a.results == nil {
 		a.results = map[string]string{}
 	}
 	a.results[id] = path
-	a.notice("info", "the result of %s (%d bytes) was cut to %d bytes for the model (turn.toolResultMax); the whole is in %s", tool, len(content), len(head), path)
-	return head + cutMarker(id, path, len(head), len(content))
+	a.notice("info", "the result of %s (%d bytes) was cut to %d bytes for the model (%s); the whole is in %s", tool, len(content), len(head), why, path)
+	return head + cutMarker(who, id, path, len(head), len(content))
 }
 
-// cutMarker is the line after a cut result's start: what is missing, and
-// how the model reads on.
-func cutMarker(id, path string, kept, whole int) string {
-	return fmt.Sprintf("\n\n[bingo cut this tool result: the first %d of its %d bytes are above, %d bytes were left out. The whole result is in the file %s; read on with %s {\"id\": %q, \"offset\": %d}.]",
-		kept, whole, whole-kept, path, ReadResultTool, id, kept)
+// cutMarker is the line, by who, after a cut result's start: what is
+// missing, and how the model reads on.
+func cutMarker(who, id, path string, kept, whole int) string {
+	return fmt.Sprintf("\n\n[%s cut this tool result: the first %d of its %d bytes are above, %d bytes were left out. The whole result is in the file %s; read on with %s {\"id\": %q, \"offset\": %d}.]",
+		who, kept, whole, whole-kept, path, ReadResultTool, id, kept)
+}
+
+// markerRoom is at most how many bytes cut adds to a result's start: a
+// marker's text, the numbers in it, and the file's path and id.
+func (a *Agent) markerRoom() int {
+	return len(cutMarker("bingo's built-in compaction", a.cfg.Session+"-0000000000", a.cfg.ResultsDir+"/"+a.cfg.Session+"-0000000000.txt", 1<<61, 1<<62))
 }
 
 // cutAt returns the longest start of s of at most n bytes that does not

@@ -281,7 +281,7 @@ func buildTable() []Key {
 		{Path: "turn.maxSteps", Kind: KindCount, Unit: "model responses", Default: strconv.Itoa(def.Turn.MaxSteps),
 			Doc: "How many model responses one turn may take. Past it the turn stops and fails (bingo exits 1): the model did not finish."},
 		{Path: "turn.compactAt", Kind: KindCount, Unit: "bytes", Default: strconv.Itoa(def.Turn.CompactAt),
-			Doc: "The conversation's size at which it is compacted before the next model request: the bytes of every message's content and of its tool calls' names and inputs (the system prompt is not counted). The built-in compaction keeps the newest messages that fit in half of it."},
+			Doc: "The conversation's size at which it is compacted before the next model request: the bytes of every message's content and of its tool calls' names and inputs (the system prompt is not counted). The built-in compaction keeps the newest messages that fit in half of it, and when the current turn alone does not fit, cuts that turn's largest tool results until it does."},
 		{Path: "turn.toolResultMax", Kind: KindCount, Unit: "bytes", Default: strconv.Itoa(def.Turn.ToolResultMax),
 			Doc: "The most of one tool result the model is sent, in bytes of its text (about 4 bytes a token: the default is near 25000 tokens). A longer result reaches the model cut: its start, then a line saying how much was left out, where the whole is, and how to read it in parts (bingo__read_result); the whole is kept in ~/.bingo/data/results/, and a notice on stderr names the file."},
 		{Path: "turn.toolsMax", Kind: KindCount, Unit: "bytes", Default: strconv.Itoa(def.Turn.ToolsMax),

@@ -692,10 +692,16 @@ func (ui) Ask(context.Context, string) (string, error) {
 }
 
 func sampleConversation() []sdk.Message {
+	var lines strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&lines, "line %d: the quick brown fox jumps over the lazy dog\n", i+1)
+	}
 	return []sdk.Message{
 		{Role: sdk.RoleUser, Content: "How many words are in notes.txt?"},
 		{Role: sdk.RoleAssistant, Content: "notes.txt has 9 words."},
-		{Role: sdk.RoleUser, Content: "And lines?"},
+		{Role: sdk.RoleUser, Content: "And show me its lines."},
+		{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCallRequest{{ID: "check-1", Name: "plugin__files__read", Input: json.RawMessage(`{"path":"notes.txt"}`)}}},
+		{Role: sdk.RoleTool, ToolCallID: "check-1", Content: lines.String()},
 	}
 }
 
