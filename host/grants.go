@@ -22,9 +22,9 @@ var errUntrusted = errors.New("not started: its project is not trusted")
 // what of the project's file did not apply. It returns the settings in
 // force and the environment variables the person's provider key is read
 // from, which plugins do not see unless the person passes them on.
-func loadSettings(cfg Config, project string, t *projectTrust, found []*manifest.Manifest) (s settings.Settings, keyEnv, skipped []string) {
+func loadSettings(cfg Config, user settings.User, project string, t *projectTrust, found []*manifest.Manifest) (s settings.Settings, env envRule, skipped []string) {
 	notify := cfg.Notify
-	userFile := settings.Files(cfg.Home, "")[0]
+	userFile := userSettingsFile(cfg.Home)
 	p := settings.Project{Trusted: t.settings, ValidPattern: gate.Valid,
 		Own: map[string]bool{}, Untrusted: map[string]bool{}}
 	if project != "" {
@@ -36,7 +36,7 @@ func loadSettings(cfg Config, project string, t *projectTrust, found []*manifest
 			p.Untrusted[m.Name] = !t.trusted(m)
 		}
 	}
-	l := settings.LoadLayered(userFile, p)
+	l := user.Layered(p)
 	for _, err := range l.Errs {
 		msg := err.Error()
 		var fe *settings.Error
@@ -58,11 +58,46 @@ func loadSettings(cfg Config, project string, t *projectTrust, found []*manifest
 			strings.Join(l.Withheld, ", "), userFile, howToTrust(project))})
 	}
 	s = keyStaysHome(l.Settings, l.User, p.File, notify)
-	if o := l.User.Provider.OpenAI; o != nil && o.APIKeyEnv != "" {
-		keyEnv = []string{o.APIKeyEnv}
-	}
-	return s, keyEnv, l.Skipped
+	// The environment rule is the user's file's alone (env is user-only),
+	// less the passes an untrusted plugin is not given (l.Settings).
+	return s, envRule{environ: cfg.Environ, env: s.Env, keyEnv: keyEnvOf(l.User)}, l.Skipped
 }
+
+func userSettingsFile(home string) string { return settings.Files(home, "")[0] }
+
+// keyEnvOf names the variable the person's provider key is read from, by
+// their own settings user: kept from plugins unless passed on.
+func keyEnvOf(user settings.Settings) []string {
+	if o := user.Provider.OpenAI; o != nil && o.APIKeyEnv != "" {
+		return []string{o.APIKeyEnv}
+	}
+	return nil
+}
+
+// envRule is what of the person's environment (environ) each plugin is
+// given: all but what env withholds from it and the provider's key
+// variables (settings.Env.Filter). A plugin's ${VAR}s expand from that
+// alone, when it starts and when it is pinned: an entry cannot read
+// what its own process could not.
+type envRule struct {
+	environ []string
+	env     settings.Env
+	keyEnv  []string
+}
+
+// userEnvRule is the environment rule of the person's own settings file
+// in home, which alone sets it, as a project's plugins get it once
+// trusted.
+func userEnvRule(home string, environ []string) envRule {
+	return envRuleOf(settings.ReadUser(userSettingsFile(home)).Settings(), environ)
+}
+
+// envRuleOf is the environment rule that settings s set over environ.
+func envRuleOf(s settings.Settings, environ []string) envRule {
+	return envRule{environ: environ, env: s.Env, keyEnv: keyEnvOf(s)}
+}
+
+func (r envRule) of(name string) []string { return r.env.Filter(name, r.environ, r.keyEnv) }
 
 // keyStaysHome sends an API key only to the endpoint the user's own file
 // sends it to, trusted project or not: a project may choose the model but
@@ -104,4 +139,36 @@ func hasLayer(layers []manifest.Layer, name string) bool {
 		}
 	}
 	return false
+}
+
+// unresolved says why plugin's entry could not be expanded (err, from
+// manifest.Manifest.Resolve): a variable the person has but does not give
+// this plugin is named as not given, with how to hand it over.
+func (r envRule) unresolved(plugin string, err error) error {
+	var unset *manifest.UnsetError
+	if !errors.As(err, &unset) {
+		return err
+	}
+	var withheld, missing []string
+	has := manifest.LookupIn(r.environ)
+	for _, name := range unset.Names {
+		if _, ok := has(name); ok {
+			withheld = append(withheld, name)
+		} else {
+			missing = append(missing, name)
+		}
+	}
+	if len(withheld) == 0 {
+		return err
+	}
+	is, it := "is", "it"
+	if len(withheld) > 1 {
+		is, it = "are", "them"
+	}
+	msg := fmt.Sprintf("%s %s not given to this plugin: your settings withhold %s or read your provider's key from %s; naming %s in env.plugins.%s.pass in your own settings file hands %s over",
+		manifest.VarList(withheld), is, it, it, it, plugin, it)
+	if len(missing) > 0 {
+		msg += "; and " + (&manifest.UnsetError{Names: missing}).Error()
+	}
+	return errors.New(msg)
 }

@@ -87,6 +87,10 @@ func (h *Host) unredirected(at sdk.HookPoint, e registry.HookEntry, d sdk.HookDe
 	return sdk.HookDecision{Outcome: sdk.HookAsk, Reason: fmt.Sprintf("it would run the call with the input %s instead (not applied: its project is not trusted)", proposed)}
 }
 
+// maxShown bounds what a refused redirect's question shows of the input
+// it proposed.
+const maxShown = 200
+
 // observedBy is what an observer owned by owner is told of payload, and
 // whether it is told at all; full is payload as every other observer is
 // told it. A plugin of a project the person has not trusted hears only its

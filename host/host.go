@@ -124,7 +124,7 @@ type Host struct {
 	projectDecls *bridge.DeclarationBudget
 	sums         *trust.Sums      // every file digested this run, read once
 	decls        *declcache.Cache // what each plugin declared last time
-	keyEnv       []string         // the variables the person's provider key is read from: kept from plugins by default
+	env          envRule          // what of cfg.Environ each plugin is given
 	skipped      []string         // settings files not applied for an error: what they set is not in force
 	plugins      []*loaded
 	held         map[string]*manifest.Manifest // untrusted project plugins held back, by the name the person's copy keeps
@@ -164,7 +164,11 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 		notify(bridge.Notice{Level: "error", Message: p.Error() + "; skipped"})
 	}
 	sums := trust.NewSums()
-	trust := assessTrust(ctx, cfg, project, found, sums)
+	// The person's own file is read first: the environment each plugin is
+	// given is its alone, and a project's entries are resolved by it to
+	// be pinned.
+	user := settings.ReadUser(userSettingsFile(cfg.Home))
+	trust := assessTrust(ctx, cfg, project, found, sums, envRuleOf(user.Settings(), cfg.Environ))
 	found, held := trust.holdBack(cfg, found)
 	for _, m := range found {
 		for _, sh := range m.Shadows {
@@ -172,12 +176,12 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 				m.Layer, m.Root, sh.Layer, sh.Root)})
 		}
 	}
-	s, keyEnv, skipped := loadSettings(cfg, project, trust, found)
+	s, env, skipped := loadSettings(cfg, user, project, trust, found)
 	g, err := gate.New(s.Permissions, cfg.Allow, trust.untrustedNames()...)
 	if err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, keyEnv: keyEnv, skipped: skipped, sums: sums, held: held,
+	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, env: env, skipped: skipped, sums: sums, held: held,
 		decls: declcache.New(filepath.Join(cfg.Home, ".bingo", "data", "cache", "declarations"), sums)}
 	h.projectDecls = bridge.NewDeclarationBudget(MaxProjectDeclarations, "this project's plugins")
 	ranks := map[string]int{}
@@ -256,18 +260,18 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	// A remote server's URL as notices and its log show it: as written,
 	// since an expanded ${VAR} may be a secret.
 	shownURL := m.Entry.URL
-	if trusted && m.Entry.Protocol == manifest.ProtocolMCP {
-		// ${VAR} in an MCP server's entry is the person's environment,
-		// read only into what the person trusts (manifest.Entry.Expand).
-		e, err := m.Entry.Expand(manifest.LookupIn(h.cfg.Environ))
+	env := h.env.of(m.Name)
+	if trusted {
+		// ${VAR} in an MCP server's entry reads only what the plugin is
+		// given of the person's environment, and only into what the
+		// person trusts (manifest.Manifest.Resolve).
+		r, err := m.Resolve(env)
 		if err != nil {
-			l.err = err
-			h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: " + err.Error()})
+			l.err = h.env.unresolved(m.Name, err)
+			h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: " + l.err.Error()})
 			return l
 		}
-		expanded := *m
-		expanded.Entry = e
-		m = &expanded
+		m = r
 	}
 	log := NewLog(h.logPath(m), DefaultLogCap, func(err error) {
 		h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: fmt.Sprintf("its log cannot be written (%v); what it says there is lost", err)})
@@ -346,7 +350,6 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		root = ""
 		tr = mcphttp.New(mcphttp.Config{URL: m.Entry.URL, Shown: shownURL, Headers: m.Entry.Headers, Log: log})
 	default:
-		env := h.settings.Env.Filter(m.Name, h.cfg.Environ, h.keyEnv)
 		if m.Entry.Protocol == manifest.ProtocolMCP {
 			env = withConfig(env, h.settings.Plugins[m.Name])
 		}

@@ -23,7 +23,8 @@ func LoadSettings(ctx context.Context, cfg Config) settings.Settings {
 	}
 	cfg.AskTrust = nil
 	project, _ := projectOf(cfg)
-	s, _, _ := loadSettings(cfg, project, assessTrust(ctx, cfg, project, nil, trust.NewSums()), nil)
+	user := settings.ReadUser(userSettingsFile(cfg.Home))
+	s, _, _ := loadSettings(cfg, user, project, assessTrust(ctx, cfg, project, nil, trust.NewSums(), envRule{}), nil)
 	return s
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -18,10 +19,55 @@ import (
 )
 
 // TrustQuestion is what Config.AskTrust puts to the person: the project
-// and the exec plugins it would start.
+// and what of it would run with the person's rights, its processes and
+// remote servers.
 type TrustQuestion struct {
 	Project string
-	Plugins []string // "name (command line)"
+	Plugins []Runs
+}
+
+// Runs is what one project plugin would run, as the person is shown it
+// before trusting it (the trust prompt, bingo trust).
+type Runs struct {
+	Name string
+	// Line is its command line as its entry spells it, an argument a
+	// shell would not read as one word quoted as a shell quotes it (for a
+	// module, entry.wasm and its arguments), or a remote server's URL.
+	// It is whole, however long: whoever shows it wraps it, never cuts
+	// it (render.Whole).
+	Line string
+	// Vars names, sorted, the variables its entry reads when it starts
+	// (manifest.Manifest.Vars), from what the person's environment rule
+	// gives it.
+	Vars []string
+}
+
+// runsOf is what m would run.
+func runsOf(m *manifest.Manifest) Runs {
+	r := Runs{Name: m.Name, Vars: m.Vars()}
+	switch m.Entry.Transport() {
+	case manifest.TransportHTTP:
+		r.Line = m.Entry.URL
+		return r
+	case manifest.TransportWasm:
+		r.Line = shellWord(m.Entry.Wasm)
+	default:
+		r.Line = shellWord(m.Entry.Command)
+	}
+	for _, a := range m.Entry.Args {
+		r.Line += " " + shellWord(a)
+	}
+	return r
+}
+
+// shellWord is s as one word of a POSIX shell's command line: as it is if
+// it holds nothing a shell reads specially, else single-quoted. Where one
+// argument ends and the next begins is what the person must see.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-${}") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // projectTrust is what the person's trust record says about this run's
@@ -62,7 +108,7 @@ func howToTrust(root string) string {
 // with what the project's plugins would run now. A lapse is one notice
 // per plugin naming what changed; an unreadable record is one notice and
 // means untrusted.
-func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest.Manifest, sums *trust.Sums) *projectTrust {
+func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest.Manifest, sums *trust.Sums, env envRule) *projectTrust {
 	t := &projectTrust{root: root, store: trust.NewStore(cfg.Home), plugins: map[string]bool{}, why: map[string]string{}}
 	var project []*manifest.Manifest
 	for _, m := range found {
@@ -87,7 +133,7 @@ func assessTrust(ctx context.Context, cfg Config, root string, found []*manifest
 	var now map[string]trust.Plugin
 	read := func() {
 		var problems map[string]error
-		now, problems = snapshot(scopeOf(root, cfg.Cwd, cfg.Environ), project, sums)
+		now, problems = snapshot(scopeOf(root, cfg.Cwd, env), project, sums)
 		for _, name := range slices.Sorted(maps.Keys(problems)) {
 			t.why[name] = "cannot be checked: " + problems[name].Error()
 			each.add(bridge.Notice{Plugin: name, Level: "error", Message: "untrusted: " + problems[name].Error()})
@@ -162,21 +208,29 @@ func describeLapse(l trust.Lapse, root string) string {
 	return fmt.Sprintf("%s changed since you trusted %s; %s", strings.Join(l.Changed, ", "), root, howToTrust(root))
 }
 
-// scopeOf is what the project at root's plugins are pinned against: the
-// repository around it, and the directory and environment their processes
-// start with.
-func scopeOf(root, cwd string, environ []string) trust.Scope {
-	return trust.Scope{Project: root, Repository: trust.RepositoryRoot(root), Dir: cwd, Env: environ}
+// pinScope is what the project at root's plugins are pinned against: the
+// repository around it, the directory their processes start in, and what
+// of the person's environment each is given, by which its entry is
+// resolved first, as it is when it starts.
+type pinScope struct {
+	trust.Scope
+	env envRule
+}
+
+func scopeOf(root, cwd string, env envRule) pinScope {
+	return pinScope{Scope: trust.Scope{Project: root, Repository: trust.RepositoryRoot(root), Dir: cwd, Resolve: true}, env: env}
 }
 
 // snapshot digests what each project plugin would run. A plugin that
 // cannot be digested (past a cap, a file it cannot read) is left out: it
 // stays untrusted. Each file is read once through sums.
-func snapshot(sc trust.Scope, project []*manifest.Manifest, sums *trust.Sums) (map[string]trust.Plugin, map[string]error) {
+func snapshot(sc pinScope, project []*manifest.Manifest, sums *trust.Sums) (map[string]trust.Plugin, map[string]error) {
 	now := make(map[string]trust.Plugin, len(project))
 	var problems map[string]error
 	for _, m := range project {
-		p, err := sums.Snapshot(sc, m)
+		one := sc.Scope
+		one.Env = sc.env.of(m.Name)
+		p, err := sums.Snapshot(one, m)
 		if err != nil {
 			if problems == nil {
 				problems = map[string]error{}
@@ -220,21 +274,15 @@ func (t *projectTrust) untrustedExec(project []*manifest.Manifest) []string {
 	return names
 }
 
-// question names what the repository would run, one line per plugin: its
-// command line (a remote server's URL) as the manifest spells it, cut to maxShown characters (a
-// manifest may hold a megabyte of arguments).
+// question names what the repository would run: each plugin that would
+// start a process or reach a remote server, with its whole command line
+// (or URL) and the variables it reads. A project has at most
+// manifest.MaxProjectPlugins, so every one is named.
 func (t *projectTrust) question(project []*manifest.Manifest) TrustQuestion {
 	q := TrustQuestion{Project: t.root}
 	for _, m := range project {
 		if m.Entry.Transport() != manifest.TransportWasm && !t.plugins[m.Name] {
-			line := strings.Join(append([]string{m.Entry.Command}, m.Entry.Args...), " ")
-			if m.Entry.URL != "" {
-				line = m.Entry.URL
-			}
-			if r := []rune(line); len(r) > maxShown {
-				line = string(r[:maxShown]) + "…"
-			}
-			q.Plugins = append(q.Plugins, fmt.Sprintf("%s (%s)", m.Name, line))
+			q.Plugins = append(q.Plugins, runsOf(m))
 		}
 	}
 	return q
@@ -266,9 +314,6 @@ func (p *perPlugin) done() {
 		p.notify(bridge.Notice{Level: "warn", Message: fmt.Sprintf("and %d more of this repository's plugins are untrusted for the same kind of reason; bingo plugins lists each", p.more)})
 	}
 }
-
-// maxShown bounds what the trust prompt shows of one plugin's command line.
-const maxShown = 200
 
 // listSome joins names for one line: the first ten, then how many more.
 func listSome(names []string) string {
@@ -336,6 +381,7 @@ type TrustReport struct {
 	Repository string             // the repository whose files are pinned (trust.RepositoryRoot)
 	Record     string             // the trust file written
 	Plugins    []trust.Plugin     // what each project plugin runs, by name
+	Runs       map[string]Runs    // each of Plugins' command line and the variables it reads, by name
 	Settings   string             // the settings file's record ("missing" if none)
 	MovedAside string             // a trust file that could not be used, preserved here, if any
 	MovedWhy   error              // why it could not be used
@@ -379,7 +425,7 @@ func Trust(home, cwd string) (TrustReport, error) {
 	// A broken manifest runs nothing, so it is not trusted: once fixed, it
 	// is a new plugin, and trusted only when the person says so again.
 	found, problems := manifest.Discover([]manifest.Layer{manifest.ProjectLayer(root)})
-	sc := scopeOf(root, cwd, nil)
+	sc := scopeOf(root, cwd, userEnvRule(home, os.Environ()))
 	now, errs := snapshot(sc, found, trust.NewSums())
 	rec, err := record(root, now, false)
 	if err != nil {
@@ -394,13 +440,15 @@ func Trust(home, cwd string) (TrustReport, error) {
 	if err != nil {
 		return TrustReport{}, err
 	}
-	r := TrustReport{Project: root, Repository: sc.Repository, Record: store.Path(), Settings: rec.Settings, MovedAside: aside, Skipped: problems}
+	r := TrustReport{Project: root, Repository: sc.Repository, Record: store.Path(), Settings: rec.Settings, MovedAside: aside, Skipped: problems,
+		Runs: map[string]Runs{}}
 	if aside != "" {
 		r.MovedWhy = before
 	}
 	for _, m := range found {
 		if p, ok := now[m.Name]; ok {
 			r.Plugins = append(r.Plugins, p)
+			r.Runs[m.Name] = runsOf(m)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(errs)) {

@@ -30,7 +30,7 @@ func UntrustedProject(home, cwd, dir string, environ []string) (root, why string
 		return root, "which you have not trusted"
 	}
 	found, _ := manifest.Discover([]manifest.Layer{manifest.ProjectLayer(root)})
-	now, problems := snapshot(scopeOf(root, cwd, environ), found, trust.NewSums())
+	now, problems := snapshot(scopeOf(root, cwd, userEnvRule(home, environ)), found, trust.NewSums())
 	for _, m := range found {
 		if err := problems[m.Name]; err != nil {
 			return root, fmt.Sprintf("whose plugin %s cannot be checked (%v)", m.Name, err)

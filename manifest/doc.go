@@ -91,7 +91,8 @@
 // ([LoadMCPFile], [ParseMCPConfig]): each a manifest with protocol "mcp",
 // named by [PluginName], whose Server and Raw say which entry of the file
 // it is. Nothing in such an entry is expanded at load: ${VAR} and
-// ${VAR:-default} are the person's environment, which [Entry.Expand]
-// reads in only when the host starts a server the person trusts. A plugin
+// ${VAR:-default} are read in ([Manifest.Resolve]) only when the host
+// starts a server the person trusts, or pins one to be trusted, and only
+// from what of the person's environment that server is given. A plugin
 // directory of the same layer keeps its name over a server's.
 package manifest

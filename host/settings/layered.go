@@ -59,13 +59,44 @@ type Loaded struct {
 // Like Load, it skips a file that does not exist, reports a file it does
 // not apply as one *Error, and always returns usable Settings.
 func LoadLayered(userFile string, p Project) Loaded {
-	var ld Loaded
-	ld.User, ld.Settings = Default(), Default()
-	if l := ld.read(userFile); l != nil {
-		// Applied to each separately, so that they share no maps.
-		ld.User.apply(l)
-		ld.Settings.apply(l)
+	return ReadUser(userFile).Layered(p)
+}
+
+// User is the user's settings file, read once. What it alone sets
+// (Settings) is needed before the host knows how far it trusts a project:
+// the environment each plugin is given, by which a project's entries are
+// resolved to be pinned, comes from the user's file only.
+type User struct {
+	file string
+	l    *layer // nil: no file, or one not applied (err)
+	err  error
+}
+
+// ReadUser reads the user's settings file.
+func ReadUser(file string) User {
+	l, err := read(file)
+	return User{file: file, l: l, err: err}
+}
+
+// Settings is the user's file alone over Default: Default when it does not
+// exist or is not applied for an error.
+func (u User) Settings() Settings {
+	s := Default()
+	if u.l != nil {
+		s.apply(u.l)
 	}
+	return s
+}
+
+// Layered is LoadLayered over the user's file u.
+func (u User) Layered(p Project) Loaded {
+	var ld Loaded
+	if u.err != nil {
+		ld.Errs = append(ld.Errs, u.err)
+		ld.Skipped = append(ld.Skipped, u.file)
+	}
+	// Applied to each separately, so that they share no maps.
+	ld.User, ld.Settings = u.Settings(), u.Settings()
 	l := &layer{} // a project without a settings file sets nothing
 	if p.File != "" {
 		if l = ld.read(p.File); l == nil {

@@ -33,10 +33,11 @@
 //
 // A plugin of the project at P is pinned against the repository R around
 // it ([RepositoryRoot]: the outermost ancestor holding .git; else P) and the
-// directory its process starts in and the PATH it gets ([Scope]). The
-// digest covers the plugin's directory, whole (or, for a server of the
+// directory its process starts in and the environment it gets ([Scope]).
+// The digest covers the plugin's directory, whole (or, for a server of the
 // project's .mcp.json, that server's entry in the file), and every file its
-// entry names, resolved as the process resolves it (package lookpath): a
+// entry names, resolved as the process resolves it (its ${VAR}s expanded
+// as the host expands them, then package lookpath): a
 // named file inside R or the plugin's directory is pinned, one outside
 // both is listed in [Plugin.Outside] and not pinned. Files are hashed as a
 // stream, specials never opened, symlinks recorded by target; one plugin

@@ -83,6 +83,15 @@ type Scope struct {
 	// ("NAME=value"); its PATH, unless entry.env sets one, finds a bare
 	// command. Nil means bingo's own.
 	Env []string
+	// Resolve says the manifest is as written: an entry whose ${VAR}s
+	// expand when it starts is expanded from Env first
+	// ([manifest.Manifest.Resolve]), as the host starts it, so the files
+	// it names through a variable are pinned as they resolve now, and a
+	// change of what they resolve to changes the records. An entry that
+	// cannot be expanded (a variable unset) cannot start: it names no
+	// file, and its entry or directory alone is pinned. Without Resolve
+	// the manifest is taken as already resolved.
+	Resolve bool
 }
 
 // RepositoryRoot returns the directory whose files a project's repository
@@ -154,6 +163,17 @@ func snapshot(sc Scope, m *manifest.Manifest, sums *Sums) (Plugin, error) {
 	} else if err := p.walk(p.plugin); err != nil {
 		return Plugin{}, fmt.Errorf("trust: plugin %s: %w", m.Name, err)
 	}
+	if sc.Resolve {
+		env := sc.Env
+		if env == nil {
+			env = os.Environ()
+		}
+		r, err := m.Resolve(env)
+		if err != nil {
+			return p.result(m.Name), nil
+		}
+		m = r
+	}
 	named, err := candidates(m, sc)
 	if err != nil {
 		return Plugin{}, fmt.Errorf("trust: plugin %s: %w", m.Name, err)
@@ -163,7 +183,12 @@ func snapshot(sc Scope, m *manifest.Manifest, sums *Sums) (Plugin, error) {
 			return Plugin{}, fmt.Errorf("trust: plugin %s: %w", m.Name, err)
 		}
 	}
-	return Plugin{Name: m.Name, Digest: digestOf(m.Name, p.files), Files: p.files, Outside: slices.Sorted(maps.Keys(p.outside))}, nil
+	return p.result(m.Name), nil
+}
+
+// result is what p gathered, as the Plugin named name.
+func (p *pinner) result(name string) Plugin {
+	return Plugin{Name: name, Digest: digestOf(name, p.files), Files: p.files, Outside: slices.Sorted(maps.Keys(p.outside))}
 }
 
 // pinner gathers one plugin's records. Every path it holds is spelled

@@ -459,3 +459,52 @@ func TestRepositoryRootIsOutermost(t *testing.T) {
 		t.Errorf("outside any repository: RepositoryRoot(%s) = %s, want the project itself", top, got)
 	}
 }
+
+// With Resolve, an MCP server's entry is expanded from Env before what it
+// names is looked for: a file named only through ${VAR:-default} is
+// pinned as it resolves, and a change of resolution changes the digest.
+// An entry that cannot be expanded cannot start, and names nothing.
+func TestSnapshotResolvesVariables(t *testing.T) {
+	root := newProject(t)
+	writeFile(t, filepath.Join(root, "tools", "server.py"), "print('a')\n")
+	writeFile(t, filepath.Join(root, "tools", "other.py"), "print('b')\n")
+	writeFile(t, filepath.Join(root, ".mcp.json"), `{"mcpServers": {"fmt": {"command": "sh",
+		"args": ["${BINGO_NOPE:-tools/server.py}"], "env": {"CONF": "${CONF}"}}}}`)
+	found, problems := manifest.Discover([]manifest.Layer{manifest.ProjectLayer(root)})
+	if len(found) != 1 || len(problems) != 0 {
+		t.Fatalf("found %v, problems %v", found, problems)
+	}
+	m := found[0]
+	sc := Scope{Project: root, Dir: root, Env: []string{"PATH=/usr/bin:/bin", "CONF=tools/other.py"}, Resolve: true}
+	shot := func(sc Scope) Plugin {
+		t.Helper()
+		p, err := Snapshot(sc, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := shot(sc)
+	if !strings.HasPrefix(p.Files["tools/server.py"], "file ") || !strings.HasPrefix(p.Files["tools/other.py"], "file ") {
+		t.Fatalf("files named through variables not pinned: %v", p.Files)
+	}
+	unresolved := sc
+	unresolved.Resolve = false
+	if q := shot(unresolved); q.Files["tools/server.py"] != "" {
+		t.Errorf("without Resolve the entry is taken as already resolved: %v", q.Files)
+	}
+	moved := sc
+	moved.Env = append(slices.Clone(sc.Env), "BINGO_NOPE=tools/other.py")
+	if q := shot(moved); q.Digest == p.Digest || q.Files["tools/server.py"] != "" {
+		t.Errorf("the variable resolving elsewhere left the digest as it was: %v", q.Files)
+	}
+	writeFile(t, filepath.Join(root, "tools", "server.py"), "print('changed')\n")
+	if q := shot(sc); q.Digest == p.Digest {
+		t.Error("the file the default names changed, the digest did not")
+	}
+	unset := sc
+	unset.Env = []string{"PATH=/usr/bin:/bin"}
+	if q := shot(unset); len(q.Files) != 1 {
+		t.Errorf("an entry that cannot be expanded pins its entry alone: %v", q.Files)
+	}
+}

@@ -235,16 +235,12 @@ func (c *checker) run(ctx context.Context) {
 	c.add(OK, "manifest", "%s is valid: %s %s, %s transport%s", m.File, m.Name, m.Version, m.Entry.Transport(), proto)
 
 	shownURL := m.Entry.URL // as written: an expanded ${VAR} may be a secret
-	if m.Entry.Protocol == manifest.ProtocolMCP {
-		// ${VAR} read in as the host reads it into a server it starts.
-		e, err := m.Entry.Expand(manifest.LookupIn(c.opts.Environ))
-		if err != nil {
-			c.add(Fail, "start", "%v", err)
-			return
-		}
-		expanded := *m
-		expanded.Entry = e
-		m = &expanded
+	// ${VAR} read in as the host reads it into a server it starts, from
+	// the environment the checked plugin is given.
+	m, err = m.Resolve(c.opts.Environ)
+	if err != nil {
+		c.add(Fail, "start", "%v", err)
+		return
 	}
 	var tr transport.Transport
 	switch m.Entry.Transport() {

@@ -861,8 +861,10 @@ func (r *run) trust() int {
 	}
 	fmt.Fprintf(r.stdout, "trusted %s (recorded in %s)\n", rep.Project, rep.Record)
 	fmt.Fprintf(r.stdout, "  pinned: every file of each plugin's directory, and each file its entry names inside %s\n", rep.Repository)
+	width := termWidth(r.stdout)
 	for _, p := range rep.Plugins {
 		fmt.Fprintf(r.stdout, "  plugin %s %s (%d files)\n", render.Line(p.Name), p.Digest, len(p.Files))
+		writeRuns(r.stdout, "    runs: ", "      ", rep.Runs[p.Name], width)
 		for _, f := range sortedKeys(p.Files) {
 			fmt.Fprintf(r.stdout, "    %s: %s\n", render.Line(f), render.Line(p.Files[f]))
 		}

@@ -278,8 +278,7 @@ const (
 	questionChars = 1000 // in all its lines
 	inputChars    = 1000 // a call's input, in the permission prompt
 	reasonChars   = 300  // why bingo asks (a rule, a hook's reason, a tool's claims)
-	trustPlugins  = 10   // plugins listed in the trust prompt; the rest are counted
-	trustChars    = 200  // each of their lines, and the project's path
+	trustChars    = 200  // the project's path in the trust prompt (its plugins' command lines are shown whole)
 )
 
 // Ask implements agent.UI. The question is the plugin's: its lines are
@@ -321,20 +320,47 @@ func (r *run) Approve(ctx context.Context, call sdk.ToolCall, why string) (bool,
 }
 
 // AskTrust is host.Config.AskTrust on a terminal: the first run in an
-// untrusted project with exec plugins asks once whether to trust it.
+// untrusted project with exec plugins asks once whether to trust it,
+// showing every command line it would run whole (writeRuns).
 func (r *run) AskTrust(ctx context.Context, q host.TrustQuestion) (bool, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "This repository (%s) wants to run, with your rights:\n", render.Brief(q.Project, trustChars))
-	for i, p := range q.Plugins { // a manifest's words: one line each
-		if i == trustPlugins {
-			fmt.Fprintf(&b, "  … and %d more\n", len(q.Plugins)-i)
-			break
-		}
-		fmt.Fprintf(&b, "  %s\n", render.Brief(p, trustChars))
+	width := termWidth(r.stderr)
+	for _, p := range q.Plugins {
+		writeRuns(&b, "  "+render.Line(p.Name)+": ", "      ", p, width)
 	}
 	b.WriteString("Trust it? [y/N] ")
 	return r.yesNo(ctx, b.String())
 }
+
+// writeRuns writes what one plugin runs, a repository's words, for the
+// person to judge: head, then its command line whole however long
+// (render.Whole: blanks squeezed, what would not show marked, wrapped to
+// width, or to wholeWidth when width is 0, never cut), its later lines
+// and then the variables it reads indented by indent.
+func writeRuns(w io.Writer, head, indent string, p host.Runs, width int) {
+	if width <= 0 {
+		width = wholeWidth
+	}
+	for i, l := range render.Whole(p.Line, width-max(len(head), len(indent))) {
+		if i == 0 {
+			fmt.Fprintf(w, "%s%s\n", head, l)
+			continue
+		}
+		fmt.Fprintf(w, "%s%s\n", indent, l)
+	}
+	if len(p.Vars) > 0 {
+		vars := make([]string, len(p.Vars))
+		for i, v := range p.Vars {
+			vars[i] = "${" + v + "}"
+		}
+		fmt.Fprintf(w, "%sreads %s from the environment your settings give it\n", indent, strings.Join(vars, ", "))
+	}
+}
+
+// wholeWidth is how wide writeRuns wraps a command line when the output
+// is not a terminal.
+const wholeWidth = 100
 
 // yesNo asks question and reports whether the person answered y or yes.
 func (r *run) yesNo(ctx context.Context, question string) (bool, error) {

