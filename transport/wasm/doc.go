@@ -54,6 +54,7 @@
 // (ENAMETOOLONG); a directory rewound is the one opened, not its name
 // reopened; Config.Env and nothing of the host's; no network; at most
 // Config.MemoryLimitMiB of memory (default 256), past which it dies alone;
-// the real clocks and crypto/rand. Anything wider is a person's grant in
+// the real clocks, a sleep that ends with the instance (sleepUntilDone),
+// and crypto/rand. Anything wider is a person's grant in
 // settings, never a manifest's.
 package wasm

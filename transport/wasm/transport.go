@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -240,7 +241,7 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 		WithFSConfig(fsc).
 		WithSysWalltime().
 		WithSysNanotime().
-		WithSysNanosleep().
+		WithNanosleep(sleepUntilDone(ictx)).
 		WithRandSource(rand.Reader)
 	keys := make([]string, 0, len(t.cfg.Env))
 	for k := range t.cfg.Env {
@@ -273,6 +274,30 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 	}
 	go c.run(ictx, mod)
 	return c, nil
+}
+
+// sleepUntilDone is a guest's sleep (poll_oneoff with a clock, or with
+// descriptors all ready at once; wasi-libc's sleep), which wakes when ctx,
+// the instance's, ends: Kill, Host.Close, or a start past its deadline.
+// wazero's own (WithSysNanosleep) is time.Sleep, which nothing ends: a
+// guest asleep outlived its Kill, and bingo waited for it for ever.
+// ModuleConfig.WithNanosleep is wazero's place for it; it gets no
+// context, so each instance gets its own. wazero's poll_oneoff asks for
+// the longest sleep there is (math.MaxInt64) when its subscriptions had no
+// clock and were all ready at once: that is no wait at all, and it returns
+// at once (a guest that polls so in a loop spins, metered, like any loop).
+func sleepUntilDone(ctx context.Context) sys.Nanosleep {
+	return func(ns int64) {
+		if ns <= 0 || ns == math.MaxInt64 || ctx.Err() != nil {
+			return
+		}
+		t := time.NewTimer(time.Duration(ns))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
 }
 
 // errInstantiateTimeout is the cause of an instantiation context whose
