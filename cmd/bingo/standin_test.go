@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +29,8 @@ import (
 // the tools A, B, … one a response, each named exactly or by its last
 // part (…__A), with its JSON input (no spaces) or {}; a tool the request
 // does not offer is answered "no tool A is offered", and the turn ends.
+// An input of "@" is the one the previous result names for bingo's tool
+// (bingo__read_result {…}): the model reads on where a cut result says.
 // Once every call has its result, it answers one line a result: its
 // size and its first 60 characters. Anything else, it repeats.
 func standin(ts *testscript.TestScript, neg bool, args []string) {
@@ -101,6 +104,9 @@ type chatRequest struct {
 	} `json:"tools"`
 }
 
+// readOn finds, in a cut result, the input to read on with.
+var readOn = regexp.MustCompile(`bingo__read_result (\{[^}]*\})`)
+
 // answer is the stand-in model's response, as stream chunks.
 func (req chatRequest) answer() []any {
 	text := func(s string) []any {
@@ -132,8 +138,13 @@ func (req chatRequest) answer() []any {
 		return text(b.String())
 	}
 	name, input, _ := strings.Cut(words[len(results)], ":")
-	if input == "" {
+	switch {
+	case input == "":
 		input = "{}"
+	case input == "@" && len(results) > 0:
+		if m := readOn.FindStringSubmatch(results[len(results)-1]); m != nil {
+			input = m[1]
+		}
 	}
 	for _, t := range req.Tools {
 		if n := t.Function.Name; n == name || strings.HasSuffix(n, "__"+name) {

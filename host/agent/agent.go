@@ -67,6 +67,9 @@ type Agent struct {
 	// model (bingo__read_result's ids), cutResults how many were cut.
 	results    map[string]string
 	cutResults int
+	// spans are the parts of kept results that tool messages of the
+	// conversation hold, by their content (see span).
+	spans map[string]span
 	// used are the tools the conversation called, the latest last; found
 	// those the model found with bingo__tool_search this turn. Both
 	// choose what toolSpecs offers past turn.toolsMax.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/bingo/bingo-plugin-rpc/sdk"
@@ -19,6 +19,17 @@ var readResultSpec = sdk.ToolSpec{Name: ReadResultTool,
 	Description: "Reads more of a tool result that bingo cut because it was too long: the part of the whole result that starts at offset (a byte offset; the cut result says where to go on from).",
 	InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"the id the cut result names"},"offset":{"type":"integer","minimum":0,"description":"the byte offset to read from"}},"required":["id","offset"]}`)}
 
+// A span is a tool result's text in the conversation that is part of a
+// result kept whole in a file: bytes from to from+len(text) of whole.
+// The agent remembers the span of every message content it made (by that
+// content), so that cutting one again points at the same file and offset
+// instead of keeping a copy of a copy.
+type span struct {
+	id          string
+	from, whole int
+	text        int // the length of the part of the content that is the result's
+}
+
 // budgetResult returns what the model is sent of a tool result of the
 // named tool: content itself when it is within turn.toolResultMax bytes,
 // else content cut to that (cut). a.mu is held.
@@ -31,11 +42,30 @@ func (a *Agent) budgetResult(tool, content string) string {
 
 // cut returns content's start of at most n bytes (on a character
 // boundary) and a marker, by who, saying how much was left out, where the
-// whole is kept and how to read it in parts. The whole is written to a
-// file of its own under Config.ResultsDir, which a notice names for the
-// person, saying why it was cut. a.mu is held.
+// whole is kept and how to read on. The whole is written to a file of its
+// own under Config.ResultsDir, which a notice names for the person, saying
+// why it was cut; content that is already part of a kept result (one cut
+// before, or a part bingo__read_result read) is cut again in place, its
+// marker pointing at the same file. a.mu is held.
 func (a *Agent) cut(tool, content string, n int, who, why string) string {
-	head := cutAt(content, n)
+	sp, ok := a.spans[content]
+	if !ok {
+		id, err := a.keep(content)
+		if err != nil {
+			head := cutAt(content, n)
+			a.notice("warn", "the result of %s (%d bytes) was cut to %d bytes for the model (%s), and could not be kept whole: %v", tool, len(content), len(head), why, err)
+			return head + fmt.Sprintf("\n\n[%s cut this tool result: the first %d of its %d bytes are above; the rest could not be kept.]", who, len(head), len(content))
+		}
+		sp = span{id: id, whole: len(content), text: len(content)}
+	}
+	head := cutAt(content[:sp.text], n)
+	path := a.results[sp.id]
+	a.notice("info", "the result of %s (%d bytes) was cut to %d bytes for the model (%s); the whole is in %s", tool, sp.whole, len(head), why, path)
+	return a.marked(head, span{id: sp.id, from: sp.from, whole: sp.whole, text: len(head)}, who+" cut this tool result")
+}
+
+// keep writes a result whole to a file of its own and returns its id.
+func (a *Agent) keep(content string) (string, error) {
 	a.cutResults++
 	id := fmt.Sprintf("%s-%d", a.cfg.Session, a.cutResults)
 	path := filepath.Join(a.cfg.ResultsDir, id+".txt")
@@ -44,46 +74,57 @@ func (a *Agent) cut(tool, content string, n int, who, why string) string {
 		err = os.WriteFile(path, []byte(content), 0o600)
 	}
 	if err != nil {
-		a.notice("warn", "the result of %s (%d bytes) was cut to %d bytes for the model (%s), and could not be kept whole: %v", tool, len(content), len(head), why, err)
-		return head + fmt.Sprintf("\n\n[%s cut this tool result: the first %d of its %d bytes are above; the rest could not be kept.]", who, len(head), len(content))
+		return "", err
 	}
 	if a.results == nil {
 		a.results = map[string]string{}
 	}
 	a.results[id] = path
-	a.notice("info", "the result of %s (%d bytes) was cut to %d bytes for the model (%s); the whole is in %s", tool, len(content), len(head), why, path)
-	return head + cutMarker(who, id, path, len(head), len(content))
+	return id, nil
 }
 
-// cutMarker is the line, by who, after a cut result's start: what is
-// missing, and how the model reads on.
-func cutMarker(who, id, path string, kept, whole int) string {
-	return fmt.Sprintf("\n\n[%s cut this tool result: the first %d of its %d bytes are above, %d bytes were left out. The whole result is in the file %s; read on with %s {\"id\": %q, \"offset\": %d}.]",
-		who, kept, whole, whole-kept, path, ReadResultTool, id, kept)
+// marked returns text, the part sp of a kept result, followed by its
+// marker line, and remembers the content's span.
+func (a *Agent) marked(text string, sp span, what string) string {
+	content := text + markerLine(what, a.results[sp.id], sp)
+	if a.spans == nil {
+		a.spans = map[string]span{}
+	}
+	a.spans[content] = sp
+	return content
 }
 
-// markerRoom is at most how many bytes cut adds to a result's start: a
-// marker's text, the numbers in it, and the file's path and id.
+// markerLine says, after the part sp of a kept result, what it is (what),
+// which bytes are above, where the whole is and how to read on.
+func markerLine(what, path string, sp span) string {
+	end := sp.from + sp.text
+	var b strings.Builder
+	if sp.from == 0 {
+		fmt.Fprintf(&b, "\n\n[%s: the first %d of its %d bytes are above, %d bytes were left out.", what, end, sp.whole, sp.whole-end)
+	} else {
+		fmt.Fprintf(&b, "\n\n[%s: bytes %d to %d of its %d are above.", what, sp.from, end, sp.whole)
+	}
+	fmt.Fprintf(&b, " The whole result is in the file %s", path)
+	if end < sp.whole {
+		fmt.Fprintf(&b, "; read on with %s {\"id\": %q, \"offset\": %d}", ReadResultTool, sp.id, end)
+	}
+	b.WriteString(".]")
+	return b.String()
+}
+
+// markerRoom is at most how many bytes the built-in compaction's marker
+// line adds to a result's text: the longest numbers, id and path.
 func (a *Agent) markerRoom() int {
-	return len(cutMarker("bingo's built-in compaction", a.cfg.Session+"-0000000000", a.cfg.ResultsDir+"/"+a.cfg.Session+"-0000000000.txt", 1<<61, 1<<62))
-}
-
-// cutAt returns the longest start of s of at most n bytes that does not
-// split a character.
-func cutAt(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	id := a.cfg.Session + "-0000000000"
+	big := span{id: id, from: 1 << 61, whole: 1 << 62, text: 1}
+	return len(markerLine("bingo's built-in compaction cut this tool result", filepath.Join(a.cfg.ResultsDir, id+".txt"), big)) +
+		len("the first  of its  bytes are above, ")
 }
 
 // readResult answers bingo__read_result: turn.toolResultMax bytes of a
 // result this conversation cut, from offset, and where to read on. Only
-// the files budgetResult wrote are read, by their id: the model names no
-// path. a.mu is held.
+// the files cut wrote are read, by their id: the model names no path.
+// a.mu is held.
 func (a *Agent) readResult(input json.RawMessage) (sdk.ToolOutput, error) {
 	var in struct {
 		ID     string `json:"id"`
@@ -105,10 +146,18 @@ func (a *Agent) readResult(input json.RawMessage) (sdk.ToolOutput, error) {
 		from++ // a character split by the offset starts the part whole
 	}
 	part := cutAt(string(whole[from:]), a.cfg.Turn.ToolResultMax)
-	end := from + len(part)
-	text := part + fmt.Sprintf("\n\n[bytes %d to %d of %d", from, end, len(whole))
-	if end < len(whole) {
-		text += "; read on with offset " + strconv.Itoa(end)
+	text := a.marked(part, span{id: in.ID, from: from, whole: len(whole), text: len(part)}, "part of a tool result")
+	return sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart(text)}}, nil
+}
+
+// cutAt returns the longest start of s of at most n bytes that does not
+// split a character.
+func cutAt(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart(text + ".]")}}, nil
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -39,14 +39,29 @@ func TestBudgetResultCutsAndKeepsTheWhole(t *testing.T) {
 		}
 		return out.Text()
 	}
-	if got := read(`{"id": "s-1", "offset": 10}`); got != "rld, and m\n\n[bytes 10 to 20 of 23; read on with offset 20.]" {
+	if got := read(`{"id": "s-1", "offset": 10}`); !strings.HasPrefix(got, "rld, and m\n\n[part of a tool result: bytes 10 to 20 of its 23 are above.") ||
+		!strings.HasSuffix(got, `; read on with bingo__read_result {"id": "s-1", "offset": 20}.]`) {
 		t.Fatalf("read from 10: %q", got)
 	}
-	if got := read(`{"id": "s-1", "offset": 2}`); !strings.HasPrefix(got, "llo wörld\n\n[bytes 3 to 13 of 23;") {
+	if got := read(`{"id": "s-1", "offset": 2}`); !strings.HasPrefix(got, "llo wörld\n\n[part of a tool result: bytes 3 to 13 of its 23") {
 		t.Fatalf("an offset inside a character starts at the next: %q", got)
 	}
-	if got := read(`{"id": "s-1", "offset": 20}`); got != "ore\n\n[bytes 20 to 23 of 23.]" {
+	if got := read(`{"id": "s-1", "offset": 20}`); !strings.HasPrefix(got, "ore\n\n[part of a tool result: bytes 20 to 23 of its 23 are above.") || strings.Contains(got, "read on") {
 		t.Fatalf("the last part: %q", got)
+	}
+
+	// Cut again (a compaction), a cut result or a part read points at the
+	// same file: no copy of a copy is kept.
+	again := a.cut("t", got, 4, "bingo's built-in compaction", "why")
+	if !strings.HasPrefix(again, "hél\n\n[bingo's built-in compaction cut this tool result: the first 4 of its 23 bytes are above") ||
+		!strings.Contains(again, `{"id": "s-1", "offset": 4}`) || len(a.results) != 1 {
+		t.Fatalf("cut again: %q (%d files)", again, len(a.results))
+	}
+	part := read(`{"id": "s-1", "offset": 10}`)
+	again = a.cut("t", part, 3, "bingo's built-in compaction", "why")
+	if !strings.HasPrefix(again, "rld\n\n[bingo's built-in compaction cut this tool result: bytes 10 to 13 of its 23 are above") ||
+		!strings.Contains(again, `{"id": "s-1", "offset": 13}`) || len(a.results) != 1 {
+		t.Fatalf("a part cut again: %q (%d files)", again, len(a.results))
 	}
 	for in, want := range map[string]string{
 		`{"id": "../../etc/passwd", "offset": 0}`: `no cut result has the id "../../etc/passwd"`,
