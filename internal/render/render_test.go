@@ -501,6 +501,8 @@ func TestWhole(t *testing.T) {
 		{"a long word is broken, a mark is not", strings.Repeat("x", 20) + "\u200b", 16,
 			[]string{strings.Repeat("x", 16), "xxxx<U+200B>"}},
 		{"tabs and newlines are blanks", "\t a\n\nb \r\n", 80, []string{"a b"}},
+		{"a long word starts where the last ended", "aaaa " + strings.Repeat("x", 30), 16,
+			[]string{"aaaa " + strings.Repeat("x", 11), strings.Repeat("x", 16), "xxx"}},
 		{"empty", "   ", 80, []string{""}},
 	} {
 		got := Whole(tc.in, tc.width)
@@ -515,7 +517,7 @@ func TestWhole(t *testing.T) {
 		t.Fatalf("something was lost: %d lines, joined %d bytes, want %d", len(lines), len(got), len(strings.TrimSpace(long)))
 	}
 	for _, l := range lines {
-		if textWidth(l) > 40 || strings.HasPrefix(l, " ") {
+		if textWidth(l) > 40 || strings.HasPrefix(l, " ") || strings.HasSuffix(l, " ") {
 			t.Fatalf("line %q", l)
 		}
 	}

@@ -27,39 +27,48 @@ func Whole(s string, width int) []string {
 	var lines []string
 	var line strings.Builder
 	used := 0
-	// put adds one unbreakable piece of cw cells, after a space if
-	// spaced, breaking the line before it when it does not fit.
-	put := func(piece string, cw int, spaced bool) {
-		if spaced && used > 0 {
-			if used+1+cw <= width {
-				line.WriteByte(' ')
-				used++
-			} else {
-				lines = append(lines, line.String())
-				line.Reset()
-				used = 0
-			}
-		} else if used > 0 && used+cw > width {
-			lines = append(lines, line.String())
-			line.Reset()
-			used = 0
-		}
-		line.WriteString(piece)
-		used += cw
+	breakLine := func() {
+		lines = append(lines, line.String())
+		line.Reset()
+		used = 0
 	}
-	for _, w := range wholeWords(s) {
+	// Word by word, piece by piece, so that what Whole holds beyond its
+	// answer is one mark, however long s is.
+	for i := 0; i < len(s); {
+		if asciiBlank(rune(s[i])) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && !asciiBlank(rune(s[j])) {
+			j++
+		}
+		word := s[i:j]
+		i = j
 		// A word that fits on a line of its own moves there whole; a
 		// longer one is broken wherever its pieces meet the edge.
-		spaced := true
-		if ww := wordWidth(w); ww <= width && used > 0 && used+1+ww > width {
-			lines = append(lines, line.String())
-			line.Reset()
-			used = 0
-		}
-		for _, p := range w {
-			put(p.text, p.cells, spaced)
+		ww := 0
+		pieces(word, func(_ string, cells int) { ww += cells })
+		spaced := used > 0
+		if spaced && ww <= width && used+1+ww > width {
+			breakLine()
 			spaced = false
 		}
+		pieces(word, func(text string, cells int) {
+			gap := 0
+			if spaced {
+				gap = 1
+			}
+			spaced = false
+			if used > 0 && used+gap+cells > width {
+				breakLine()
+			} else if gap > 0 {
+				line.WriteByte(' ')
+				used++
+			}
+			line.WriteString(text)
+			used += cells
+		})
 	}
 	if used > 0 || len(lines) == 0 {
 		lines = append(lines, line.String())
@@ -67,65 +76,42 @@ func Whole(s string, width int) []string {
 	return lines
 }
 
-// piece is a part of a word that Whole never breaks: a visible character
-// or the mark of an invisible run.
-type piece struct {
-	text  string
-	cells int
-}
-
-func wordWidth(w []piece) int {
-	n := 0
-	for _, p := range w {
-		n += p.cells
-	}
-	return n
-}
-
-// wholeWords splits s at its runs of ASCII blanks into words of pieces,
-// each invisible run or invalid byte a mark.
-func wholeWords(s string) [][]piece {
-	var words [][]piece
-	var word []piece
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
+// pieces calls each with every piece of word (which holds no ASCII blank)
+// that Whole never breaks, and the cells it takes: a visible character, or
+// the mark of a run of one invisible character or of an invalid byte.
+func pieces(word string, each func(text string, cells int)) {
+	for i := 0; i < len(word); {
+		if c := word[i]; c > ' ' && c < 0x7f { // printable ASCII, most of any command line
+			each(word[i:i+1], 1)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(word[i:])
 		switch {
 		case r == utf8.RuneError && size <= 1:
-			word = append(word, mark(fmt.Sprintf("<0x%02X>", s[i])))
+			each(fmt.Sprintf("<0x%02X>", word[i]), len("<0xFF>"))
 			i++
-		case asciiBlank(r):
-			if len(word) > 0 {
-				words = append(words, word)
-				word = nil
-			}
-			i += size
 		case Invisible(r):
 			n := 0
-			for i < len(s) {
-				next, sz := utf8.DecodeRuneInString(s[i:])
+			for i < len(word) {
+				next, sz := utf8.DecodeRuneInString(word[i:])
 				if next != r || (next == utf8.RuneError && sz <= 1) {
 					break
 				}
 				n++
 				i += sz
 			}
-			if n == 1 {
-				word = append(word, mark(fmt.Sprintf("<U+%04X>", r)))
-			} else {
-				word = append(word, mark(fmt.Sprintf("<U+%04X ×%d>", r, n)))
+			m := fmt.Sprintf("<U+%04X>", r)
+			if n > 1 {
+				m = fmt.Sprintf("<U+%04X ×%d>", r, n)
 			}
+			each(m, textWidth(m))
 		default:
-			word = append(word, piece{text: s[i : i+size], cells: runeWidth(r)})
+			each(word[i:i+size], runeWidth(r))
 			i += size
 		}
 	}
-	if len(word) > 0 {
-		words = append(words, word)
-	}
-	return words
 }
-
-func mark(s string) piece { return piece{text: s, cells: textWidth(s)} }
 
 func asciiBlank(r rune) bool {
 	switch r {
