@@ -62,6 +62,7 @@ func (a *Agent) compactLocked(ctx context.Context, reason string) string {
 	before := a.conv
 	after, who := a.compactWith(ctx, reason)
 	a.conv = after
+	a.forgetSpans()
 	line := fmt.Sprintf("%s compacted the conversation: %d %s to %d", who, len(before), plural(len(before), "message"), len(after))
 	if n := shortenedResults(before, after); n > 0 {
 		line += fmt.Sprintf(", shortening %d %s of the current turn", n, plural(n, "tool result"))

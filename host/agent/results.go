@@ -94,6 +94,18 @@ func (a *Agent) marked(text string, sp span, what string) string {
 	return content
 }
 
+// forgetSpans forgets the spans of contents the conversation no longer
+// holds (compacted away, or cut again), so they are not kept alive.
+func (a *Agent) forgetSpans() {
+	held := map[string]span{}
+	for _, m := range a.conv {
+		if sp, ok := a.spans[m.Content]; ok && m.Role == sdk.RoleTool {
+			held[m.Content] = sp
+		}
+	}
+	a.spans = held
+}
+
 // markerLine says, after the part sp of a kept result, what it is (what),
 // which bytes are above, where the whole is and how to read on.
 func markerLine(what, path string, sp span) string {

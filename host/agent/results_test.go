@@ -8,6 +8,7 @@ import (
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
+	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
 func TestBudgetResultCutsAndKeepsTheWhole(t *testing.T) {
@@ -86,5 +87,19 @@ func TestBudgetResultSaysWhenItCannotKeep(t *testing.T) {
 	}
 	if len(notices) != 1 || !strings.Contains(notices[0], "could not be kept whole") {
 		t.Fatalf("%v", notices)
+	}
+}
+
+func TestSpansOfCompactedResultsAreForgotten(t *testing.T) {
+	a := &Agent{cfg: Config{Turn: settings.Turn{ToolResultMax: 4}, Session: "s", ResultsDir: t.TempDir(), Notify: func(bridge.Notice) {}}}
+	kept := a.budgetResult("t", "0123456789")
+	gone := a.budgetResult("t", "abcdefghij")
+	a.conv = []sdk.Message{{Role: sdk.RoleUser, Content: "x"}, {Role: sdk.RoleTool, ToolCallID: "1", Content: kept}}
+	a.forgetSpans()
+	if _, ok := a.spans[kept]; !ok || len(a.spans) != 1 {
+		t.Fatalf("spans = %v", a.spans)
+	}
+	if _, ok := a.spans[gone]; ok {
+		t.Fatal("a result no longer in the conversation must be forgotten")
 	}
 }
