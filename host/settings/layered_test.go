@@ -375,3 +375,26 @@ func TestPlaceCountsOn(t *testing.T) {
 		}
 	}
 }
+
+// ReadUser reads the user's file once: its Settings, which the host needs
+// before it knows how far it trusts a project (the environment rule), are
+// LoadLayered's User; a file not applied is Default, and its error is
+// reported once by Layered.
+func TestReadUserIsLoadLayeredsUser(t *testing.T) {
+	dir := t.TempDir()
+	file := write(t, dir, "user.json", layeredUser)
+	u := ReadUser(file)
+	if got, want := u.Settings(), LoadLayered(file, Project{}).User; !reflect.DeepEqual(got, want) {
+		t.Errorf("ReadUser.Settings = %+v\nLoadLayered.User = %+v", got, want)
+	}
+	if env := u.Settings().Env; len(env.Withhold) == 0 {
+		t.Errorf("the user's env rule was not read: %+v", env)
+	}
+	bad := ReadUser(write(t, dir, "bad.json", `{"env": `))
+	if !reflect.DeepEqual(bad.Settings(), Default()) {
+		t.Errorf("a file not applied gives %+v, want Default", bad.Settings())
+	}
+	if ld := bad.Layered(Project{}); len(ld.Errs) != 1 || len(ld.Skipped) != 1 {
+		t.Errorf("Layered over a broken user file: errs %v, skipped %v", ld.Errs, ld.Skipped)
+	}
+}
