@@ -408,9 +408,13 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 }
 
 // sandboxCwd is the working directory as wasm plugins see it: "" (none)
-// if it is or lies inside ~/.bingo, said once a run.
+// if it is or lies inside ~/.bingo, or the host's /proc, /sys or /dev,
+// said once a run.
 func (h *Host) sandboxCwd() string {
 	err := Private(h.cfg.Home, h.cfg.Cwd)
+	if d := wasm.HostDir(h.cfg.Cwd); err == nil && d != "" && h.cfg.Cwd != "" {
+		err = fmt.Errorf("%s lies inside %s, the host's own, which no plugin may see", h.cfg.Cwd, d)
+	}
 	if err == nil {
 		return h.cfg.Cwd
 	}

@@ -1,12 +1,16 @@
 package wasm
 
 import (
+	"bufio"
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
@@ -86,4 +90,53 @@ func TestCappedFSRefusesLongPaths(t *testing.T) {
 			t.Errorf("%s of a %d-byte path: %v, want it passed on (ENOSYS)", call, maxPath, e)
 		}
 	}
+}
+
+// longPathChildEnv makes the test binary a child whose whole life is one
+// C guest asking path_open of a 64 MiB path: its peak memory is then that
+// call's, and the parent reads it from the child's rusage.
+const (
+	longPathChildEnv = "BINGO_WASM_LONGPATH_CHILD"
+	longPathDirEnv   = "BINGO_WASM_LONGPATH_DIR"
+	longPath         = 64 << 20
+)
+
+// longPathChild runs the C guest over a mount of the directory in
+// longPathDirEnv, has it make a longPath-byte path and path_open it, and
+// prints the answer and how long the call took (ns), a line each.
+func longPathChild(guest string) int {
+	dir := os.Getenv(longPathDirEnv)
+	ctx := context.Background()
+	h, err := NewHost(ctx, HostConfig{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer h.Close(ctx)
+	c, err := h.Transport(Config{Path: guest, Name: "cguest", Dir: dir}).Start(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = c.Kill(); _ = c.Wait() }()
+	r := bufio.NewReader(c)
+	ask := func(cmd string) (string, time.Duration, error) {
+		start := time.Now()
+		if _, err := fmt.Fprintln(c, cmd); err != nil {
+			return "", 0, err
+		}
+		line, err := r.ReadString('\n')
+		return strings.TrimSpace(line), time.Since(start), err
+	}
+	// The guest makes the path first: what is timed is the call alone.
+	answer, took, err := ask(fmt.Sprintf("mkpath %d", longPath))
+	if err == nil {
+		answer, took, err = ask("openpath " + dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("%s\n%d\n", answer, took)
+	return 0
 }

@@ -20,20 +20,27 @@ import (
 // mounts builds the guest's file systems: Config.Dir first (a Go guest
 // takes its first pre-opened directory as its working directory), then
 // Config.Mounts, each through its own os.Root, and a mount that holds
-// Config.Hide through a hidingFS. It returns what to close when the
-// instance ends; on an error it has closed it.
+// Config.Hide or one of hostDirs through a hidingFS. A directory that is
+// one of hostDirs or lies inside one is refused. It returns what to close
+// when the instance ends; on an error it has closed it.
 func (t *Transport) mounts() (wazero.FSConfig, []io.Closer, error) {
 	fsc := wazero.NewFSConfig()
 	all := t.cfg.Mounts
 	if t.cfg.Dir != "" {
 		all = append([]Mount{{Dir: t.cfg.Dir, Writable: t.cfg.Writable}}, all...)
 	}
+	hide := append([]string{t.cfg.Hide}, hostDirs...)
 	var roots []io.Closer
 	seen := map[string]bool{}
 	for _, m := range all {
 		dir, err := filepath.Abs(m.Dir)
 		if err == nil && seen[dir] {
 			continue
+		}
+		if err == nil {
+			if h := HostDir(dir); h != "" {
+				err = fmt.Errorf("%s is the host's, never mounted", h)
+			}
 		}
 		var root *os.Root
 		if err == nil {
@@ -47,9 +54,9 @@ func (t *Transport) mounts() (wazero.FSConfig, []io.Closer, error) {
 		}
 		seen[dir] = true
 		roots = append(roots, root)
-		var mount experimentalsys.FS = &rootFS{root: root, writable: m.Writable}
-		if spine := hidden(dir, t.cfg.Hide); spine != nil {
-			h := &hidingFS{base: mount.(*rootFS), spine: spine, children: map[string]*rootFS{}}
+		base := &rootFS{root: root, writable: m.Writable}
+		var mount experimentalsys.FS = base
+		if h := newHidingFS(base, dir, hide); h != nil {
 			roots = append(roots, h)
 			mount = h
 		}
@@ -195,6 +202,18 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 	if !r.writable && flag&writeFlags != 0 {
 		return nil, experimentalsys.EROFS
 	}
+	// O_NONBLOCK so that opening a FIFO in Dir returns at once instead of
+	// parking a host thread that no Kill can reach; the open file is then
+	// refused unless it is a regular file or a directory.
+	f, err := r.root.OpenFile(rootPath(p), osFlags(flag)|syscall.O_NONBLOCK, perm)
+	if err != nil {
+		return nil, errno(err)
+	}
+	return adopt(f, rootPath(p), flag, perm)
+}
+
+// osFlags are WASI's open flags as the host's.
+func osFlags(flag experimentalsys.Oflag) int {
 	var of int
 	switch {
 	case flag&experimentalsys.O_RDWR != 0:
@@ -220,18 +239,17 @@ func (r *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 			of |= m.o
 		}
 	}
-	// O_NONBLOCK so that opening a FIFO in Dir returns at once instead of
-	// parking a host thread that no Kill can reach; the open file is then
-	// refused unless it is a regular file or a directory.
-	f, err := r.root.OpenFile(rootPath(p), of|syscall.O_NONBLOCK, perm)
-	if err != nil {
-		return nil, errno(err)
-	}
+	return of
+}
+
+// adopt makes f, just opened, the guest's: a regular file or a directory,
+// nothing else (a FIFO, a device).
+func adopt(f *os.File, p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
 	if st, err := f.Stat(); err != nil || !(st.Mode().IsRegular() || st.IsDir()) {
 		f.Close()
 		return nil, experimentalsys.ENOTSUP
 	}
-	return newRootFile(f, rootPath(p), flag, perm)
+	return newRootFile(f, p, flag, perm)
 }
 
 func (r *rootFS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {

@@ -5,46 +5,128 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/sys"
+	"golang.org/x/sys/unix"
 )
 
-// hidingFS is a mount whose directory holds Config.Hide: the guest sees
-// everything in it but Hide, which does not exist for it (not found,
-// not listed, not created, not renamed onto or away).
+// hostDirs are the host's own directories, never its files: /proc holds
+// bingo's environment and memory (/proc/self/mem writes into the host),
+// /sys and /dev the machine's. A mount that holds them hides them, as it
+// does Config.Hide, and a directory that is one of them or lies inside
+// one is never mounted.
+var hostDirs = []string{"/proc", "/sys", "/dev"}
+
+// hidingFS is a mount whose directory holds what is hidden (Config.Hide,
+// hostDirs): the guest sees everything in it but those, which do not
+// exist for it (not found, not listed, not created, not renamed onto or
+// away).
+//
+// What is hidden is decided by identity (device and inode), not by
+// spelling: on a case-insensitive file system ".BINGO" is ~/.bingo. Each
+// name looked up in a directory on the way to something hidden is
+// compared, by identity, with what is hidden there and with the
+// directories on the way, under the name they were given and any other.
 //
 // An os.Root follows a link anywhere inside its directory, so a link in
 // the mount (work/b -> ../.bingo, one the project shipped or one a
-// writable guest made) would lead into Hide: a check of the path as
-// written is not enough. So the directories on the way from the mount to
-// Hide (the spine: "" and "home" for a mount of / hiding /home/.bingo)
-// are served name by name, never following a link in them, and every
-// other entry of a spine directory, a child, is served through an os.Root
-// of its own, which keeps its links inside it. Hide is a spine
-// directory's entry, never inside a child: no link or ".." in a child
-// reaches it.
+// writable guest made) would lead into what is hidden: a check of the
+// path as written is not enough. So the directories on the way from the
+// mount to what is hidden (the spine: "" and "home" for a mount of /
+// hiding /home/.bingo) are served name by name, never following a link in
+// them, and every other entry of a spine directory, a child, is served
+// through an os.Root of its own, which keeps its links inside it. What is
+// hidden is a spine directory's entry, never inside a child: no link or
+// ".." in a child reaches it.
 //
-// What a child root opens is checked to be the very directory that was
-// looked at (its device and inode), so one swapped for a link between the
-// look and the open is refused, not followed. The cost: a link that is an
-// entry of a spine directory (~/link in a mount of the home directory) is
-// not followed, and a rename between two children, or between a child and
-// a spine directory, is refused (ENOTSUP), as across file systems.
+// An entry of a spine directory is opened at that directory's descriptor
+// with O_NOFOLLOW, in the one call that acts on it (O_CREAT, O_TRUNC): a
+// name swapped for a link to ~/.bingo/settings.json between a look and
+// the open is refused, not followed. What a child root opens is checked
+// to be the very directory that was looked at, before anything is done
+// in it. The cost: a link that is an entry of a spine directory (~/link
+// in a mount of the home directory) is not followed, and a rename between
+// two children, or between a child and a spine directory, is refused
+// (ENOTSUP), as across file systems.
 type hidingFS struct {
 	experimentalsys.UnimplementedFS
-	base  *rootFS  // the mount's directory
-	spine []string // from the mount to Hide; the last is Hide's name
+	base *rootFS // the mount's directory
+	top  *spine  // the mount's directory, on the way to all
 
 	mu       sync.Mutex
 	children map[string]*rootFS // by path from the mount
 }
 
+// spine is a directory on the way from the mount to something hidden, or
+// something hidden.
+type spine struct {
+	name   string // its name in its parent, as the host spells it
+	path   string // from the mount, "." for the mount
+	hidden bool
+	kids   []*spine
+
+	// guarded by hidingFS.mu
+	ids []fileID // the identities it has been seen with
+	dir *os.File // a spine directory's descriptor, once opened
+}
+
+type fileID struct{ dev, ino uint64 }
+
+func idOf(fi fs.FileInfo) fileID {
+	st := sys.NewStat_t(fi)
+	return fileID{st.Dev, st.Ino}
+}
+
+// newHidingFS returns base as a hidingFS hiding hide (as far as dir, the
+// directory base serves, holds them), or nil when dir holds none.
+func newHidingFS(base *rootFS, dir string, hide []string) *hidingFS {
+	top := &spine{path: "."}
+	for _, h := range hide {
+		comps := hidden(dir, h)
+		if comps == nil {
+			continue
+		}
+		n := top
+		for i, c := range comps {
+			if n.hidden {
+				break // what is inside something hidden is hidden already
+			}
+			k := slices.IndexFunc(n.kids, func(k *spine) bool { return k.name == c })
+			if k < 0 {
+				n.kids = append(n.kids, &spine{name: c, path: path.Join(n.path, c)})
+				k = len(n.kids) - 1
+			}
+			n = n.kids[k]
+			if i == len(comps)-1 {
+				n.hidden, n.kids = true, nil
+			}
+		}
+	}
+	if len(top.kids) == 0 {
+		return nil
+	}
+	h := &hidingFS{base: base, top: top, children: map[string]*rootFS{}}
+	// Each is known by the identity it has now: a hidden directory
+	// renamed later is still hidden.
+	var note func(*spine)
+	note = func(n *spine) {
+		h.seen(n)
+		for _, k := range n.kids {
+			note(k)
+		}
+	}
+	note(top)
+	return h
+}
+
 // hidden returns the path of hide under dir, as components, when dir holds
 // hide (not when it is hide), resolving links in both as far as they
-// exist: a Hide not made yet is hidden too, since a writable guest could
+// exist: a hide not made yet is hidden too, since a writable guest could
 // make it.
 func hidden(dir, hide string) []string {
 	if hide == "" {
@@ -79,14 +161,96 @@ func resolved(p string) string {
 	}
 }
 
-// place says where p lies: in a spine directory (spine, with the
-// directory's path), as an entry of one (entry), or in a child (child,
-// with the child's path and the rest). Hide and what is inside it is
-// ENOENT.
+// HostDir returns the host directory (/proc, /sys or /dev) that dir is
+// or lies inside, by identity (a bind of /proc elsewhere is /proc), or "":
+// Start refuses to mount such a directory.
+func HostDir(dir string) string {
+	var ids []fs.FileInfo
+	var names []string
+	for _, d := range hostDirs {
+		if fi, err := os.Stat(d); err == nil {
+			ids, names = append(ids, fi), append(names, d)
+		}
+	}
+	for d := resolved(dir); ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil {
+			for i, h := range ids {
+				if os.SameFile(fi, h) {
+					return names[i]
+				}
+			}
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
+// seen records the identity n's name has now, if it is a directory.
+func (h *hidingFS) seen(n *spine) (fileID, bool) {
+	fi, err := h.base.root.Lstat(n.path)
+	if err != nil || !fi.IsDir() {
+		return fileID{}, false
+	}
+	id := idOf(fi)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !slices.Contains(n.ids, id) {
+		n.ids = append(n.ids, id)
+	}
+	return id, true
+}
+
+// is reports whether id is n's: one it was seen with, or the one its name
+// has now.
+func (h *hidingFS) is(n *spine, id fileID) bool {
+	h.mu.Lock()
+	known := slices.Contains(n.ids, id)
+	h.mu.Unlock()
+	if known {
+		return true
+	}
+	now, ok := h.seen(n)
+	return ok && now == id
+}
+
+// kid returns the entry c of the spine directory n (at at) when it is on
+// the way or hidden: by its name, or by its identity under another
+// spelling.
+func (h *hidingFS) kid(n *spine, at, c string) *spine {
+	for _, k := range n.kids {
+		if k.name == c {
+			return k
+		}
+	}
+	if len(n.kids) == 0 {
+		return nil
+	}
+	fi, err := h.base.root.Lstat(path.Join(at, c))
+	if err != nil || !fi.IsDir() {
+		return nil // a link, a file or nothing is none of them
+	}
+	id := idOf(fi)
+	for _, k := range n.kids {
+		if h.is(k, id) {
+			return k
+		}
+	}
+	return nil
+}
+
+// place says where p lies: in a spine directory (spineDir, with the
+// directory), as an entry of one (entry, with the directory and the
+// entry's name), or in a child (inChild, with the child's path and the
+// rest). What is hidden and what is inside it is ENOENT. Paths are as the
+// guest spelled them: a spine directory may have another name now, which
+// is still it.
 type place struct {
-	kind        int // spineDir, entry or inChild
-	dir, rest   string
-	name, whole string
+	kind      int // spineDir, entry or inChild
+	node      *spine
+	at        string // the spine directory's path
+	dir, rest string
+	name      string
 }
 
 const (
@@ -95,26 +259,35 @@ const (
 	inChild
 )
 
+// whole is the path from the mount of an entry, or of a spine directory.
+func (pl place) whole() string {
+	if pl.kind == entry {
+		return path.Join(pl.at, pl.name)
+	}
+	return pl.at
+}
+
 func (h *hidingFS) locate(p string) (place, experimentalsys.Errno) {
 	p = path.Clean("/" + p)[1:]
+	n, at := h.top, "."
 	if p == "" {
-		return place{kind: spineDir, dir: "."}, 0
+		return place{kind: spineDir, node: n, at: at}, 0
 	}
 	comps := strings.Split(p, "/")
-	k := 0
-	for k < len(comps) && k < len(h.spine) && comps[k] == h.spine[k] {
-		if k == len(h.spine)-1 {
+	for i, c := range comps {
+		k := h.kid(n, at, c)
+		switch {
+		case k != nil && k.hidden:
 			return place{}, experimentalsys.ENOENT
+		case k != nil:
+			n, at = k, path.Join(at, c)
+			continue
+		case i == len(comps)-1:
+			return place{kind: entry, node: n, at: at, name: c}, 0
 		}
-		k++
+		return place{kind: inChild, dir: path.Join(at, c), rest: strings.Join(comps[i+1:], "/")}, 0
 	}
-	switch {
-	case k == len(comps):
-		return place{kind: spineDir, dir: p}, 0
-	case k == len(comps)-1:
-		return place{kind: entry, name: comps[k], whole: p}, 0
-	}
-	return place{kind: inChild, dir: strings.Join(comps[:k+1], "/"), rest: strings.Join(comps[k+1:], "/")}, 0
+	return place{kind: spineDir, node: n, at: at}, 0
 }
 
 // child returns the root serving the child at dir, opened once: dir must
@@ -157,7 +330,36 @@ func (h *hidingFS) forget(dir string) {
 	}
 }
 
-// Close closes the children's roots (the base is closed by its owner).
+// dirOf returns the descriptor of the spine directory n (at at), opened
+// once and checked to be n.
+func (h *hidingFS) dirOf(n *spine, at string) (*os.File, experimentalsys.Errno) {
+	h.mu.Lock()
+	d := n.dir
+	h.mu.Unlock()
+	if d != nil {
+		return d, 0
+	}
+	d, err := h.base.root.Open(at)
+	if err != nil {
+		return nil, errno(err)
+	}
+	fi, err := d.Stat()
+	if err != nil || !h.is(n, idOf(fi)) {
+		d.Close()
+		return nil, experimentalsys.EAGAIN
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if n.dir != nil { // opened meanwhile
+		d.Close()
+		return n.dir, 0
+	}
+	n.dir = d
+	return d, 0
+}
+
+// Close closes the children's roots and the spine directories (the base
+// is closed by its owner).
 func (h *hidingFS) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -165,11 +367,45 @@ func (h *hidingFS) Close() error {
 		_ = c.root.Close()
 	}
 	h.children = nil
+	var closeDirs func(*spine)
+	closeDirs = func(n *spine) {
+		if n.dir != nil {
+			_ = n.dir.Close()
+			n.dir = nil
+		}
+		for _, k := range n.kids {
+			closeDirs(k)
+		}
+	}
+	closeDirs(h.top)
 	return nil
 }
 
-// notLink is an entry's Lstat when it is no link: what may be opened,
-// followed or changed by a call that follows links.
+// at runs op with the descriptor of the spine directory where pl lies.
+func (h *hidingFS) at(pl place, op func(fd int) error) experimentalsys.Errno {
+	d, e := h.dirOf(pl.node, pl.at)
+	if e != 0 {
+		return e
+	}
+	rc, err := d.SyscallConn()
+	if err != nil {
+		return errno(err)
+	}
+	var opErr error
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			if opErr = op(int(fd)); opErr != syscall.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return errno(err)
+	}
+	return errno(opErr)
+}
+
+// notLink is an entry's Lstat when it is no link: what may be changed by
+// a call that follows links.
 func (h *hidingFS) notLink(name string) (fs.FileInfo, experimentalsys.Errno) {
 	fi, err := h.base.root.Lstat(name)
 	if err != nil {
@@ -200,44 +436,33 @@ func (h *hidingFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMo
 		if flag&writeFlags != 0 {
 			return nil, experimentalsys.EISDIR
 		}
-		f, e := h.base.OpenFile(pl.dir, flag, perm)
-		if e != 0 || pl.dir != h.hideParent() {
+		f, e := h.base.OpenFile(pl.at, flag, perm)
+		if e != 0 || !slices.ContainsFunc(pl.node.kids, func(k *spine) bool { return k.hidden }) {
 			return f, e
 		}
-		return &hidingDir{File: f, hide: h.spine[len(h.spine)-1]}, 0
+		return &hidingDir{File: f, fs: h, pl: pl}, 0
 	}
-	// An entry of a spine directory: never a link followed.
-	before, e := h.notLink(pl.whole)
-	if e == experimentalsys.ENOENT && flag&experimentalsys.O_CREAT != 0 {
-		before = nil // made now: an O_EXCL create never follows a link
-		flag |= experimentalsys.O_EXCL
-	} else if e != 0 {
+	if !h.base.writable && flag&writeFlags != 0 {
+		return nil, experimentalsys.EROFS
+	}
+	// An entry of a spine directory: opened at the directory, never
+	// following a link, in the call that creates or truncates it.
+	var fd int
+	if e := h.at(pl, func(dir int) (err error) {
+		fd, err = unix.Openat(dir, pl.name, osFlags(flag)|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, uint32(perm.Perm()))
+		return err
+	}); e != 0 {
 		return nil, e
 	}
-	f, e := h.base.OpenFile(pl.whole, flag, perm)
-	if e != 0 || before == nil {
-		return f, e
-	}
-	if st, e2 := f.Stat(); e2 != 0 || st.Ino != sys.NewStat_t(before).Ino || st.Dev != sys.NewStat_t(before).Dev {
-		f.Close()
-		return nil, experimentalsys.EAGAIN
-	}
-	return f, 0
+	return adopt(os.NewFile(uintptr(fd), pl.whole()), pl.whole(), flag, perm)
 }
 
-// hideParent is the path of the spine directory that holds Hide.
-func (h *hidingFS) hideParent() string {
-	if len(h.spine) == 1 {
-		return "."
-	}
-	return path.Join(h.spine[:len(h.spine)-1]...)
-}
-
-// hidingDir is the spine directory that holds Hide: its listing leaves
-// Hide out.
+// hidingDir is a spine directory that holds something hidden: its
+// listing leaves it out, under its own name or another.
 type hidingDir struct {
 	experimentalsys.File
-	hide string
+	fs *hidingFS
+	pl place
 }
 
 func (d *hidingDir) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) {
@@ -245,7 +470,7 @@ func (d *hidingDir) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Er
 		dirents, e := d.File.Readdir(n)
 		out := dirents[:0]
 		for _, de := range dirents {
-			if de.Name != d.hide {
+			if k := d.fs.kid(d.pl.node, d.pl.at, de.Name); k == nil || !k.hidden {
 				out = append(out, de)
 			}
 		}
@@ -269,10 +494,7 @@ func (h *hidingFS) on(p string, op func(fs *rootFS, p string, pl place) experime
 		}
 		return op(c, pl.rest, pl)
 	}
-	if pl.kind == spineDir {
-		return op(h.base, pl.dir, pl)
-	}
-	return op(h.base, pl.whole, pl)
+	return op(h.base, pl.whole(), pl)
 }
 
 func (h *hidingFS) Lstat(p string) (st sys.Stat_t, e experimentalsys.Errno) {
@@ -300,51 +522,88 @@ func (h *hidingFS) Readlink(p string) (dst string, e experimentalsys.Errno) {
 }
 
 // changes runs a change on p: never on a spine directory (renaming or
-// removing one would move Hide), and on an entry of one only when it is
-// not a link, for a change that follows links.
-func (h *hidingFS) changes(p string, follows bool, op func(fs *rootFS, p string) experimentalsys.Errno) experimentalsys.Errno {
+// removing one would move what is hidden); on an entry of one, a change
+// that would follow a link is refused for a link and made at the
+// directory, without following, by entryOp.
+func (h *hidingFS) changes(p string, op func(fs *rootFS, p string) experimentalsys.Errno, entryOp func(pl place, fi fs.FileInfo) experimentalsys.Errno) experimentalsys.Errno {
 	pl, e := h.locate(p)
-	if e == experimentalsys.ENOENT {
-		return experimentalsys.EACCES // Hide is not there, and not to be made
+	switch {
+	case e == experimentalsys.ENOENT:
+		return experimentalsys.EACCES // hidden, and not to be made
+	case e != 0:
+		return e
+	case pl.kind == spineDir:
+		return experimentalsys.EACCES
+	case pl.kind == inChild:
+		c, e := h.child(pl.dir)
+		if e != 0 {
+			return e
+		}
+		return op(c, pl.rest)
 	}
-	return h.on(p, func(fs *rootFS, p string, pl2 place) experimentalsys.Errno {
-		switch {
-		case pl.kind == spineDir:
-			return experimentalsys.EACCES
-		case pl.kind == entry && follows:
-			if _, e := h.notLink(p); e != 0 {
-				return e
-			}
+	if !h.base.writable {
+		return experimentalsys.EROFS
+	}
+	defer h.forget(pl.whole())
+	if entryOp != nil {
+		fi, e := h.notLink(pl.whole())
+		if e != 0 {
+			return e
 		}
-		if pl.kind == entry {
-			defer h.forget(p)
-		}
-		return op(fs, p)
-	})
+		return entryOp(pl, fi)
+	}
+	return op(h.base, pl.whole())
 }
 
 func (h *hidingFS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
-	return h.changes(p, false, func(fs *rootFS, p string) experimentalsys.Errno { return fs.Mkdir(p, perm) })
+	return h.changes(p, func(fs *rootFS, p string) experimentalsys.Errno { return fs.Mkdir(p, perm) }, nil)
 }
 
 func (h *hidingFS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
-	return h.changes(p, true, func(fs *rootFS, p string) experimentalsys.Errno { return fs.Chmod(p, perm) })
+	return h.changes(p, func(fs *rootFS, p string) experimentalsys.Errno { return fs.Chmod(p, perm) },
+		func(pl place, _ fs.FileInfo) experimentalsys.Errno {
+			// No fchmodat that leaves links alone everywhere: the
+			// entry is opened without following one, and changed.
+			f, e := h.OpenFile(pl.whole(), experimentalsys.O_RDONLY, 0)
+			if e != 0 {
+				return e
+			}
+			defer f.Close()
+			rf, ok := f.(*rootFile)
+			if !ok {
+				return experimentalsys.ENOTSUP
+			}
+			return errno(rf.f.Chmod(perm))
+		})
 }
 
 func (h *hidingFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
-	return h.changes(p, true, func(fs *rootFS, p string) experimentalsys.Errno { return fs.Utimens(p, atim, mtim) })
+	return h.changes(p, func(fs *rootFS, p string) experimentalsys.Errno { return fs.Utimens(p, atim, mtim) },
+		func(pl place, fi fs.FileInfo) experimentalsys.Errno {
+			// A time left as it is is the one it had when looked at.
+			st := sys.NewStat_t(fi)
+			if atim == experimentalsys.UTIME_OMIT {
+				atim = st.Atim
+			}
+			if mtim == experimentalsys.UTIME_OMIT {
+				mtim = st.Mtim
+			}
+			return h.at(pl, func(dir int) error {
+				return unix.UtimesNanoAt(dir, pl.name, []unix.Timespec{unix.NsecToTimespec(atim), unix.NsecToTimespec(mtim)}, unix.AT_SYMLINK_NOFOLLOW)
+			})
+		})
 }
 
 func (h *hidingFS) Rmdir(p string) experimentalsys.Errno {
-	return h.changes(p, false, func(fs *rootFS, p string) experimentalsys.Errno { return fs.Rmdir(p) })
+	return h.changes(p, func(fs *rootFS, p string) experimentalsys.Errno { return fs.Rmdir(p) }, nil)
 }
 
 func (h *hidingFS) Unlink(p string) experimentalsys.Errno {
-	return h.changes(p, false, func(fs *rootFS, p string) experimentalsys.Errno { return fs.Unlink(p) })
+	return h.changes(p, func(fs *rootFS, p string) experimentalsys.Errno { return fs.Unlink(p) }, nil)
 }
 
 func (h *hidingFS) Symlink(target, link string) experimentalsys.Errno {
-	return h.changes(link, false, func(fs *rootFS, p string) experimentalsys.Errno { return fs.Symlink(target, p) })
+	return h.changes(link, func(fs *rootFS, p string) experimentalsys.Errno { return fs.Symlink(target, p) }, nil)
 }
 
 // Rename and Link work within one child, or among the entries of one
@@ -366,12 +625,12 @@ func (h *hidingFS) pair(from, to string, op func(fs *rootFS, from, to string) ex
 	case a.kind == spineDir || b.kind == spineDir:
 		return experimentalsys.EACCES
 	case a.kind == entry && b.kind == entry:
-		if path.Dir(a.whole) != path.Dir(b.whole) {
+		if a.node != b.node {
 			return experimentalsys.ENOTSUP
 		}
-		defer h.forget(a.whole)
-		defer h.forget(b.whole)
-		return op(h.base, a.whole, b.whole)
+		defer h.forget(a.whole())
+		defer h.forget(b.whole())
+		return op(h.base, a.whole(), b.whole())
 	case a.kind == inChild && b.kind == inChild && a.dir == b.dir:
 		c, e := h.child(a.dir)
 		if e != 0 {

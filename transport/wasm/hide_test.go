@@ -5,22 +5,22 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
 
 // hidingOf returns a writable hidingFS of dir hiding hide.
-func hidingOf(t *testing.T, dir, hide string) *hidingFS {
+func hidingOf(t *testing.T, dir string, hide ...string) *hidingFS {
 	t.Helper()
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	spine := hidden(dir, hide)
-	if spine == nil {
+	h := newHidingFS(&rootFS{root: root, writable: true}, dir, hide)
+	if h == nil {
 		t.Fatalf("%s does not hold %s", dir, hide)
 	}
-	h := &hidingFS{base: &rootFS{root: root, writable: true}, spine: spine, children: map[string]*rootFS{}}
 	t.Cleanup(func() { h.Close(); root.Close() })
 	return h
 }
@@ -116,5 +116,107 @@ func TestHidingFSHidesWhatItHides(t *testing.T) {
 	}
 	if _, e := h.Stat("home/w2/n.txt"); e != 0 {
 		t.Errorf("home/w2/n.txt: %v", e)
+	}
+}
+
+// What is hidden, and the directories on the way to it, are known by
+// identity: renamed after the mount (as a case-insensitive file system
+// spells them any way), they are what they were.
+func TestHidingFSByIdentity(t *testing.T) {
+	d := t.TempDir()
+	for _, dir := range []string{"home/.bingo", "home/work", "srv/x/y"} {
+		if err := os.MkdirAll(filepath.Join(d, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(d, "home/.bingo/trust.json"), []byte("{}"), 0o600)
+	h := hidingOf(t, d, filepath.Join(d, "home/.bingo"), filepath.Join(d, "srv/x"))
+	for _, mv := range [][2]string{{"home/.bingo", "home/.BINGO"}, {"home", "HOME"}, {"srv", "SRV"}} {
+		if err := os.Rename(filepath.Join(d, mv[0]), filepath.Join(d, mv[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"HOME/.BINGO/trust.json", "HOME/.BINGO", "SRV/x/y", "SRV/x"} {
+		if _, e := h.Stat(p); e != experimentalsys.ENOENT {
+			t.Errorf("stat %s: %v, want ENOENT", p, e)
+		}
+		if f, e := h.OpenFile(p+"/new", experimentalsys.O_WRONLY|experimentalsys.O_CREAT, 0o600); e == 0 {
+			f.Close()
+			t.Errorf("created %s/new", p)
+		}
+	}
+	if got := names(t, h, "HOME"); slices.Contains(got, ".BINGO") || !slices.Contains(got, "work") {
+		t.Errorf("HOME lists %v", got)
+	}
+	if got := names(t, h, "SRV"); len(got) != 0 {
+		t.Errorf("SRV lists %v", got)
+	}
+	for what, e := range map[string]experimentalsys.Errno{
+		"rename a spine dir by another name": h.Rename("HOME", "h2"),
+		"rename hidden by another name":      h.Rename("HOME/.BINGO", "HOME/b"),
+		"remove a spine dir by another name": h.Rmdir("SRV"),
+	} {
+		if e == 0 {
+			t.Errorf("%s: allowed", what)
+		}
+	}
+	if _, e := h.Stat("HOME/work"); e != 0 {
+		t.Errorf("HOME/work: %v", e)
+	}
+}
+
+// A name swapped between a file and a link into what is hidden, while it
+// is opened with O_TRUNC or O_CREAT and re-timed: nothing hidden changes.
+func TestHidingFSRace(t *testing.T) {
+	d := t.TempDir()
+	bingo := filepath.Join(d, ".bingo")
+	if err := os.MkdirAll(bingo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	trust := filepath.Join(bingo, "trust.json")
+	os.WriteFile(trust, []byte("{}"), 0o600)
+	old := time.Unix(1_000_000_000, 0)
+	os.Chtimes(trust, old, old)
+	h := hidingOf(t, d, bingo)
+
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			target := ".bingo/trust.json"
+			if i%2 == 1 {
+				target = ".bingo/new.json"
+			}
+			os.Symlink(target, filepath.Join(d, "l"))
+			os.Rename(filepath.Join(d, "l"), filepath.Join(d, "t"))
+			os.WriteFile(filepath.Join(d, "f"), nil, 0o600)
+			os.Rename(filepath.Join(d, "f"), filepath.Join(d, "t"))
+		}
+	}()
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		for _, flag := range []experimentalsys.Oflag{experimentalsys.O_TRUNC, experimentalsys.O_CREAT} {
+			if f, e := h.OpenFile("t", experimentalsys.O_WRONLY|flag, 0o600); e == 0 {
+				f.Close()
+			}
+		}
+		h.Utimens("t", time.Now().UnixNano(), time.Now().UnixNano())
+	}
+	close(stop)
+	<-done
+	if b, err := os.ReadFile(trust); err != nil || string(b) != "{}" {
+		t.Errorf("trust.json: %q, %v", b, err)
+	}
+	if fi, err := os.Stat(trust); err != nil || !fi.ModTime().Equal(old) {
+		t.Errorf("trust.json re-timed: %v", fi.ModTime())
+	}
+	if _, err := os.Lstat(filepath.Join(bingo, "new.json")); err == nil {
+		t.Errorf("new.json created in what is hidden")
 	}
 }

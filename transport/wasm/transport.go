@@ -55,8 +55,10 @@ type Config struct {
 	// mount that is a prefix of a path serves it.
 	Mounts []Mount
 	// Hide is a directory the guest never sees (the bingo host passes
-	// ~/.bingo): a mount that holds it serves it as not there (hidingFS).
-	// A mount of it, or inside it, is the caller's to refuse or allow.
+	// ~/.bingo): a mount that holds it serves it as not there (hidingFS),
+	// as it does the host's /proc, /sys and /dev. A mount of Hide, or
+	// inside it, is the caller's to refuse or allow; Start refuses a
+	// mount of one of those three, or inside one (HostDir).
 	Hide string
 	// MemoryLimitMiB caps the guest's linear memory; 0 means
 	// DefaultMemoryLimitMiB.
