@@ -34,7 +34,9 @@ func (h *Host) mcp(m *manifest.Manifest, tr transport.Transport, trusted bool, r
 	start.Grants = append(start.Grants, fmt.Sprintf("mcp resources=%v sampling=%v", allowed.Resources, allowed.Sampling))
 	cfg := mcpbridge.Config{Name: m.Name, Version: m.Version, Log: log, Resources: allowed.Resources, Root: root, Deadlines: h.settings.Deadlines, Trace: h.cfg.Trace}
 	if allowed.Sampling {
-		cfg.Sample = h.sample
+		// One call of a tool may not cost more model responses than a
+		// turn may take, each no longer than the person allows.
+		cfg.Sample, cfg.MaxSamples, cfg.MaxTokens = h.sample, h.settings.Turn.MaxSteps, allowed.MaxTokens
 	}
 	return mcpbridge.Wrap(tr, cfg)
 }

@@ -30,7 +30,9 @@
 //   - What the server asks of the host goes through the host's own doors:
 //     elicitation is a question to the person on the call it belongs to
 //     (declined outside one, cancelled when no one can be asked);
-//     sampling is refused unless the person allows mcp.<name>.sampling;
+//     sampling is refused unless the person allows mcp.<name>.sampling,
+//     and then answered only within one of the server's tool calls, at
+//     most Config.MaxSamples times a call, each held to Config.MaxTokens;
 //     roots is the working directory; logs go to the plugin's log.
 //
 // A server's stderr is the plugin's log, as for any plugin. With

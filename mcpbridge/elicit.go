@@ -100,7 +100,8 @@ func (s *server) ask(ctx context.Context, id, question string) (string, error) {
 	return strings.TrimSpace(ans.Answer), nil
 }
 
-// askingCall is the tool call of this server an elicitation is part of.
+// askingCall is the tool call of this server an elicitation or a
+// sampling request is part of.
 // From protocol 2026-07-28 on a server asks only in a call's result, and
 // the sdk's ctx names the call. Before, a server sends its request on its
 // own, and the wire does not say which call it is for: while exactly one

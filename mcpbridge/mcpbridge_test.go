@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -261,6 +262,36 @@ func TestSampling(t *testing.T) {
 	want := []mcpbridge.SampleRequest{{System: "be brief", MaxTokens: 50, Messages: []sdk.Message{{Role: sdk.RoleUser, Content: "say hi"}}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Sample got %+v, want %+v", got, want)
+	}
+}
+
+// One tool call's sampling is bounded: at most MaxSamples requests reach
+// the provider, however many the server asks at once, each held to
+// MaxTokens, and one notice says the bound stopped it.
+func TestSamplingBound(t *testing.T) {
+	var mu sync.Mutex
+	var got []int
+	r := newRig(t, rigOpts{cfg: mcpbridge.Config{MaxSamples: 3, MaxTokens: 100, Sample: func(_ context.Context, req mcpbridge.SampleRequest) (mcpbridge.SampleResult, error) {
+		mu.Lock()
+		got = append(got, req.MaxTokens)
+		mu.Unlock()
+		return mcpbridge.SampleResult{Text: "hi", Model: "m"}, nil
+	}}})
+	out, err := r.call(context.Background(), "sample", `{"n": 50, "maxTokens": 100000}`, nil)
+	if err == nil {
+		t.Errorf("50 samples in one call answered %q", texts(out))
+	}
+	mu.Lock()
+	if len(got) > 3 || len(got) == 0 || slices.ContainsFunc(got, func(n int) bool { return n != 100 }) {
+		t.Errorf("the provider got requests of %v tokens; want at most 3, each of 100", got)
+	}
+	mu.Unlock()
+	if n := r.notices.Next(t); !strings.Contains(n.Message, "asked the model more than 3 times (turn.maxSteps) while answering one call of its tool sample") {
+		t.Errorf("notice %q", n.Message)
+	}
+	// The next call has its own bound.
+	if out, err := r.call(context.Background(), "sample", `{"n": 3}`, nil); err != nil || texts(out) != "the model answered 3 times" {
+		t.Errorf("3 samples in a new call = %q, %v", texts(out), err)
 	}
 }
 

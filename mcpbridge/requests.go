@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
@@ -17,10 +18,23 @@ import (
 // contributor; elicitation is in elicit.go.
 
 // sample routes the server's model request to the host's provider; it is
-// only registered when the person allowed sampling for this server.
+// only registered when the person allowed sampling for this server. It
+// is held to the bounds of Config.Sample: a server allowed to sample
+// made 500 provider requests in a second from one tool call, each
+// asking 100 000 tokens.
 func (s *server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	if err := s.countSample(ctx); err != nil {
+		fmt.Fprintf(s.cfg.Log, "mcpbridge: sampling request refused: %v\n", err)
+		return nil, fmt.Errorf("sampling request refused: %v", err)
+	}
 	p := req.Params
 	sr := SampleRequest{System: p.SystemPrompt, MaxTokens: int(p.MaxTokens)}
+	if sr.MaxTokens <= 0 || sr.MaxTokens > s.cfg.MaxTokens {
+		if sr.MaxTokens > s.cfg.MaxTokens {
+			fmt.Fprintf(s.cfg.Log, "mcpbridge: sampling request of %d tokens held to %d (mcp.%s.maxTokens)\n", sr.MaxTokens, s.cfg.MaxTokens, s.cfg.Name)
+		}
+		sr.MaxTokens = s.cfg.MaxTokens
+	}
 	for _, m := range p.Messages {
 		if m == nil || m.Content == nil {
 			continue
@@ -36,6 +50,37 @@ func (s *server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mc
 		return nil, err
 	}
 	return &mcp.CreateMessageResult{Role: "assistant", Model: res.Model, Content: &mcp.TextContent{Text: res.Text}}, nil
+}
+
+// countSample counts a sampling request against the tool call it is
+// part of, and refuses it outside any call or past the call's
+// Config.MaxSamples; the first refused in a call raises a notice.
+func (s *server) countSample(ctx context.Context) error {
+	id, err := s.askingCall(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	var c *call
+	for _, x := range s.calls {
+		if x.id == id {
+			c = x
+		}
+	}
+	if c == nil {
+		s.mu.Unlock()
+		return fmt.Errorf("its tool call %s has ended", id)
+	}
+	c.sampled++
+	n, tool := c.sampled, c.tool
+	s.mu.Unlock()
+	if n <= s.cfg.MaxSamples {
+		return nil
+	}
+	if n == s.cfg.MaxSamples+1 {
+		s.notice("warn", fmt.Sprintf("the MCP server asked the model more than %d times (turn.maxSteps) while answering one call of its tool %s: the rest of that call's sampling requests are refused", s.cfg.MaxSamples, render.Line(tool)))
+	}
+	return fmt.Errorf("one tool call may ask the model at most %d times (turn.maxSteps)", s.cfg.MaxSamples)
 }
 
 // Limits of the contributors: a context piece is for the model's next

@@ -51,9 +51,11 @@ type server struct {
 
 // call is one tool call running on the server.
 type call struct {
-	id     string
-	cancel context.CancelFunc
-	asked  bool // cancelled by tool/cancel, not by the instance ending
+	id      string
+	tool    string // the server's name for the tool
+	cancel  context.CancelFunc
+	asked   bool // cancelled by tool/cancel, not by the instance ending
+	sampled int  // the sampling requests made while answering it
 }
 
 // serve translates for one instance until either side ends, and returns

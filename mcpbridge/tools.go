@@ -251,7 +251,7 @@ func (s *server) callTool(cs *mcp.ClientSession, p protocol.ToolCallParams) (any
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
-	c := &call{id: p.CallID, cancel: cancel}
+	c := &call{id: p.CallID, tool: mcpName, cancel: cancel}
 	s.calls = append(s.calls, c)
 	s.mu.Unlock()
 	defer func() {

@@ -34,7 +34,20 @@ type Config struct {
 	// requests (the person's setting mcp.<name>.sampling). Unset, every
 	// sampling request is refused. The host routes it through its
 	// configured provider.
+	//
+	// Sampling is answered only while the server answers one of its tool
+	// calls (the call is found as for elicitation), and at most
+	// MaxSamples times for one call: past that, each request is refused,
+	// with one notice for the call. Each request's maxTokens is held to
+	// MaxTokens (asking none is asking MaxTokens).
 	Sample func(ctx context.Context, req SampleRequest) (SampleResult, error)
+	// MaxSamples is the most sampling requests one tool call may make
+	// (the person's turn.maxSteps: one call of a tool may not cost more
+	// model responses than a turn); 0 is DefaultMaxSamples.
+	MaxSamples int
+	// MaxTokens caps each sampling request's maxTokens (the person's
+	// mcp.<name>.maxTokens); 0 is DefaultMaxTokens.
+	MaxTokens int
 	// Root is the directory offered to the server as its one root (the
 	// roots capability, without listChanged; roots/list answers its
 	// file:// URI): the working directory, where the server can reach
@@ -53,6 +66,12 @@ type Config struct {
 	// stopped waiting: see server.bounded.
 	Deadlines bounds.Deadlines
 }
+
+// The defaults of Config.MaxSamples and Config.MaxTokens.
+const (
+	DefaultMaxSamples = 20
+	DefaultMaxTokens  = 4096
+)
 
 // SampleRequest is a server's sampling request, in the host's words.
 type SampleRequest struct {
@@ -78,6 +97,12 @@ func Wrap(inner transport.Transport, cfg Config) transport.Transport {
 		cfg.Log = io.Discard
 	}
 	cfg.Deadlines = cfg.Deadlines.WithDefaults()
+	if cfg.MaxSamples <= 0 {
+		cfg.MaxSamples = DefaultMaxSamples
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = DefaultMaxTokens
+	}
 	return &wrapped{inner: inner, cfg: cfg}
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/bingo/bingo-plugin-rpc/mcpbridge"
 )
 
 // A Key is one key a settings file may hold, and what a person or an editor
@@ -259,7 +261,9 @@ func buildTable() []Key {
 		{Path: "mcp.<name>.resources", Kind: KindBool, Default: "false",
 			Doc: "Offer the server's text resources to the model as context before each model request (a context contributor named resources)."},
 		{Path: "mcp.<name>.sampling", Kind: KindBool, Default: "false",
-			Doc: "Let the server ask the configured provider for a model response (MCP sampling/createMessage); off, every such request is refused."},
+			Doc: "Let the server ask the configured provider for a model response (MCP sampling/createMessage); off, every such request is refused. Only while it answers one of its tool calls, and at most turn.maxSteps times for one call: past that its requests are refused, with one notice."},
+		{Path: "mcp.<name>.maxTokens", Kind: KindCount, Unit: "tokens", Default: strconv.Itoa(mcpbridge.DefaultMaxTokens),
+			Doc: "The most tokens one of the server's sampling requests may have the model answer in: a request asking more, or naming no limit, is held to it."},
 
 		{Path: "provider", Kind: KindSection, Layer: LayerTrusted, OneOf: true,
 			Doc: "The model provider a turn uses: a plugin's provider or an OpenAI-compatible endpoint, never both in one file. A file that sets plugin drops an earlier file's openai choice, and the other way round. There is none by default: a turn without one fails, saying how to set one."},

@@ -194,7 +194,7 @@ func TestPatternsAreTheParsers(t *testing.T) {
 func TestChildren(t *testing.T) {
 	for parent, want := range map[string][]string{
 		"":                   {"permissions", "plugins", "deadlines", "limits", "sandbox", "mcp", "provider", "turn", "wasmCompile", "env"},
-		"mcp.<name>":         {"resources", "sampling"},
+		"mcp.<name>":         {"resources", "sampling", "maxTokens"},
 		"permissions":        {"allow", "deny", "ask"},
 		"sandbox.<name>":     {"writable", "memoryMiB"},
 		"provider":           {"plugin", "model", "openai"},

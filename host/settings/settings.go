@@ -132,6 +132,9 @@ type MCP struct {
 	// response (sampling/createMessage); off, every such request is
 	// refused.
 	Sampling bool
+	// MaxTokens caps what one of the server's sampling requests may ask
+	// of the model; 0 is mcpbridge's default.
+	MaxTokens int
 }
 
 // ProviderChoice is the model provider a turn uses: a plugin's provider, or
@@ -268,6 +271,7 @@ func (s *Settings) apply(l *layer) {
 		var m MCP
 		setFrom(l, at+"resources", &m.Resources)
 		setFrom(l, at+"sampling", &m.Sampling)
+		setFrom(l, at+"maxTokens", &m.MaxTokens)
 		put(&s.MCP, name, m)
 	}
 	s.Env.Withhold = union(s.Env.Withhold, strs(l, "env.withhold"))

@@ -97,7 +97,7 @@ func TestLoadEveryKey(t *testing.T) {
                 "compactor":"6s","provider":"7s","providerIdle":"8s","providerTotal":"9m","hook":"150ms","service":"10s","grace":"1m30s","idleStop":"45s"},
   "limits": {"providerResponseMiB": 4},
   "sandbox": {"wc": {"writable": true, "memoryMiB": 512}, "narrow": {}},
-  "mcp": {"docs": {"resources": true, "sampling": true}, "plain": {}},
+  "mcp": {"docs": {"resources": true, "sampling": true, "maxTokens": 500}, "plain": {}},
   "provider": {"openai": {"baseURL": "https://api.example.com/v1", "model": "gpt-x", "apiKeyEnv": "OPENAI_API_KEY"}},
   "turn": {"maxSteps": 7, "compactAt": 1000, "toolResultMax": 2000, "toolsMax": 3000},
   "wasmCompile": {"moduleMiB": 64, "functionKiB": 512, "blocksPerFunction": 9000, "time": "1m", "memoryMiB": 1024},
@@ -126,7 +126,7 @@ func TestLoadEveryKey(t *testing.T) {
 			"narrow": {},
 		},
 		MCP: map[string]MCP{
-			"docs":  {Resources: true, Sampling: true},
+			"docs":  {Resources: true, Sampling: true, MaxTokens: 500},
 			"plain": {},
 		},
 		Provider: ProviderChoice{OpenAI: &OpenAI{
@@ -298,7 +298,7 @@ func TestMalformed(t *testing.T) {
 		{"trailing text", "{}\n{}", 2, 1, "not valid JSON"},
 		{"not an object", "[1]", 1, 1, "the settings file must be an object, not an array"},
 		{"unknown top key", "{\n  \"permisions\": {}\n}", 2, 3, `unknown key "permisions" in the settings file (known keys: permissions, plugins, deadlines, limits, sandbox, mcp, provider, turn, wasmCompile, env)`},
-		{"unknown mcp key", `{"mcp": {"s": {"tools": true}}}`, 1, 16, `unknown key "tools" in mcp.s (known keys: resources, sampling)`},
+		{"unknown mcp key", `{"mcp": {"s": {"tools": true}}}`, 1, 16, `unknown key "tools" in mcp.s (known keys: resources, sampling, maxTokens)`},
 		{"mcp sampling not a bool", `{"mcp": {"s": {"sampling": 1}}}`, 1, 28, "mcp.s.sampling must be true or false, not a number"},
 		{"unknown permissions key", `{"permissions": {"alow": []}}`, 1, 18, `unknown key "alow" in permissions (known keys: allow, deny, ask)`},
 		{"unknown deadline", `{"deadlines": {"tools": "1s"}}`, 1, 16, `unknown key "tools" in deadlines (known keys: initialize, tool,`},

@@ -200,7 +200,10 @@ func New(proc Process) *mcp.Server {
 			return text("outside: " + string(answer)), nil
 		})
 	}
-	add("sample", "Ask the client's model, in at most maxTokens tokens (50 if not given).", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	add("sample", "Ask the client's model, in at most maxTokens tokens (50 if not given), n times at once (once if not given).", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if len(req.Params.InputResponses) > 1 {
+			return text(fmt.Sprintf("the model answered %d times", len(req.Params.InputResponses))), nil
+		}
 		if r, ok := req.Params.InputResponses["model"].(*mcp.CreateMessageWithToolsResult); ok {
 			var parts []string
 			for _, c := range r.Content {
@@ -210,12 +213,23 @@ func New(proc Process) *mcp.Server {
 			}
 			return text(fmt.Sprintf("model said: %s (model %s)", strings.Join(parts, ""), r.Model)), nil
 		}
-		var in struct{ MaxTokens int64 }
+		var in struct {
+			MaxTokens int64
+			N         int
+		}
 		_ = json.Unmarshal(req.Params.Arguments, &in)
-		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"model": &mcp.CreateMessageParams{
-			SystemPrompt: "be brief", MaxTokens: cmp.Or(in.MaxTokens, 50),
-			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "say hi"}}},
-		}}}, nil
+		asks := mcp.InputRequestMap{}
+		for i := range max(in.N, 1) {
+			key := "model"
+			if i > 0 {
+				key = fmt.Sprintf("model%d", i)
+			}
+			asks[key] = &mcp.CreateMessageParams{
+				SystemPrompt: "be brief", MaxTokens: cmp.Or(in.MaxTokens, 50),
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "say hi"}}},
+			}
+		}
+		return &mcp.CallToolResult{InputRequests: asks}, nil
 	})
 	add("roots", "Say whether the client declares roots, and the roots it lists.", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		r, ok := req.Params.InputResponses["roots"].(*mcp.ListRootsResult)
