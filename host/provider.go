@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host/openai"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
@@ -56,7 +57,12 @@ func (h *Host) Provider() (sdk.Provider, error) {
 		return modelProvider{p, choice.Model}, nil
 	}
 	if o := choice.OpenAI; o != nil {
-		return openai.New("openai", openai.Config{BaseURL: o.BaseURL, Model: o.Model, APIKeyEnv: o.APIKeyEnv})
+		// Held to the deadlines and limits a provider plugin is held to,
+		// with the same notices: a built-in provider is no reason for a
+		// stalled or endless stream to hang the turn or fill the memory.
+		return openai.New("openai", openai.Config{BaseURL: o.BaseURL, Model: o.Model, APIKeyEnv: o.APIKeyEnv,
+			Deadlines: h.settings.Deadlines, Limits: h.settings.Limits,
+			Notify: func(msg string) { h.cfg.Notify(bridge.Notice{Level: "warn", Message: msg}) }})
 	}
 	if len(h.skipped) > 0 {
 		return nil, fmt.Errorf("%w%s", ErrNoProvider, h.notInForce())

@@ -54,7 +54,8 @@
 // reported an error in the middle of the stream), ErrMissingAPIKey,
 // ErrTruncated (the stream ended with neither [DONE] nor a finish_reason, or
 // the connection broke), ErrMalformed (a chunk that is not the expected
-// JSON, or a server that did not stream at all). A cancelled ctx stops the
+// JSON, or a server that did not stream at all), *DeadlineError and
+// *TooLargeError (a bound passed; see Bounds). A cancelled ctx stops the
 // request at once and the error wraps ctx.Err().
 //
 // # What it does not do
@@ -72,11 +73,21 @@
 //   - No Azure-style "api-key" header or api-version query: only Bearer
 //     authentication.
 //
-// # Timeouts
+// # Bounds
 //
-// The default HTTP client bounds connecting (30 s), the TLS handshake
-// (10 s) and the wait for the response headers (5 min, because a local
-// server may load a model from disk before it answers), but never the
-// streamed body: a long answer is not an error. The caller bounds the whole
-// request with ctx. A Provider is safe for concurrent use.
+// Each stream is held to the deadlines and the cap a provider plugin's is
+// held to (Config.Deadlines, Config.Limits; package bridge): the first
+// chunk of the answer must come within Deadlines.Provider (connecting and
+// the response headers included: a local server that loads its model
+// from disk first needs that deadline raised), each next one within
+// Deadlines.ProviderIdle of the last, and the whole stream within
+// Deadlines.ProviderTotal; the response body may not pass
+// Limits.ProviderResponseMiB. A chunk is any event with data, whether or
+// not it carries text (a reasoning model's dropped reasoning counts: the
+// server is working); a comment (a keep-alive) is none. Past a bound the
+// request is cancelled at once and Stream returns *DeadlineError (which
+// matches context.DeadlineExceeded) or *TooLargeError; past the total or
+// the cap, Config.Notify hears it too, as the bridge raises a notice for
+// a plugin. Besides, the default HTTP client bounds connecting (30 s) and
+// the TLS handshake (10 s). A Provider is safe for concurrent use.
 package openai

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/bounds"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
@@ -28,9 +29,21 @@ type Config struct {
 	// APIKeyEnv names the environment variable holding the API key, read at
 	// each request. "" sends no Authorization header (local servers).
 	APIKeyEnv string
+	// Deadlines and Limits bound each stream as they bound a provider
+	// plugin's (package bridge): Deadlines.Provider the wait for the
+	// first chunk of the answer (connecting and the headers included),
+	// ProviderIdle the silence after each chunk, ProviderTotal the whole
+	// stream however lively, and Limits.ProviderResponseMiB the bytes of
+	// the response body. A zero field takes its default (package bounds).
+	Deadlines bounds.Deadlines
+	Limits    bounds.Limits
+	// Notify hears, in one line, why a stream was cut off past its total
+	// deadline or its cap (the stream's error says so too), as the bridge
+	// raises a notice for a plugin's; nil drops it. It is called from a
+	// timer's goroutine or the streaming one.
+	Notify func(string)
 	// HTTPClient sends the requests. nil means a client with timeouts for
-	// connecting, the TLS handshake and the response headers, but none for
-	// the streamed body.
+	// connecting and the TLS handshake; the rest is Deadlines'.
 	HTTPClient *http.Client
 	// Getenv reads the environment. nil means os.Getenv; tests inject.
 	Getenv func(string) string
@@ -47,20 +60,24 @@ type Provider struct {
 	// max_completion_tokens (max_tokens is deprecated there, and refused
 	// by its reasoning models); the servers that copy its wire know
 	// max_tokens.
-	official bool
-	keyEnv   string
-	client   *http.Client
-	getenv   func(string) string
+	official  bool
+	keyEnv    string
+	client    *http.Client
+	getenv    func(string) string
+	deadlines bounds.Deadlines
+	limits    bounds.Limits
+	notify    func(string)
 }
 
 var _ sdk.Provider = (*Provider)(nil)
 
-// Timeouts of the default client. The body is never bounded: a streamed
-// answer may take as long as it takes, and ctx is the caller's bound.
+// Timeouts of the default client. The wait for the headers is not one of
+// them: it is part of the wait for the first chunk (Deadlines.Provider),
+// which the person sets, say for a local server that loads its model
+// from disk first.
 const (
-	dialTimeout   = 30 * time.Second
-	tlsTimeout    = 10 * time.Second
-	headerTimeout = 5 * time.Minute // a local server may load a model first
+	dialTimeout = 30 * time.Second
+	tlsTimeout  = 10 * time.Second
 )
 
 // New validates cfg and returns a provider named id.
@@ -83,14 +100,17 @@ func New(id string, cfg Config) (*Provider, error) {
 		endpoint += "/chat/completions"
 	}
 	p := &Provider{
-		id:       id,
-		baseURL:  cfg.BaseURL,
-		url:      endpoint,
-		model:    cfg.Model,
-		official: u.Hostname() == "api.openai.com",
-		keyEnv:   cfg.APIKeyEnv,
-		client:   cfg.HTTPClient,
-		getenv:   cfg.Getenv,
+		id:        id,
+		baseURL:   cfg.BaseURL,
+		url:       endpoint,
+		model:     cfg.Model,
+		official:  u.Hostname() == "api.openai.com",
+		keyEnv:    cfg.APIKeyEnv,
+		client:    cfg.HTTPClient,
+		getenv:    cfg.Getenv,
+		deadlines: cfg.Deadlines.WithDefaults(),
+		limits:    cfg.Limits.WithDefaults(),
+		notify:    cfg.Notify,
 	}
 	if p.client == nil {
 		p.client = defaultClient()
@@ -109,7 +129,6 @@ func defaultClient() *http.Client {
 		MaxIdleConns:          16,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   tlsTimeout,
-		ResponseHeaderTimeout: headerTimeout,
 		ExpectContinueTimeout: time.Second,
 	}}
 }
@@ -124,7 +143,8 @@ func (p *Provider) CloseIdleConnections() { p.client.CloseIdleConnections() }
 
 // Stream sends req and calls emit for each text or tool-call piece of the
 // answer, in order, on the calling goroutine. It returns once the stream has
-// ended, with the finish reason; cancelling ctx stops it at once.
+// ended, with the finish reason; cancelling ctx stops it at once, and so
+// does passing one of its bounds (Config.Deadlines, Config.Limits).
 func (p *Provider) Stream(ctx context.Context, req sdk.ProviderRequest, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
 	if emit == nil {
 		emit = func(sdk.StreamEvent) {}
@@ -143,6 +163,8 @@ func (p *Provider) Stream(ctx context.Context, req sdk.ProviderRequest, emit fun
 	if err != nil {
 		return sdk.StreamEnd{}, err
 	}
+	ctx, g := p.guard(ctx)
+	defer g.stop()
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(body))
 	if err != nil {
 		return sdk.StreamEnd{}, fmt.Errorf("openai provider %q: building the request: %v", p.id, err)
@@ -155,7 +177,7 @@ func (p *Provider) Stream(ctx context.Context, req sdk.ProviderRequest, emit fun
 	resp, err := p.client.Do(hreq)
 	if err != nil {
 		if ctx.Err() != nil {
-			return sdk.StreamEnd{}, p.cancelled(ctx.Err())
+			return sdk.StreamEnd{}, p.stopped(ctx)
 		}
 		return sdk.StreamEnd{}, fmt.Errorf("openai provider %q: cannot reach %s: %v; check the base URL and that the server is running", p.id, p.url, unwrapURLError(err))
 	}
@@ -169,12 +191,23 @@ func (p *Provider) Stream(ctx context.Context, req sdk.ProviderRequest, emit fun
 	// The body is not drained after [DONE]: a server that keeps it open
 	// would hold Stream past the end of the answer. Closing it costs at
 	// most the connection's reuse.
-	return p.readStream(ctx, resp.Body, emit)
+	return p.readStream(ctx, g.body(resp.Body), emit, g.chunk)
 }
 
 // cancelled is the error for a request stopped by its context.
 func (p *Provider) cancelled(err error) error {
 	return fmt.Errorf("openai provider %q: request stopped: %w", p.id, err)
+}
+
+// stopped is the error of a request whose context ended: the bound's
+// that ended it (its cause), or the caller's cancellation.
+func (p *Provider) stopped(ctx context.Context) error {
+	var late *DeadlineError
+	var large *TooLargeError
+	if cause := context.Cause(ctx); errors.As(cause, &late) || errors.As(cause, &large) {
+		return cause
+	}
+	return p.cancelled(ctx.Err())
 }
 
 // unwrapURLError drops *url.Error's "Post "<url>": " prefix, since the
@@ -194,7 +227,7 @@ const maxErrorBody = 64 << 10
 func (p *Provider) statusError(ctx context.Context, resp *http.Response) error {
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	if err != nil && ctx.Err() != nil {
-		return p.cancelled(ctx.Err())
+		return p.stopped(ctx)
 	}
 	e := &StatusError{Provider: p.id, StatusCode: resp.StatusCode, hint: p.statusHint(resp.StatusCode)}
 	if ae, ok := parseAPIError(data); ok {
@@ -211,7 +244,7 @@ func (p *Provider) statusError(ctx context.Context, resp *http.Response) error {
 func (p *Provider) notStreaming(ctx context.Context, body io.Reader) error {
 	data, err := io.ReadAll(io.LimitReader(body, maxErrorBody))
 	if err != nil && ctx.Err() != nil {
-		return p.cancelled(ctx.Err())
+		return p.stopped(ctx)
 	}
 	if ae, ok := parseAPIError(data); ok {
 		return &StreamError{Provider: p.id, Message: ae.Message, Type: ae.Type, Code: ae.Code}

@@ -836,8 +836,8 @@ func TestUnreachable(t *testing.T) {
 	checkErrLine(t, err, "cannot reach http://"+addr+"/v1/chat/completions", "check the base URL")
 }
 
-// The default client bounds connecting and the headers, never the body,
-// and works.
+// The default client bounds connecting and the TLS handshake, never the
+// headers or the body (Config.Deadlines bound those), and works.
 func TestDefaultClient(t *testing.T) {
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		s := startSSE(t, w)
@@ -850,8 +850,11 @@ func TestDefaultClient(t *testing.T) {
 		t.Errorf("client.Timeout = %v: it would cut long answers", p.client.Timeout)
 	}
 	tr := p.client.Transport.(*http.Transport)
-	if tr.ResponseHeaderTimeout <= 0 || tr.TLSHandshakeTimeout <= 0 || tr.DialContext == nil {
-		t.Errorf("default transport lacks connect/header timeouts: %+v", tr)
+	if tr.TLSHandshakeTimeout <= 0 || tr.DialContext == nil {
+		t.Errorf("default transport lacks connect timeouts: %+v", tr)
+	}
+	if tr.ResponseHeaderTimeout != 0 {
+		t.Errorf("ResponseHeaderTimeout = %v: it would cut a first answer that deadlines.provider allows", tr.ResponseHeaderTimeout)
 	}
 	events, _, err := stream(t.Context(), p, hello)
 	if err != nil || sdk.Assemble(events).Content != "hi" {

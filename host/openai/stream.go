@@ -74,8 +74,10 @@ func (c *callIndexer) index(d toolCallDelta) int {
 	return i
 }
 
-// readStream parses the event stream, emitting as it goes.
-func (p *Provider) readStream(ctx context.Context, body io.Reader, emit func(sdk.StreamEvent)) (sdk.StreamEnd, error) {
+// readStream parses the event stream, emitting as it goes; alive hears of
+// each event that carries data, the server's sign of life (a comment, a
+// keep-alive, is none).
+func (p *Provider) readStream(ctx context.Context, body io.Reader, emit func(sdk.StreamEvent), alive func()) (sdk.StreamEnd, error) {
 	sse := newSSEReader(body, maxEvent)
 	var end sdk.StreamEnd
 	finished := false
@@ -84,7 +86,7 @@ func (p *Provider) readStream(ctx context.Context, body io.Reader, emit func(sdk
 		data, err := sse.next()
 		if err != nil {
 			if ctx.Err() != nil {
-				return end, p.cancelled(ctx.Err())
+				return end, p.stopped(ctx)
 			}
 			if err == io.EOF {
 				if finished {
@@ -103,6 +105,7 @@ func (p *Provider) readStream(ctx context.Context, body io.Reader, emit func(sdk
 		if len(data) == 0 {
 			continue
 		}
+		alive()
 		if string(data) == "[DONE]" {
 			return end, nil
 		}

@@ -131,9 +131,9 @@ var (
 		"complete":      "A command/complete.",
 		"contributor":   "A context/contribute. A contributor past it is dropped from that round, with a notice; the turn goes on.",
 		"compactor":     "A compactor/compact. Past it the built-in compaction runs instead.",
-		"provider":      "A provider/stream, until its first provider/delta (or its answer).",
-		"providerIdle":  "A provider/stream's silence between two provider/delta notifications, and after the last one until the answer.",
-		"providerTotal": "A provider/stream's whole response, however lively: past it the stream is cancelled (provider/cancel) and the turn fails.",
+		"provider":      "A provider/stream, until its first provider/delta (or its answer); for provider.openai, until the first chunk of the answer, connecting and the headers included.",
+		"providerIdle":  "A provider/stream's silence between two provider/delta notifications, and after the last one until the answer; for provider.openai, between two chunks.",
+		"providerTotal": "A provider/stream's whole response, however lively: past it the stream is cancelled (provider/cancel; for provider.openai, the request) and the turn fails.",
 		"hook":          "A hook/decide. A hook past it decides nothing (as if it answered continue), with a notice.",
 		"service":       "A service/call to a plugin's service, from the host or from another plugin.",
 		"idleStop":      "How long a running plugin may have nothing to do (no request in flight, nothing it owes an answer to) before it is stopped, quietly: no notice, and the next use starts it again. \"0\" never stops it: plugins then run for as long as bingo does.",
@@ -144,7 +144,7 @@ var (
 		"idleStop": "never",
 	}
 	limitDocs = map[string]string{
-		"providerResponseMiB": "One response of a plugin's provider: its provider/delta notifications, counted as they cross the wire. Past it the stream is cancelled (provider/cancel) and the turn fails.",
+		"providerResponseMiB": "One response of a plugin's provider: its provider/delta notifications, counted as they cross the wire (for provider.openai, the bytes of the response body). Past it the stream is cancelled (provider/cancel; for provider.openai, the request) and the turn fails.",
 	}
 	// limitUnits are the units of Limits' fields, by JSON key.
 	limitUnits = map[string]string{"providerResponseMiB": "MiB"}
