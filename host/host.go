@@ -39,7 +39,9 @@ type Config struct {
 	Allow      []string // extra allow rules for this run (--allow)
 	Environ    []string // the host's environment; nil = os.Environ()
 	// Notify receives every notice (plugin deaths, refusals, broken
-	// manifests, a plugin's own notice). It must be safe for concurrent use.
+	// manifests, a plugin's own notice); within a turn, each once, and
+	// one that repeated again at the turn's end with its count (see
+	// Host.Turn). It must be safe for concurrent use.
 	Notify func(bridge.Notice)
 	// Session names this run's session.
 	Session string
@@ -110,11 +112,12 @@ type loaded struct {
 type Host struct {
 	*agent.Agent
 
-	cfg      Config
-	settings settings.Settings
-	gate     *gate.Gate
-	wasmMu   sync.Mutex // held while Open's builds make wasm
-	wasm     *wasm.Host
+	cfg       Config
+	turnNotes *turnNotices // cfg.Notify's: each notice once a turn
+	settings  settings.Settings
+	gate      *gate.Gate
+	wasmMu    sync.Mutex // held while Open's builds make wasm
+	wasm      *wasm.Host
 	// privateCwd says once that wasm plugins do not see the working
 	// directory (sandboxCwd).
 	privateCwd sync.Once
@@ -154,6 +157,8 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	if cfg.Notify == nil {
 		cfg.Notify = func(bridge.Notice) {}
 	}
+	turnNotes := &turnNotices{say: cfg.Notify}
+	cfg.Notify = turnNotes.notify
 	if cfg.Session == "" {
 		cfg.Session = fmt.Sprintf("s%d", time.Now().UnixNano())
 	}
@@ -181,7 +186,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg, settings: s, gate: g, trust: trust, env: env, skipped: skipped, sums: sums, held: held,
+	h := &Host{cfg: cfg, turnNotes: turnNotes, settings: s, gate: g, trust: trust, env: env, skipped: skipped, sums: sums, held: held,
 		decls: declcache.New(filepath.Join(cfg.Home, ".bingo", "data", "cache", "declarations"), sums)}
 	h.projectDecls = bridge.NewDeclarationBudget(MaxProjectDeclarations, "this project's plugins")
 	ranks := map[string]int{}
