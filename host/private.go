@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -14,7 +15,9 @@ import (
 // state. A dir that holds ~/.bingo may be mounted, with ~/.bingo hidden
 // (wasm.Config.Hide). The paths are compared as spelled and with symlinks
 // resolved, so neither a link into ~/.bingo nor a ~/.bingo that is itself
-// a link slips past.
+// a link slips past, and dir and its parents by identity (device and
+// inode), so neither does another spelling of it: ~/.BINGO on a
+// case-insensitive disk, a bind mount.
 //
 // A plugin's own directories inside ~/.bingo, its data directory and an
 // installed plugin's root, are the host's deliberate mounts and are not
@@ -33,6 +36,10 @@ func Private(home, dir string) error {
 				return fmt.Errorf("%s lies inside %s, which no plugin may see", dir, bingo)
 			}
 		}
+	}
+	// Another spelling of it, found by identity.
+	if inside, err := sameOrInside(dir, bingo); err == nil && inside {
+		return fmt.Errorf("%s is %s or lies inside it, which no plugin may see", dir, bingo)
 	}
 	return nil
 }
@@ -72,4 +79,30 @@ func within(p, dir string) bool {
 		dir += string(filepath.Separator)
 	}
 	return strings.HasPrefix(p, dir)
+}
+
+// sameOrInside reports whether dir, or one of its parents, is the
+// directory bingo, by identity.
+func sameOrInside(dir, bingo string) (bool, error) {
+	b, err := os.Stat(bingo)
+	if err != nil {
+		return false, err
+	}
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return false, err
+	}
+	if real, err := filepath.EvalSymlinks(d); err == nil {
+		d = real
+	}
+	for {
+		if fi, err := os.Stat(d); err == nil && os.SameFile(fi, b) {
+			return true, nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return false, nil
+		}
+		d = parent
+	}
 }
