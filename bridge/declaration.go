@@ -13,6 +13,15 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
+// IdentityError is a handshake refused for what the plugin said it is:
+// another protocol than the host's, or another name than its manifest's.
+// A plugin's files make it say the same at every start, so a host may
+// remember the refusal instead of starting the plugin again to hear it
+// (the bingo host's declaration cache does).
+type IdentityError struct{ msg string }
+
+func (e *IdentityError) Error() string { return e.msg }
+
 // readDeclaration reads a plugin's answer to initialize, which nothing
 // makes true but checking. What the plugin says it is (protocol, name,
 // version) must hold, or the handshake fails with the error. The rest is
@@ -35,7 +44,7 @@ func readDeclaration(plugin string, raw json.RawMessage) (decl protocol.Initiali
 		return decl, nil, fmt.Errorf("answered initialize with a broken declaration: %w", err)
 	}
 	if decl.Protocol != protocol.Version {
-		return decl, nil, fmt.Errorf("speaks protocol %d; this host speaks protocol %d only", decl.Protocol, protocol.Version)
+		return decl, nil, &IdentityError{fmt.Sprintf("speaks protocol %d; this host speaks protocol %d only", decl.Protocol, protocol.Version)}
 	}
 	for _, err := range []error{identity(r, "name", &decl.Name), identity(r, "version", &decl.Version)} {
 		if err != nil {
@@ -43,7 +52,7 @@ func readDeclaration(plugin string, raw json.RawMessage) (decl protocol.Initiali
 		}
 	}
 	if decl.Name != plugin {
-		return decl, nil, fmt.Errorf("answered the handshake as %s, but its manifest names it %q", protocol.Quote(decl.Name), plugin)
+		return decl, nil, &IdentityError{fmt.Sprintf("answered the handshake as %s, but its manifest names it %q", protocol.Quote(decl.Name), plugin)}
 	}
 
 	seen := map[string]bool{}

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -100,9 +101,17 @@ func TestDeclarationIdentityMustHold(t *testing.T) {
 		`{"protocol":"5","name":"t","version":"1"}`: `answered initialize with a broken declaration: protocol: want an integer, got a string`,
 		`{"protocol":5,"name":7,"version":"1"}`:     `answered initialize with a broken declaration: name: want a string, got 7`,
 		`{"protocol":4,"name":"t"}`:                 "speaks protocol 4; this host speaks protocol 5 only",
+		`{"protocol":5,"name":"u","version":"1"}`:   `answered the handshake as "u", but its manifest names it "t"`,
 	} {
-		if _, err := start(t, declaring(decl), nil); err == nil || err.Error() != want {
+		_, err := start(t, declaring(decl), nil)
+		if err == nil || err.Error() != want {
 			t.Errorf("%s: err = %v, want %s", decl, err, want)
+		}
+		// Only what the plugin says it is is an IdentityError: a broken
+		// answer may be a broken start, not the plugin's files.
+		var ie *IdentityError
+		if identity := strings.Contains(want, "protocol 4") || strings.Contains(want, "as \"u\""); errors.As(err, &ie) != identity {
+			t.Errorf("%s: err is an IdentityError: %v, want %v", decl, !identity, identity)
 		}
 	}
 }

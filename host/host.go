@@ -125,13 +125,16 @@ type Host struct {
 	trust *projectTrust
 	// projectDecls caps what the project's plugins declare together.
 	projectDecls *bridge.DeclarationBudget
-	sums         *trust.Sums      // every file digested this run, read once
-	decls        *declcache.Cache // what each plugin declared last time
-	env          envRule          // what of cfg.Environ each plugin is given
-	skipped      []string         // settings files not applied for an error: what they set is not in force
-	plugins      []*loaded
-	held         map[string]*manifest.Manifest // untrusted project plugins held back, by the name the person's copy keeps
-	reg          *registry.Registry
+	// untrustedMemory is the memory an untrusted project's wasm plugins
+	// share: a repository shipping many costs what one budget does.
+	untrustedMemory *wasm.MemoryBudget
+	sums            *trust.Sums      // every file digested this run, read once
+	decls           *declcache.Cache // what each plugin declared last time
+	env             envRule          // what of cfg.Environ each plugin is given
+	skipped         []string         // settings files not applied for an error: what they set is not in force
+	plugins         []*loaded
+	held            map[string]*manifest.Manifest // untrusted project plugins held back, by the name the person's copy keeps
+	reg             *registry.Registry
 
 	observers sync.WaitGroup // hook observations in flight
 	obsMu     sync.Mutex
@@ -189,6 +192,8 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	h := &Host{cfg: cfg, turnNotes: turnNotes, settings: s, gate: g, trust: trust, env: env, skipped: skipped, sums: sums, held: held,
 		decls: declcache.New(filepath.Join(cfg.Home, ".bingo", "data", "cache", "declarations"), sums)}
 	h.projectDecls = bridge.NewDeclarationBudget(MaxProjectDeclarations, "this project's plugins")
+	h.untrustedMemory = wasm.NewMemoryBudget(s.UntrustedWasm.MemoryMiB, "this untrusted project's wasm plugins",
+		"untrustedWasm.memoryMiB in your ~/.bingo/settings.json raises it")
 	ranks := map[string]int{}
 	for _, m := range found {
 		ranks[m.Name] = h.rank(m)
@@ -215,6 +220,12 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 		switch {
 		case l.plugin == nil:
 			continue
+		case l.cached != nil && l.cached.Failed != "":
+			// Its files make it fail its handshake: said again, from
+			// the cache, without paying for its start.
+			l.err = errors.New(l.cached.Failed)
+			notify(bridge.Notice{Plugin: l.m.Name, Level: "error", Message: "not loaded: " + l.cached.Failed})
+			continue
 		case l.cached != nil:
 			for _, msg := range l.cached.Refused {
 				notify(bridge.Notice{Plugin: l.m.Name, Level: "warn", Message: msg})
@@ -226,6 +237,11 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 			if err != nil {
 				l.err = err
 				notify(bridge.Notice{Plugin: l.m.Name, Level: "error", Message: "not loaded: " + err.Error()})
+				if ie := (*bridge.IdentityError)(nil); errors.As(err, &ie) {
+					if err := h.decls.StoreFailure(l.key, err.Error()); err != nil {
+						fmt.Fprintf(l.log, "bingo: %v\n", err)
+					}
+				}
 				return nil
 			}
 			h.cache(l, decl)
@@ -309,12 +325,16 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		// An untrusted project's module runs in the default sandbox:
 		// what the person granted a plugin of that name is not for it.
 		// Nor is it compiled under wider bounds than the defaults.
+		// Its memory comes out of what the project's untrusted modules
+		// share.
 		var grant settings.Sandbox
 		bounds := settings.DefaultWasmCompile().Bounds()
 		bounds.CompileWall = untrustedCompileWall
+		budget := h.untrustedMemory
 		if trusted {
 			grant = h.settings.Sandbox[m.Name]
 			bounds = h.settings.WasmCompile.Bounds()
+			budget = nil
 		}
 		// It sees its data directory read-write and its own files
 		// read-only, beside the working directory; never ~/.bingo
@@ -347,7 +367,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		}
 		tr = wh.Transport(wasm.Config{
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
-			Dir: cwd, Writable: grant.Writable, Mounts: mounts, Hide: filepath.Join(h.cfg.Home, ".bingo"), MemoryLimitMiB: grant.MemoryMiB, Stderr: log,
+			Dir: cwd, Writable: grant.Writable, Mounts: mounts, Hide: filepath.Join(h.cfg.Home, ".bingo"), MemoryLimitMiB: grant.MemoryMiB, Budget: budget, Stderr: log,
 			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow, SlowCompileAfter: h.cfg.SlowCompileAfter,
 			Bounds: bounds,
 		})
@@ -389,14 +409,16 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	}
 	var problem error
 	l.key, l.cached, problem = h.decls.Lookup(m, start)
-	if l.cached != nil && budget != nil {
+	// A cached failure (Entry.Failed) is not started: Open says why.
+	failed := l.cached != nil && l.cached.Failed != ""
+	if l.cached != nil && !failed && budget != nil {
 		// A cached declaration counts as a handshake's would: past the
 		// budget the plugin is started, and refused there with why.
 		if budget.Take(m.Name, len(l.cached.Declaration)) != nil {
 			l.cached = nil
 		}
 	}
-	if l.cached != nil {
+	if l.cached != nil && !failed {
 		decl, err := l.cached.Decode()
 		if err != nil {
 			problem = fmt.Errorf("declaration cache: the cached declaration cannot be read (%v); starting the plugin instead", err)

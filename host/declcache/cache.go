@@ -64,6 +64,10 @@ type Entry struct {
 	Declaration json.RawMessage
 	Refused     []string
 	Files       []trust.FileSum
+	// Failed, if not "", is why the plugin's handshake failed for what
+	// its own files make it say (StoreFailure), and Declaration is null:
+	// the plugin is not started to hear it again.
+	Failed string
 
 	declSum string // as read: the declaration's sum
 }
@@ -88,7 +92,7 @@ func (e *Entry) intact() bool { return e.declSum == sumOf(e.Declaration) }
 // A head is words separated by one space: the key; then "f", the file's
 // path Go-quoted, its version and its sum, for each file sum kept; then
 // "r" and the message Go-quoted, for each thing refused of the
-// declaration. A Go-quoted string holds no raw space, tab or newline, and
+// declaration; then, for a failed handshake, "x" and why, Go-quoted. A Go-quoted string holds no raw space, tab or newline, and
 // the other words (a key, a version, a hex sum) none either. It is not
 // JSON because every run reads every plugin's heads, and decoding them as
 // JSON was most of reading the cache.
@@ -109,6 +113,10 @@ func appendHead(b []byte, e Entry) []byte {
 		b = append(b, " r "...)
 		b = strconv.AppendQuote(b, r)
 	}
+	if e.Failed != "" {
+		b = append(b, " x "...)
+		b = strconv.AppendQuote(b, e.Failed)
+	}
 	return b
 }
 
@@ -123,6 +131,8 @@ func parseHead(h string, e *Entry) error {
 			e.Files = append(e.Files, f)
 		case "r":
 			e.Refused = append(e.Refused, words.quoted())
+		case "x":
+			e.Failed = words.quoted()
 		default:
 			return fmt.Errorf("a head holds %q where a file or a refusal starts", tag)
 		}
@@ -211,7 +221,7 @@ func (c *Cache) Lookup(m *manifest.Manifest, s Start) (k Key, hit *Entry, proble
 		if !slices.Equal(e.Files, k.files) {
 			// The same contents at new versions (a touch, a copy): keep
 			// the new versions, so the next run need not read them.
-			_ = c.write(k, e.Declaration, e.Refused)
+			_ = c.write(k, e)
 		}
 		return k, &entries[i], problem
 	}
@@ -234,17 +244,28 @@ func (c *Cache) Store(k Key, decl protocol.InitializeResult, refused []string) e
 	if err != nil {
 		return err
 	}
-	return c.write(k, raw, refused)
+	return c.write(k, Entry{Declaration: raw, Refused: refused})
 }
 
-// write is Store, of a declaration already encoded.
-func (c *Cache) write(k Key, decl json.RawMessage, refused []string) error {
+// StoreFailure caches, under k, that the plugin's handshake failed for
+// what the plugin said of itself (bridge.IdentityError): its files answer
+// the same at every start, so until they change (and with them k) the
+// host reports why without starting it, which for an untrusted project's
+// plugins is most of what a run costs.
+func (c *Cache) StoreFailure(k Key, why string) error {
+	return c.write(k, Entry{Declaration: json.RawMessage("null"), Failed: why})
+}
+
+// write stores e (its declaration and what it says of it; k gives the
+// rest) as the latest of the plugin's entries.
+func (c *Cache) write(k Key, e Entry) error {
 	path, ok := c.path(k.name)
 	if !ok || !k.Valid() {
 		return nil
 	}
 	old, _ := read(path)
-	entries := []Entry{{Key: k.digest, Declaration: decl, Refused: refused, Files: k.files}}
+	decl := e.Declaration
+	entries := []Entry{{Key: k.digest, Declaration: decl, Refused: e.Refused, Files: k.files, Failed: e.Failed}}
 	for _, e := range old {
 		if e.Key != k.digest && len(entries) < keep && e.intact() {
 			entries = append(entries, e)

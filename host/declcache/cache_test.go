@@ -279,7 +279,8 @@ func TestDecodeRefusesWhatItCannotRead(t *testing.T) {
 func TestAHeadReadsBackAsWritten(t *testing.T) {
 	e := Entry{Key: "sha256:abc",
 		Files:   []trust.FileSum{{Path: "/a b/\tc\n\"d\".py", Version: "1:2:3:4:5", SHA256: "ff", Settled: true}, {Path: "/é", Version: "6:7", SHA256: "00", Settled: true}},
-		Refused: []string{"tools[0].name: \"x y\" is not a name", "unknown key \"\\t\""}}
+		Refused: []string{"tools[0].name: \"x y\" is not a name", "unknown key \"\\t\""},
+		Failed:  "answered the handshake as \"a b\"\t"}
 	h := appendHead(nil, e)
 	if strings.ContainsAny(string(h), "\t\n") {
 		t.Fatalf("a head holds a raw tab or newline: %q", h)
@@ -288,7 +289,7 @@ func TestAHeadReadsBackAsWritten(t *testing.T) {
 	if err := parseHead(string(h), &got); err != nil || !reflect.DeepEqual(got, e) {
 		t.Fatalf("read back %+v, %v\nwant %+v", got, err, e)
 	}
-	for _, bad := range []string{"", "sha256:abc f", "sha256:abc f \"/p\" 1", "sha256:abc f /p 1 ff", "sha256:abc x \"y\"", "sha256:abc r \"open", "sha256:abc  f \"/p\" 1 ff"} {
+	for _, bad := range []string{"", "sha256:abc f", "sha256:abc f \"/p\" 1", "sha256:abc f /p 1 ff", "sha256:abc z \"y\"", "sha256:abc x open", "sha256:abc r \"open", "sha256:abc  f \"/p\" 1 ff"} {
 		var e Entry
 		if err := parseHead(bad, &e); err == nil {
 			t.Errorf("%q read as a head: %+v", bad, e)
@@ -443,5 +444,32 @@ func TestAnotherBuildsEntryIsAMiss(t *testing.T) {
 	build = func() string { return "another build" }
 	if _, hit, _ := c.Lookup(m, Start{}); hit != nil {
 		t.Fatal("another build's entry was a hit")
+	}
+}
+
+// A failed handshake is cached as one, beside the plugin's declarations
+// for other starts, and hits only while the plugin's files are the same.
+func TestStoreFailure(t *testing.T) {
+	dir := t.TempDir()
+	c := New(filepath.Join(dir, "cache"), trust.NewSums())
+	m := plugin(t, dir, "p", "print(1)")
+	other := Start{Transport: "exec", Root: m.Root, Dir: "/elsewhere"}
+	k, _, _ := c.Lookup(m, other)
+	must(t, c.Store(k, decl("p"), nil))
+	start := Start{Transport: "exec", Root: m.Root, Dir: "/work"}
+	k, _, _ = c.Lookup(m, start)
+	why := "answered the handshake as \"q r\",\tbut its manifest names it \"p\""
+	must(t, c.StoreFailure(k, why))
+
+	_, hit, problem := c.Lookup(m, start)
+	if hit == nil || problem != nil || hit.Failed != why || string(hit.Declaration) != "null" {
+		t.Fatalf("after StoreFailure: hit %+v, problem %v", hit, problem)
+	}
+	if _, hit, _ := c.Lookup(m, other); hit == nil || hit.Failed != "" || !strings.Contains(string(hit.Declaration), `"name":"p"`) {
+		t.Fatalf("the other start's declaration is lost or failed: %+v", hit)
+	}
+	must(t, os.WriteFile(filepath.Join(m.Root, "main.py"), []byte("print(2)"), 0o644))
+	if _, hit, _ := c.Lookup(m, start); hit != nil {
+		t.Fatalf("the plugin's files changed, and its failure still hits: %+v", hit)
 	}
 }

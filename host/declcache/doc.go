@@ -20,6 +20,11 @@
 // the plugin next starts: a handshake that declares otherwise replaces
 // the cached declaration, with a notice (package bridge).
 //
+// A handshake refused for what the plugin said it is (another name or
+// protocol: bridge.IdentityError) is cached the same way (StoreFailure),
+// so that a plugin whose files make it fail is not started again, each
+// run, to fail again.
+//
 // One file a plugin, <dir>/<name>.json, holds its latest few entries (a
 // plugin used from a few working directories, or with a few
 // configurations, keeps one for each), one line an entry, its declaration

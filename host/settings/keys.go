@@ -304,6 +304,11 @@ func buildTable() []Key {
 		{Path: "wasmCompile.memoryMiB", Kind: KindCount, Unit: "MiB", Default: strconv.Itoa(def.WasmCompile.MemoryMiB),
 			Doc: "That process's resident memory (watched on Linux); a module that needs more is remembered as one that ran out of time is."},
 
+		{Path: "untrustedWasm", Kind: KindSection, Layer: LayerUser,
+			Doc: "What the wasm plugins of a project you have not trusted may cost the host together, however many it ships."},
+		{Path: "untrustedWasm.memoryMiB", Kind: KindCount, Unit: "MiB", Default: strconv.Itoa(def.UntrustedWasm.MemoryMiB),
+			Doc: "The memory they share: each grows into it as well as up to its own 256 MiB, and one that would pass what the others left dies alone, with a notice, and starts again at its next use."},
+
 		{Path: "env", Kind: KindSection, Layer: LayerUser,
 			Doc: "Which of the host's environment variables exec plugins do not see (a wasm plugin sees only its manifest's entry.env). Every entry is a variable's name, never its value."},
 		{Path: "env.withhold", Kind: KindEnvNames,

@@ -193,7 +193,7 @@ func TestPatternsAreTheParsers(t *testing.T) {
 // the parser's messages list them in.
 func TestChildren(t *testing.T) {
 	for parent, want := range map[string][]string{
-		"":                   {"permissions", "plugins", "deadlines", "limits", "sandbox", "mcp", "provider", "turn", "wasmCompile", "env"},
+		"":                   {"permissions", "plugins", "deadlines", "limits", "sandbox", "mcp", "provider", "turn", "wasmCompile", "untrustedWasm", "env"},
 		"mcp.<name>":         {"resources", "sampling", "maxTokens"},
 		"permissions":        {"allow", "deny", "ask"},
 		"sandbox.<name>":     {"writable", "memoryMiB"},

@@ -43,7 +43,21 @@ type Settings struct {
 	// person's plugins and a trusted project's; an untrusted project's
 	// plugins always get DefaultWasmCompile.
 	WasmCompile WasmCompile
+	// UntrustedWasm bounds what an untrusted project's wasm plugins cost
+	// the host together. Only the person's own file sets it.
+	UntrustedWasm UntrustedWasm
 }
+
+// UntrustedWasm bounds an untrusted project's wasm plugins together: in
+// JSON, untrustedWasm.memoryMiB is the memory they share.
+type UntrustedWasm struct {
+	MemoryMiB int
+}
+
+// DefaultUntrustedMemoryMiB is the memory an untrusted project's wasm
+// plugins share where settings say nothing: two plugins at the sandbox's
+// own limit, whatever number of them a repository ships.
+const DefaultUntrustedMemoryMiB = 2 * wasm.DefaultMemoryLimitMiB
 
 // WasmCompile bounds what compiling one wasm module may cost the host
 // (package wasm's Bounds): the module's size, a function's size and
@@ -192,7 +206,8 @@ func Default() Settings {
 		Limits:    DefaultLimits(),
 		Turn:      Turn{MaxSteps: 20, CompactAt: 200000, ToolResultMax: 100000, ToolsMax: 60000},
 
-		WasmCompile: DefaultWasmCompile(),
+		WasmCompile:   DefaultWasmCompile(),
+		UntrustedWasm: UntrustedWasm{MemoryMiB: DefaultUntrustedMemoryMiB},
 	}
 }
 
@@ -310,6 +325,7 @@ func (s *Settings) apply(l *layer) {
 		}
 	}
 	setFrom(l, "wasmCompile.time", &s.WasmCompile.Time)
+	setFrom(l, "untrustedWasm.memoryMiB", &s.UntrustedWasm.MemoryMiB)
 }
 
 // setFrom sets *dst to the value of the key at path, if the file sets it.

@@ -101,6 +101,7 @@ func TestLoadEveryKey(t *testing.T) {
   "provider": {"openai": {"baseURL": "https://api.example.com/v1", "model": "gpt-x", "apiKeyEnv": "OPENAI_API_KEY"}},
   "turn": {"maxSteps": 7, "compactAt": 1000, "toolResultMax": 2000, "toolsMax": 3000},
   "wasmCompile": {"moduleMiB": 64, "functionKiB": 512, "blocksPerFunction": 9000, "time": "1m", "memoryMiB": 1024},
+  "untrustedWasm": {"memoryMiB": 2048},
   "env": {"withhold": ["AWS_SECRET_ACCESS_KEY"], "plugins": {"deploy": {"withhold": ["GITHUB_TOKEN"], "pass": ["OPENAI_API_KEY"]}, "bare": {}}}
 }`)
 	s := loadOK(t, f)
@@ -132,8 +133,9 @@ func TestLoadEveryKey(t *testing.T) {
 		Provider: ProviderChoice{OpenAI: &OpenAI{
 			BaseURL: "https://api.example.com/v1", Model: "gpt-x", APIKeyEnv: "OPENAI_API_KEY",
 		}},
-		Turn:        Turn{MaxSteps: 7, CompactAt: 1000, ToolResultMax: 2000, ToolsMax: 3000},
-		WasmCompile: WasmCompile{ModuleMiB: 64, FunctionKiB: 512, BlocksPerFunction: 9000, Time: time.Minute, MemoryMiB: 1024},
+		Turn:          Turn{MaxSteps: 7, CompactAt: 1000, ToolResultMax: 2000, ToolsMax: 3000},
+		UntrustedWasm: UntrustedWasm{MemoryMiB: 2048},
+		WasmCompile:   WasmCompile{ModuleMiB: 64, FunctionKiB: 512, BlocksPerFunction: 9000, Time: time.Minute, MemoryMiB: 1024},
 		Env: Env{
 			Withhold: []string{"AWS_SECRET_ACCESS_KEY"},
 			Plugins: map[string]PluginEnv{
@@ -297,7 +299,7 @@ func TestMalformed(t *testing.T) {
 		{"truncated", "{\"turn\": {", 1, 11, "ends in the middle"},
 		{"trailing text", "{}\n{}", 2, 1, "not valid JSON"},
 		{"not an object", "[1]", 1, 1, "the settings file must be an object, not an array"},
-		{"unknown top key", "{\n  \"permisions\": {}\n}", 2, 3, `unknown key "permisions" in the settings file (known keys: permissions, plugins, deadlines, limits, sandbox, mcp, provider, turn, wasmCompile, env)`},
+		{"unknown top key", "{\n  \"permisions\": {}\n}", 2, 3, `unknown key "permisions" in the settings file (known keys: permissions, plugins, deadlines, limits, sandbox, mcp, provider, turn, wasmCompile, untrustedWasm, env)`},
 		{"unknown mcp key", `{"mcp": {"s": {"tools": true}}}`, 1, 16, `unknown key "tools" in mcp.s (known keys: resources, sampling, maxTokens)`},
 		{"mcp sampling not a bool", `{"mcp": {"s": {"sampling": 1}}}`, 1, 28, "mcp.s.sampling must be true or false, not a number"},
 		{"unknown permissions key", `{"permissions": {"alow": []}}`, 1, 18, `unknown key "alow" in permissions (known keys: allow, deny, ask)`},

@@ -19,6 +19,8 @@
 // that value, as a hostile repository's would. With TESTPLUGIN_TOOLS=N it
 // only answers initialize, declaring N trivial tools (a declaration as
 // large as a hostile repository's), under the name TESTPLUGIN_NAME if set,
-// so one build can be many plugins. It builds for wasip1, so
+// so one build can be many plugins. With TESTPLUGIN_HOLD_MIB=N it first
+// writes N MiB and keeps them, as a plugin at its memory limit does. It
+// builds for wasip1, so
 // it uses no os/exec, signals or network.
 package testplugin

@@ -38,6 +38,12 @@ func (e *ExitError) ExitCode() int { return e.Code }
 // as a process exiting 0 would report). It has the shape of transport/mem's
 // Main.
 func Serve(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+	if n, _ := strconv.Atoi(os.Getenv("TESTPLUGIN_HOLD_MIB")); n > 0 {
+		held = make([]byte, n<<20)
+		for i := range held {
+			held[i] = 1
+		}
+	}
 	if n, _ := strconv.Atoi(os.Getenv("TESTPLUGIN_TOOLS")); n > 0 {
 		return declareMany(stdin, stdout, n)
 	}
@@ -49,6 +55,10 @@ func Serve(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error
 	}
 	return err
 }
+
+// held is the memory TESTPLUGIN_HOLD_MIB makes an instance write and keep
+// before it answers anything.
+var held []byte
 
 // New returns the plugin. stdout is the raw stdout the misbehaving tools
 // write to behind the kit's back; it must be the writer the plugin is

@@ -55,7 +55,10 @@
 // mount of or inside those three; no path longer than 4096 bytes
 // (ENAMETOOLONG); a directory rewound is the one opened, not its name
 // reopened; Config.Env and nothing of the host's; no network; at most
-// Config.MemoryLimitMiB of memory (default 256), past which it dies alone;
+// Config.MemoryLimitMiB of memory (default 256), and no more than its
+// Config.Budget, shared with other plugins, has left, past which it dies
+// alone (its memory is reserved address space, so it never moves and
+// costs about the pages it touches: memory.go);
 // the real clocks, a sleep that ends with the instance (sleepUntilDone),
 // and crypto/rand. Anything wider is a person's grant in
 // settings, never a manifest's.

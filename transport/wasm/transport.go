@@ -63,6 +63,10 @@ type Config struct {
 	// MemoryLimitMiB caps the guest's linear memory; 0 means
 	// DefaultMemoryLimitMiB.
 	MemoryLimitMiB int
+	// Budget, if set, is memory this plugin's instances share with those
+	// of every other Config naming it: a grow past what it has left is
+	// refused as one past MemoryLimitMiB is.
+	Budget *MemoryBudget
 	// Stderr receives the plugin's log; nil discards it. Writes from
 	// concurrent instances of one Transport are serialised.
 	Stderr io.Writer
@@ -203,7 +207,7 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 	// the guest make non-blocking, and which wakes it without an OS
 	// thread; an unmetered one's is an OS pipe, which wazero lets it poll.
 	var in stdinEnd
-	mem := &memoryCap{limit: limit}
+	mem := &memoryCap{limit: limit, budget: t.cfg.Budget}
 	ictx, cancel := context.WithCancel(experimental.WithMemoryAllocator(context.Background(), mem))
 	if t.h.unmetered {
 		if in, err = newOSStdin(); err != nil {
@@ -414,6 +418,7 @@ func (c *conn) release() {
 	c.cancel()
 	c.closeStdin()
 	c.in.release()
+	c.mem.release() // no guest code of it runs any more
 	for _, r := range c.roots {
 		_ = r.Close()
 	}
@@ -437,9 +442,16 @@ func (c *conn) reason(err error) error {
 	if exit.ExitCode() == 0 {
 		return nil
 	}
-	if c.mem.refused.Load() {
+	switch c.mem.refused.Load() {
+	case refusedLimit:
 		return &plainError{
 			msg: fmt.Sprintf("wasm plugin %s: %v of %d MiB reached (exit code %d)", c.name, ErrMemoryLimit, c.mem.limit>>20, exit.ExitCode()),
+			err: errors.Join(ErrMemoryLimit, exit),
+		}
+	case refusedBudget:
+		b := c.mem.budget
+		return &plainError{
+			msg: fmt.Sprintf("wasm plugin %s: out of memory: %s is taken (exit code %d); %s", c.name, b, exit.ExitCode(), b.raise),
 			err: errors.Join(ErrMemoryLimit, exit),
 		}
 	}

@@ -10,6 +10,7 @@
 //	cwd           <os.Getwd()>
 //	dial ADDR     ok | err <message>
 //	alloc         allocates without end (dies)
+//	hold N        allocates N MiB more and writes it, keeps it, answers "ok"
 //	spin          answers "spinning", then loops forever
 //	exit N        os.Exit(N)
 //	panic X       panics with X
@@ -108,6 +109,15 @@ func answer(cmd, arg string, out *bufio.Writer) string {
 			}
 			hoard = append(hoard, b)
 		}
+	case "hold":
+		// hold N: allocate N MiB more, write every byte of it, keep it.
+		n, _ := strconv.Atoi(arg)
+		b := make([]byte, n<<20)
+		for i := range b {
+			b[i] = 1
+		}
+		hoard = append(hoard, b)
+		return "ok"
 	case "spin":
 		out.WriteString("spinning\n")
 		out.Flush()
