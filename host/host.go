@@ -307,7 +307,11 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		dataDir = filepath.Join(h.cfg.Home, ".bingo", "data", "plugins", m.Name)
 	}
 	var tr transport.Transport
-	start := declcache.Start{Transport: m.Entry.Transport(), Root: m.Root, DataDir: dataDir, Dir: h.cfg.Cwd,
+	// A declaration is keyed by the project, not the working directory: a
+	// plugin is told the directory with each call, never at its handshake,
+	// so a new subdirectory of the same repository starts nothing (but
+	// for an MCP server, whose root it is: see mcp).
+	start := declcache.Start{Transport: m.Entry.Transport(), Root: m.Root, DataDir: dataDir, Dir: h.keyDir(),
 		Config: h.settings.Plugins[m.Name]}
 	// The directory an MCP server is offered as its root: the working
 	// directory where the server can reach it (a wasm server sees it only
@@ -432,6 +436,15 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 	}
 	l.plugin = bridge.New(opts)
 	return l
+}
+
+// keyDir is the directory plugins' cached declarations are keyed by: the
+// project's root, or the home directory outside a project.
+func (h *Host) keyDir() string {
+	if h.trust.root != "" {
+		return h.trust.root
+	}
+	return h.cfg.Home
 }
 
 // sandboxCwd is the working directory as wasm plugins see it: "" (none)

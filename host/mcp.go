@@ -32,6 +32,13 @@ func (h *Host) mcp(m *manifest.Manifest, tr transport.Transport, trusted bool, r
 		allowed.Resources, allowed.Sampling = false, false
 	}
 	start.Grants = append(start.Grants, fmt.Sprintf("mcp resources=%v sampling=%v", allowed.Resources, allowed.Sampling))
+	if root != "" {
+		// The server is offered the working directory as its root, which
+		// it may well declare by (a file system server's tools, a
+		// project's prompts): its declaration is keyed by that directory,
+		// not the project's.
+		start.Dir = root
+	}
 	cfg := mcpbridge.Config{Name: m.Name, Version: m.Version, Log: log, Resources: allowed.Resources, Root: root, Deadlines: h.settings.Deadlines, Trace: h.cfg.Trace}
 	if allowed.Sampling {
 		// One call of a tool may not cost more model responses than a

@@ -51,7 +51,7 @@ func New(dir string, sums *trust.Sums) *Cache { return &Cache{dir: dir, sums: su
 type Start struct {
 	Transport     string
 	Root, DataDir string
-	Dir           string          // the working directory
+	Dir           string          // the directory the declaration may depend on: the project's, or the working directory (see package doc)
 	Config        json.RawMessage // plugins.<name>, as written
 	Env           []string        // NAME=value, as the plugin gets them
 	Grants        []string        // anything else it is given, one line each
@@ -420,7 +420,7 @@ func sumOf(body []byte) string {
 }
 
 // digestMagic starts every key's input; a change to the rule changes it.
-const digestMagic = "bingo-declaration-v2"
+const digestMagic = "bingo-declaration-v3"
 
 // digest is the key of m, whose files snap digests, started with s: the
 // sha256 of every input, each after its length, each list after its
@@ -430,7 +430,7 @@ const digestMagic = "bingo-declaration-v2"
 func digest(m *manifest.Manifest, snap trust.Plugin, s Start) string {
 	var env []string
 	for _, kv := range s.Env {
-		if name, _, _ := strings.Cut(kv, "="); !volatile[name] {
+		if name, _, _ := strings.Cut(kv, "="); !volatile[name] && name != "PWD" {
 			env = append(env, kv)
 		}
 	}
@@ -464,5 +464,6 @@ func digest(m *manifest.Manifest, snap trust.Plugin, s Start) string {
 var build = fileversion.Executable
 
 // volatile are the variables a shell sets on its own from one command to
-// the next.
+// the next. PWD, the working directory, is left out too: Start.Dir says
+// which directory a declaration is keyed by.
 var volatile = map[string]bool{"_": true, "OLDPWD": true, "SHLVL": true}

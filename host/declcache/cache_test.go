@@ -64,6 +64,13 @@ func TestLookupHitsOnlyWhatWasStoredForTheSameStart(t *testing.T) {
 	if _, hit, _ := c.Lookup(m, shell); hit == nil {
 		t.Fatal("a new shell level missed the cache")
 	}
+	// Nor is PWD, the working directory: Dir says which directory the
+	// declaration is keyed by (the project's, for most plugins).
+	sub := start
+	sub.Env = append(append([]string(nil), start.Env...), "PWD=/work/sub")
+	if _, hit, _ := c.Lookup(m, sub); hit == nil {
+		t.Fatal("another working directory of the same project missed the cache")
+	}
 
 	for what, change := range map[string]func(s *Start){
 		"config":      func(s *Start) { s.Config = json.RawMessage(`{"a":2}`) },

@@ -8,17 +8,25 @@
 // entry.command runs, the arguments and entry.env values that are paths),
 // taken over the whole file system rather than one repository; the
 // protocol version; and
-// what the plugin is started with: its transport, directory, data
-// directory and working directory, its configuration (plugins.<name>),
-// the environment it is given (an exec plugin's, filtered as the host
-// filters it; a wasm module's entry.env), and what else it is granted (a
-// module's mounts, writable working directory, memory). A shell's own
-// bookkeeping variables (_, OLDPWD, SHLVL) are left out: they change
-// between two commands and mean nothing to a plugin. What the key cannot
-// see (a module a script imports from elsewhere, a file the plugin reads
-// outside its directory) is caught when
-// the plugin next starts: a handshake that declares otherwise replaces
-// the cached declaration, with a notice (package bridge).
+// what the plugin is started with: its transport, directory and data
+// directory, its configuration (plugins.<name>), the environment it is
+// given (an exec plugin's, filtered as the host filters it; a wasm
+// module's entry.env), what else it is granted (a module's mounts,
+// writable working directory, memory), and the directory its declaration
+// may depend on (Start.Dir). That is the project's (the repository's root,
+// or the home directory outside one), not the working directory: a plugin
+// is told the working directory with each call, never at its handshake,
+// so a second subdirectory of a repository starts nothing whose
+// declaration is cached. An MCP server is the exception: it is offered
+// the working directory as its root, and may declare by it, so its
+// declaration is keyed by that directory. A shell's own bookkeeping
+// variables (_, OLDPWD, SHLVL) are left out: they change between two
+// commands and mean nothing to a plugin; so is PWD, which Start.Dir
+// stands for. What the key cannot see (a module a script imports from
+// elsewhere, a file the plugin reads outside its directory, a plugin that
+// declares by the directory it was started in) is caught when the plugin
+// next starts: a handshake that declares otherwise replaces the cached
+// declaration, with a notice (package bridge).
 //
 // A handshake refused for what the plugin said it is (another name or
 // protocol: bridge.IdentityError) is cached the same way (StoreFailure),
@@ -26,8 +34,8 @@
 // run, to fail again.
 //
 // One file a plugin, <dir>/<name>.json, holds its latest few entries (a
-// plugin used from a few working directories, or with a few
-// configurations, keeps one for each), one line an entry, its declaration
+// plugin used in a few projects, or with a few configurations, keeps one
+// for each), one line an entry, its declaration
 // after a tab so that a lookup decodes only the hit's. Each line starts
 // with the sha256 of its head and of its declaration's sha256, and the
 // declaration's sum stands before it: every head is checked, and only the
