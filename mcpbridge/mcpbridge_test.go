@@ -379,12 +379,12 @@ func TestListChanged(t *testing.T) {
 }
 
 // The person's plugins.<name> slice is the client's experimental "bingo"
-// capability.
+// capability; with none, the capability has no config (never a null).
 func TestConfig(t *testing.T) {
 	for _, tc := range []struct {
 		config json.RawMessage
 		want   string
-	}{{nil, "null"}, {json.RawMessage(`{"k":[1,"v"]}`), `{"k":[1,"v"]}`}} {
+	}{{nil, "absent"}, {json.RawMessage(`{"k":[1,"v"]}`), `{"k":[1,"v"]}`}} {
 		r := newRig(t, rigOpts{config: tc.config})
 		if out, err := r.call(context.Background(), "config", `{}`, nil); err != nil || texts(out) != tc.want {
 			t.Errorf("config %s reached the server as %q, %v", tc.config, texts(out), err)

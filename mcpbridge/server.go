@@ -370,7 +370,7 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 		// it; roots only when there is one to offer, and never listChanged
 		// (the sdk's default): the root does not change while it runs.
 		Capabilities: &mcp.ClientCapabilities{
-			Experimental: map[string]any{"bingo": map[string]any{"config": configOrNull(p.Config)}},
+			Experimental: map[string]any{"bingo": bingoCapability(p.Config)},
 		},
 		ElicitationHandler:         s.elicit,
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { s.listChanged() },
@@ -429,12 +429,14 @@ func rootURI(dir string) string {
 	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
 }
 
-// configOrNull is the config as JSON, null when the person set none.
-func configOrNull(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 {
-		return json.RawMessage("null")
+// bingoCapability is the client's experimental "bingo" capability: the
+// person's config, left out when they set none: the 2026-07-28 schema
+// forbids a null there, and a server that checks refuses the session.
+func bingoCapability(raw json.RawMessage) map[string]any {
+	if len(raw) == 0 || string(raw) == "null" {
+		return map[string]any{}
 	}
-	return raw
+	return map[string]any{"config": raw}
 }
 
 // listChanged re-reads what the server offers and declares it again

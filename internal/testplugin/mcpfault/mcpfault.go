@@ -247,11 +247,16 @@ func New(proc Process) *mcp.Server {
 		return text("env=" + os.Getenv("BINGO_PLUGIN_CONFIG")), nil
 	})
 	add("config", "Say the config the client passed.", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var cfg any
+		// "absent" tells no config from a null one, which the 2026-07-28
+		// schema forbids a client to send.
+		cfg, set := any(nil), false
 		if caps := req.ClientCapabilities(); caps != nil {
 			if b, ok := caps.Experimental["bingo"].(map[string]any); ok {
-				cfg = b["config"]
+				cfg, set = b["config"]
 			}
+		}
+		if !set {
+			return text("absent"), nil
 		}
 		raw, _ := json.Marshal(cfg)
 		return text(string(raw)), nil
