@@ -452,9 +452,6 @@ func (h *Host) keyDir() string {
 // said once a run.
 func (h *Host) sandboxCwd() string {
 	err := Private(h.cfg.Home, h.cfg.Cwd)
-	if d := wasm.HostDir(h.cfg.Cwd); err == nil && d != "" && h.cfg.Cwd != "" {
-		err = fmt.Errorf("%s lies inside %s, the host's own, which no plugin may see", h.cfg.Cwd, d)
-	}
 	if err == nil {
 		return h.cfg.Cwd
 	}

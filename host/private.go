@@ -5,10 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bingo/bingo-plugin-rpc/transport/wasm"
 )
 
 // Private reports why dir may not be mounted into a wasm plugin's
-// sandbox, or returns nil: it is, or lies inside, the person's ~/.bingo
+// sandbox, or returns nil: it lies inside the host's /proc, /sys or /dev
+// (wasm.HostDir), or it is, or lies inside, the person's ~/.bingo
 // (their trust record, settings, plugins, caches and logs), which a plugin
 // that could write it would use to trust a repository or install a plugin
 // of its own, and a plugin that could read it would learn every plugin's
@@ -23,7 +26,13 @@ import (
 // installed plugin's root, are the host's deliberate mounts and are not
 // checked here.
 func Private(home, dir string) error {
-	if home == "" || dir == "" {
+	if dir == "" {
+		return nil
+	}
+	if d := wasm.HostDir(dir); d != "" {
+		return fmt.Errorf("%s lies inside %s, the host's own, which no plugin may see", dir, d)
+	}
+	if home == "" {
 		return nil
 	}
 	bingo := filepath.Join(home, ".bingo")

@@ -50,3 +50,15 @@ func TestPrivateByIdentity(t *testing.T) {
 		t.Errorf("Private of ~/.bingo under another name: %v; of its data dir: %v; want both refused", r.err, r.data)
 	}
 }
+
+// The host's /proc, /sys and /dev are no working directory for a plugin.
+func TestPrivateHostDirs(t *testing.T) {
+	for _, dir := range []string{"/proc", "/proc/self", "/sys/kernel", "/dev"} {
+		if err := Private("", dir); err == nil {
+			t.Errorf("Private(%s) = nil, want it refused", dir)
+		}
+	}
+	if err := Private("", t.TempDir()); err != nil {
+		t.Errorf("Private(a temporary directory) = %v", err)
+	}
+}
