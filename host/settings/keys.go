@@ -270,7 +270,7 @@ func buildTable() []Key {
 		{Path: "provider.plugin", Kind: KindProvider,
 			Doc: "A plugin's provider: \"<plugin>/<providerId>\", the id the plugin declares under providers."},
 		{Path: "provider.model", Kind: KindString, Requires: "plugin",
-			Doc: "Which of the plugin provider's declared models to use; it reaches provider/stream as model. Only beside provider.plugin; a model the provider does not declare is an error naming the ones it does. Left out, the provider chooses (model is sent empty)."},
+			Doc: "Which of the plugin provider's declared models to use; it reaches provider/stream as model. Only beside provider.plugin; a model the provider does not declare is an error naming the ones it does. Left out, the provider chooses (model is left out of the request)."},
 		{Path: "provider.openai", Kind: KindSection,
 			Doc: "An OpenAI-compatible Chat Completions endpoint. Its keys override an earlier file's openai keys one by one, so a project can change only the model."},
 		{Path: "provider.openai.baseURL", Kind: KindURL,
