@@ -37,12 +37,17 @@ import (
 //   - result: each result of a request the client sent, with the
 //     request's method, which the sdk's types may drop fields of (a tool's
 //     execution.taskSupport).
+//   - rootsAsked: a roots/list request of the server's, in wire order (so
+//     before any answer the server sent after it); rootsAnswered, once the
+//     client's answer to it has been written.
 type lineTransport struct {
-	rw     io.ReadWriter // the server's stdout and stdin; never closed here
-	log    io.Writer
-	trace  bool // every line both ways into log (Config.Trace)
-	notify func(method string, params json.RawMessage)
-	result func(method string, result json.RawMessage)
+	rw            io.ReadWriter // the server's stdout and stdin; never closed here
+	log           io.Writer
+	trace         bool // every line both ways into log (Config.Trace)
+	notify        func(method string, params json.RawMessage)
+	result        func(method string, result json.RawMessage)
+	rootsAsked    func()
+	rootsAnswered func()
 }
 
 func (t lineTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -81,8 +86,9 @@ type lineConn struct {
 	closed   chan struct{}
 	once     sync.Once
 
-	mu   sync.Mutex
-	sent map[jsonrpc.ID]string // the client's requests not yet answered: their methods
+	mu    sync.Mutex
+	sent  map[jsonrpc.ID]string // the client's requests not yet answered: their methods
+	roots map[jsonrpc.ID]bool   // the server's roots/list requests not yet answered
 }
 
 func (c *lineConn) SessionID() string { return "" }
@@ -113,7 +119,17 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.sent[req.ID] = req.Method
 		c.mu.Unlock()
 	}
-	return c.stream.WriteObject(json.RawMessage(data))
+	err = c.stream.WriteObject(json.RawMessage(data))
+	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
+		c.mu.Lock()
+		roots := c.roots[resp.ID]
+		delete(c.roots, resp.ID)
+		c.mu.Unlock()
+		if roots && c.t.rootsAnswered != nil {
+			c.t.rootsAnswered()
+		}
+	}
+	return err
 }
 
 func (c *lineConn) Close() error {
@@ -191,6 +207,15 @@ func (c *lineConn) message(raw []byte) (jsonrpc.Message, error) {
 	}
 	switch m := m.(type) {
 	case *jsonrpc.Request:
+		if m.IsCall() && m.Method == "roots/list" && c.t.rootsAsked != nil {
+			c.mu.Lock()
+			if c.roots == nil {
+				c.roots = map[jsonrpc.ID]bool{}
+			}
+			c.roots[m.ID] = true
+			c.mu.Unlock()
+			c.t.rootsAsked()
+		}
 		if !m.IsCall() && c.t.notify != nil {
 			c.t.notify(m.Method, m.Params)
 			if m.Method == methodProgress {

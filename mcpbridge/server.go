@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -47,6 +48,10 @@ type server struct {
 	redeclMu    sync.Mutex      // one redeclaration at a time
 	declDone    chan struct{}   // closed once the latest redeclaration is sent; nil before the first
 	declWaiting bool            // a redeclaration is waiting for redeclMu: it has not listed yet
+
+	rootsAsked    atomic.Bool   // the server has asked for its roots (roots/list)
+	rootsAnswered chan struct{} // closed once the answer to it is written
+	rootsOnce     sync.Once
 }
 
 // call is one tool call running on the server.
@@ -70,7 +75,7 @@ func serve(ctx context.Context, inner transport.Conn, stdin io.Reader, stdout io
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s := &server{cfg: cfg, inner: inner, ctx: ctx, ready: make(chan struct{}), set: make(chan struct{}),
-		taskTools: map[string]bool{}, told: told}
+		taskTools: map[string]bool{}, told: told, rootsAnswered: make(chan struct{})}
 	stream := protocol.NewLineStream(pipe{stdin, stdout}, protocol.LineStreamOptions{Take: func(line []byte) bool {
 		method, params, ok := protocol.NotificationOf(line)
 		if ok {
@@ -395,6 +400,10 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 			s.toolsListed(result)
 		}
 	}}
+	if s.cfg.Root != "" {
+		t.rootsAsked = func() { s.rootsAsked.Store(true) }
+		t.rootsAnswered = func() { s.rootsOnce.Do(func() { close(s.rootsAnswered) }) }
+	}
 	cs, err := client.Connect(s.ctx, t, nil)
 	if err != nil {
 		err = fmt.Errorf("the MCP server failed to initialize: %v", err)
@@ -421,8 +430,59 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the MCP server initialized but %v", err)
 	}
+	s.rootsTaken(cs)
 	return decl, nil
 }
+
+// rootsTaken returns once a server that asked for its roots as it
+// initialized has read the answer and had time to apply it: the host's
+// first call, which follows the handshake, must not find it without them
+// (server-filesystem started with no directory refused a one-shot read,
+// now and then). A server asks when it hears notifications/initialized,
+// so by the time its answers to the declaration's lists are read, its
+// roots/list has been (rootsAsked). Once the answer is written, pings: the
+// server answers each after reading what came before it. But a server may
+// apply its roots in its own time (server-filesystem checks each on disk
+// first, off its main loop), which no answer of its shows; so the pings
+// are spread over rootsSettle, each a turn of its loop on what it read.
+// Each wait is bounded by Grace: a server slow to take its roots is no
+// reason to fail its start.
+func (s *server) rootsTaken(cs *mcp.ClientSession) {
+	if !s.rootsAsked.Load() {
+		return
+	}
+	t := time.NewTimer(s.cfg.Deadlines.Grace)
+	defer t.Stop()
+	select {
+	case <-s.rootsAnswered:
+	case <-t.C:
+		return
+	case <-s.ctx.Done():
+		return
+	}
+	for i := range rootsPings {
+		if i > 0 {
+			select {
+			case <-time.After(rootsSettle / (rootsPings - 1)):
+			case <-s.ctx.Done():
+				return
+			}
+		}
+		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.Deadlines.Grace)
+		err := cs.Ping(ctx, nil)
+		cancel()
+		if err != nil {
+			return
+		}
+	}
+}
+
+// How a server's roots are given time to apply (rootsTaken): pings spread
+// over rootsSettle.
+const (
+	rootsPings  = 4
+	rootsSettle = 60 * time.Millisecond
+)
 
 // rootURI is dir's file:// URI.
 func rootURI(dir string) string {
