@@ -17,6 +17,8 @@ func TestWASIGuests(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/wasi", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
 		"cguest": cguest,
 		"status": status,
+		"rss":    rss,
+		"secs":   secs,
 	}})
 }
 
