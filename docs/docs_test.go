@@ -613,3 +613,40 @@ func TestSettingsExamples(t *testing.T) {
 		}
 	}
 }
+
+// settings.md's legend of the layers column explains exactly the layers
+// the keys are taken from: one the code adds, or stops using, changes it.
+func TestSettingsLayersAreExplained(t *testing.T) {
+	used := map[string]bool{}
+	for _, k := range settings.KeySpecs() {
+		if k.Layer != "" { // an object of keys, each with its own
+			used[string(k.Layer)] = true
+		}
+	}
+	explained := map[string]bool{}
+	inLegend := false
+	for _, line := range strings.Split(read(t, settingsDoc), "\n") {
+		switch {
+		case strings.HasPrefix(line, "| layers |"):
+			inLegend = true
+		case inLegend && strings.HasPrefix(line, "|---"):
+		case inLegend && strings.HasPrefix(line, "| "):
+			explained[strings.TrimSpace(strings.Split(strings.Trim(line, "|"), "|")[0])] = true
+		default:
+			inLegend = false
+		}
+	}
+	for l := range used {
+		if !explained[l] {
+			t.Errorf("%s: the layers legend does not explain %q, which keys are taken from", settingsDoc, l)
+		}
+	}
+	for l := range explained {
+		if !used[l] {
+			t.Errorf("%s: the layers legend explains %q, which no key has", settingsDoc, l)
+		}
+	}
+	if len(explained) == 0 {
+		t.Errorf("%s: no layers legend (| layers | the key is taken from |)", settingsDoc)
+	}
+}
