@@ -40,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -233,10 +234,13 @@ func (h *headers) RoundTrip(req *http.Request) (*http.Response, error) {
 		h.c.end(fmt.Errorf("the MCP server at %s answered %s: it wants authorization, and bingo does not do OAuth; give it a token in a header of its entry (\"headers\": {\"Authorization\": \"Bearer ${TOKEN}\"})",
 			h.c.url, resp.Status))
 	}
-	if err == nil && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+	if err == nil {
 		// The sdk reads a JSON answer (and an error's body) whole; an
-		// event stream it reads event by event, each under MaxEventSize.
-		resp.Body = &capped{rc: resp.Body, max: h.max, left: h.max, c: h.c}
+		// event stream (the media type read as the sdk reads it) it reads
+		// event by event, each under MaxEventSize.
+		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+			resp.Body = &capped{rc: resp.Body, max: h.max, left: h.max, c: h.c}
+		}
 	}
 	return resp, err
 }
