@@ -13,6 +13,8 @@
 //	                        MOUNT: ok | err <errno>
 //	swap NAME TARGET N      N times: a link to TARGET, then a file, renamed
 //	                        onto NAME: ok
+//	futimes PATH NEW        opens PATH, renames it to NEW, makes a new PATH
+//	                        and sets the open file's times: ok | err <errno>
 //	hammer NAME N           N times: opens NAME with O_TRUNC, with O_CREAT,
 //	                        and sets its times: ok
 //
@@ -174,6 +176,20 @@ int main(void) {
 				}
 			}
 			printf("ok\n");
+		} else if (!strcmp(cmd, "futimes") && a && b) {
+			int fd = open(a, O_RDONLY);
+			if (fd < 0 || rename(a, b) != 0) {
+				errno_fail();
+				continue;
+			}
+			close(open(a, O_WRONLY | O_CREAT, 0600));
+			struct timespec ts[2] = {{1, 0}, {1, 0}};
+			int r = futimens(fd, ts);
+			close(fd);
+			if (r != 0)
+				errno_fail();
+			else
+				printf("ok\n");
 		} else if (!strcmp(cmd, "hammer") && a && b) {
 			for (long i = strtol(b, NULL, 10); i > 0; i--) {
 				int fd = open(a, O_WRONLY | O_TRUNC);
