@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -323,5 +324,58 @@ func TestUnresolvedSaysWhatIsWithheld(t *testing.T) {
 	m.Entry.Env["C"] = "${NOPE:-x}"
 	if r, err := m.Resolve(rule.of(m.Name)); err != nil || r.Entry.Env["A"] != "k" || r.Entry.Env["B"] != "a" {
 		t.Errorf("passed on: %v, %v", r, err)
+	}
+}
+
+// A lapse in a trusted project is named, never called the project's: the
+// start-up notices say which file of which plugin changed, and
+// UntrustedProject (the --plugin-dir refusal) says the same.
+func TestALapseIsNamed(t *testing.T) {
+	r := newTrustRig(t)
+	if _, err := Trust(r.home, r.project); err != nil {
+		t.Fatal(err)
+	}
+	if root, why := UntrustedProject(r.home, r.project, r.project, nil); root != "" {
+		t.Fatalf("trusted, UntrustedProject = %q, %q", root, why)
+	}
+	if err := os.WriteFile(r.script, []byte("echo changed >> \"$MARKER\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	started, _, notices := r.open(nil)
+	if started {
+		t.Fatal("a changed plugin started")
+	}
+	if !strings.Contains(notices, "plugin deploy: trust lapsed: .bingo/plugins/deploy/run.sh changed since you trusted") || strings.Contains(notices, "is not trusted") {
+		t.Errorf("notices = %s", notices)
+	}
+	root, why := UntrustedProject(r.home, r.project, r.project, nil)
+	if root == "" || why != "whose plugin deploy changed since you trusted it (.bingo/plugins/deploy/run.sh)" {
+		t.Errorf("UntrustedProject = %q, %q", root, why)
+	}
+}
+
+// The home directory is no project: below it, with no .git nearer, there
+// is nothing to trust or revoke, and nothing is recorded.
+func TestNoProjectBelowHome(t *testing.T) {
+	home := t.TempDir()
+	notes := filepath.Join(home, "notes")
+	if err := os.MkdirAll(filepath.Join(home, ".bingo", "plugins"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(notes, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Trust(home, notes)
+	if !errors.Is(err, ErrNoProject) || !strings.Contains(err.Error(), "there is no project here") {
+		t.Fatalf("Trust = %v", err)
+	}
+	if _, _, err := Revoke(home, notes); !errors.Is(err, ErrNoProject) {
+		t.Fatalf("Revoke = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".bingo", "trust.json")); !os.IsNotExist(err) {
+		t.Errorf("trust.json: %v", err)
+	}
+	if root, _ := UntrustedProject(home, notes, notes, nil); root != "" {
+		t.Errorf("UntrustedProject = %q", root)
 	}
 }
