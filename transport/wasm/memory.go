@@ -21,7 +21,7 @@ import (
 // never moves or copies it, and it costs the host only the pages the
 // guest touches. Its pages are given back by release, once no guest code
 // can run in it any more; wazero's Free, which a closing runtime calls
-// while the guest may still be running, only marks it.
+// while the guest may still be running, does nothing.
 type memoryCap struct {
 	limit  uint64
 	budget *MemoryBudget // nil: the instance's limit alone bounds it
@@ -40,9 +40,11 @@ const (
 	refusedBudget
 )
 
-func (m *memoryCap) Allocate(_, maximum uint64) experimental.LinearMemory {
+func (m *memoryCap) Allocate(capacity, maximum uint64) experimental.LinearMemory {
 	c := &cappedMemory{owner: m, limit: min(m.limit, maximum)}
-	c.region = reserve(c.limit)
+	// The first grow, to the module's minimum, is never refused (see
+	// Reallocate), so there must be room for it.
+	c.region = reserve(max(c.limit, capacity))
 	m.mu.Lock()
 	m.mems = append(m.mems, c)
 	m.mu.Unlock()
@@ -50,8 +52,8 @@ func (m *memoryCap) Allocate(_, maximum uint64) experimental.LinearMemory {
 }
 
 // release gives back every memory of the instance: its pages to the
-// system and its bytes to the budget. It is called once, when no guest
-// code of the instance can run any more (conn.release).
+// system and what it took to the budget. It is called once, when no
+// guest code of the instance can run any more (conn.release).
 func (m *memoryCap) release() {
 	m.mu.Lock()
 	mems := m.mems
@@ -65,36 +67,63 @@ func (m *memoryCap) release() {
 	}
 }
 
+// startRefused is why the instance cannot run, when the memory it starts
+// with was past its limit or its budget (which Reallocate grants anyway):
+// "" if it was not.
+func (m *memoryCap) startRefused(name string) string {
+	switch m.refused.Load() {
+	case refusedLimit:
+		return fmt.Sprintf("wasm plugin %s: %v of %d MiB is below the memory the module starts with: raise the plugin's memory limit", name, ErrMemoryLimit, m.limit>>20)
+	case refusedBudget:
+		return m.budgetError(name, " before it could start")
+	}
+	return ""
+}
+
+// budgetError is why an instance was refused memory by its budget.
+func (m *memoryCap) budgetError(name, when string) string {
+	return fmt.Sprintf("wasm plugin %s: out of memory: %s is taken%s; %s", name, m.budget, when, m.budget.raise)
+}
+
 // cappedMemory is one linear memory: the first size bytes of region.
 type cappedMemory struct {
-	owner  *memoryCap
-	limit  uint64
-	region region
-	size   uint64
+	owner   *memoryCap
+	limit   uint64
+	region  region
+	size    uint64
+	started bool // the first Reallocate is past
 }
 
 // Reallocate grows the memory to size bytes in place: the guest keeps its
-// address, and nothing is copied.
+// address, and nothing is copied. The first call, the module's minimum
+// memory during its instantiation, is granted even past the limit or the
+// budget, and marked refused for Start to refuse the instance: wazero
+// takes a nil there for a broken allocator and panics.
 func (c *cappedMemory) Reallocate(size uint64) []byte {
+	first := !c.started
+	c.started = true
 	if size <= c.size {
 		return c.region.bytes(size)
 	}
+	if size > c.limit && !first {
+		c.owner.refused.CompareAndSwap(refusedNone, refusedLimit)
+		return nil
+	}
+	buf, err := c.region.grow(size, max(c.limit, size))
+	if err != nil {
+		c.owner.refused.CompareAndSwap(refusedNone, refusedLimit)
+		return nil
+	}
 	if size > c.limit {
 		c.owner.refused.CompareAndSwap(refusedNone, refusedLimit)
-		return nil
 	}
-	grow := size - c.size
-	if b := c.owner.budget; b != nil && !b.take(grow) {
+	if b := c.owner.budget; b != nil && !b.take(size-c.size) {
 		c.owner.refused.CompareAndSwap(refusedNone, refusedBudget)
-		return nil
-	}
-	buf, err := c.region.grow(size, c.limit)
-	if err != nil {
-		if b := c.owner.budget; b != nil {
-			b.give(grow)
+		if !first {
+			// The pages made usable stay so, untouched.
+			return nil
 		}
-		c.owner.refused.CompareAndSwap(refusedNone, refusedLimit)
-		return nil
+		b.used.Add(size - c.size) // granted all the same: Start refuses the instance
 	}
 	c.size = size
 	return buf
@@ -114,9 +143,10 @@ func (c *cappedMemory) Free() {}
 type MemoryBudget struct {
 	limit uint64
 	used  atomic.Uint64
-	// Who is what shares it and Raise how to raise it, for the error of
-	// an instance that dies at it: "this project's wasm plugins", "raise
-	// untrustedWasm.memoryMiB in ~/.bingo/settings.json".
+	// who is what shares it and raise how to raise it, for the error of
+	// an instance refused by it: "this untrusted project's wasm
+	// plugins", "untrustedWasm.memoryMiB in your ~/.bingo/settings.json
+	// raises it".
 	who, raise string
 }
 

@@ -74,3 +74,25 @@ func TestMemoryBudgetShared(t *testing.T) {
 		t.Fatalf("after a's end, b: hold 24 = %q", got)
 	}
 }
+
+// The memory a module starts with is never refused where wazero asks for
+// it (a nil there panics the host), but an instance whose start is past
+// its budget, or its limit, is refused by Start, and gives back what it
+// took.
+func TestMemoryRefusedAtStart(t *testing.T) {
+	budget := NewMemoryBudget(1, "these plugins", "raise it")
+	_, err := sharedHost.Transport(Config{Path: probeWasm, Name: "a", Budget: budget}).Start(t.Context())
+	if !errors.Is(err, ErrMemoryLimit) || err.Error() != "wasm plugin a: out of memory: the 1 MiB these plugins share is taken before it could start; raise it" {
+		t.Fatalf("Start = %v, want it refused for the budget", err)
+	}
+	if got := budget.Used(); got != 0 {
+		t.Fatalf("a refused start left %d bytes taken", got)
+	}
+
+	m := &memoryCap{limit: 1 << 20}
+	mem := m.Allocate(2<<20, 1<<32)
+	if buf := mem.Reallocate(2 << 20); len(buf) != 2<<20 || m.startRefused("b") == "" {
+		t.Fatalf("a start past the limit: %d bytes, refused %q", len(buf), m.startRefused("b"))
+	}
+	m.release()
+}

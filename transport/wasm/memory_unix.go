@@ -49,7 +49,7 @@ func (r *region) grow(size, limit uint64) ([]byte, error) {
 		r.mem = r.mem[:size]
 		return r.mem[:size:size], nil
 	}
-	if need := (size + pageSize - 1) &^ (pageSize - 1); need > r.usable {
+	if need := min((size+pageSize-1)&^(pageSize-1), uint64(len(r.mem))); need > r.usable {
 		if err := unix.Mprotect(r.mem[r.usable:need], unix.PROT_READ|unix.PROT_WRITE); err != nil {
 			return nil, err
 		}

@@ -278,6 +278,11 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 		}
 		return nil, fmt.Errorf("wasm plugin %s: instantiate %s: %w", name, t.cfg.Path, err)
 	}
+	if why := mem.startRefused(name); why != "" {
+		_ = mod.Close(context.Background())
+		c.release()
+		return nil, &plainError{msg: why, err: ErrMemoryLimit}
+	}
 	go c.run(ictx, mod)
 	return c, nil
 }
@@ -449,9 +454,8 @@ func (c *conn) reason(err error) error {
 			err: errors.Join(ErrMemoryLimit, exit),
 		}
 	case refusedBudget:
-		b := c.mem.budget
 		return &plainError{
-			msg: fmt.Sprintf("wasm plugin %s: out of memory: %s is taken (exit code %d); %s", c.name, b, exit.ExitCode(), b.raise),
+			msg: c.mem.budgetError(c.name, fmt.Sprintf(" (exit code %d)", exit.ExitCode())),
 			err: errors.Join(ErrMemoryLimit, exit),
 		}
 	}
