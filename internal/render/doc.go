@@ -29,7 +29,10 @@
 // off the screen. Whole is for the opposite case, text the person must
 // see all of before deciding (a command line a repository would run):
 // squeezed and wrapped, what would not show marked by its code point,
-// nothing cut.
+// nothing cut. Escape is for a log: what Clean would remove is written
+// as its escape instead (\x1b, \u202e), so the log shows what was sent.
+// URL is a URL as it may be shown or logged: its userinfo and
+// secret-looking query values hidden, a ${VAR} left as written.
 //
 //	render.View(os.Stdout, out.Display, render.Options{Color: isTerminal})
 //	render.Fold(os.Stdout, out.Display) // --print
