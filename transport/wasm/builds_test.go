@@ -21,9 +21,10 @@ func buildEmbed(t *testing.T, ldflags map[string]string) map[string]string {
 	errs := make(chan error, len(ldflags))
 	var wg sync.WaitGroup
 	for name, flags := range ldflags {
-		bins[name] = filepath.Join(dir, name)
+		bin := filepath.Join(dir, name)
+		bins[name] = bin
 		wg.Go(func() {
-			out, err := exec.Command("go", "build", "-ldflags", flags, "-o", bins[name], "./testdata/embed").CombinedOutput()
+			out, err := exec.Command("go", "build", "-ldflags", flags, "-o", bin, "./testdata/embed").CombinedOutput()
 			if err != nil {
 				err = &buildError{name: "embed " + name, out: string(out), err: err}
 			}

@@ -17,38 +17,59 @@ import (
 
 // The C guest (testdata/cguest) calls WASI as a C program does, or
 // directly with arguments no Go guest's runtime would pass: what a
-// hostile module can do. It is built once, by clang with Debian's
-// wasi-libc (.ci/run installs them); without clang the tests that need it
-// skip, except under CI, where they fail.
-var cguest struct {
-	once sync.Once
+// hostile module can do. C guests are built once each, by clang with
+// Debian's wasi-libc (.ci/run installs them); without clang the tests that
+// need them skip, except under CI, where they fail.
+var cguests struct {
+	mu    sync.Mutex
+	built map[string]cguestBuild // by source
+}
+
+type cguestBuild struct {
 	path string
 	err  error
 }
 
 func cGuest(t testing.TB) string {
 	t.Helper()
-	cguest.once.Do(func() {
-		clang, err := exec.LookPath("clang")
-		if err != nil {
-			cguest.err = err
-			return
+	return buildCGuest(t, "testdata/cguest/main.c")
+}
+
+// buildCGuest returns the WASI command built from the C source src, once
+// per test binary.
+func buildCGuest(t testing.TB, src string) string {
+	t.Helper()
+	cguests.mu.Lock()
+	b, ok := cguests.built[src]
+	if !ok {
+		b = compileC(src)
+		if cguests.built == nil {
+			cguests.built = map[string]cguestBuild{}
 		}
-		out := filepath.Join(testTmp, "cguest.wasm")
-		cmd := exec.Command(clang, "--target=wasm32-wasi", "--sysroot=/usr", "-O1", "-o", out, "testdata/cguest/main.c")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			cguest.err = &buildError{name: "cguest", out: string(b), err: err}
-			return
-		}
-		cguest.path = out
-	})
-	if cguest.err != nil {
-		if _, noClang := cguest.err.(*exec.Error); noClang && os.Getenv("CI") == "" {
-			t.Skipf("no C guest: %v (apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32)", cguest.err)
-		}
-		t.Fatalf("building the C guest: %v", cguest.err)
+		cguests.built[src] = b
 	}
-	return cguest.path
+	cguests.mu.Unlock()
+	if b.err != nil {
+		if _, noClang := b.err.(*exec.Error); noClang && os.Getenv("CI") == "" {
+			t.Skipf("no C guest: %v (apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32)", b.err)
+		}
+		t.Fatalf("building the C guest %s: %v", src, b.err)
+	}
+	return b.path
+}
+
+func compileC(src string) cguestBuild {
+	clang, err := exec.LookPath("clang")
+	if err != nil {
+		return cguestBuild{err: err}
+	}
+	name := filepath.Base(filepath.Dir(src))
+	out := filepath.Join(testTmp, name+".wasm")
+	cmd := exec.Command(clang, "--target=wasm32-wasi", "--sysroot=/usr", "-O1", "-o", out, src)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return cguestBuild{err: &buildError{name: name, out: string(b), err: err}}
+	}
+	return cguestBuild{path: out}
 }
 
 // startC starts the C guest with cfg, as startProbe does the Go probe.

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -38,22 +37,6 @@ func FuzzWASICalls(f *testing.F) {
 	f.Fuzz(func(t *testing.T, program []byte) {
 		runWASIProgram(t, guest, program)
 	})
-}
-
-// buildCGuest compiles a C guest with clang and wasi-libc, skipping
-// without them but under CI, where it fails (CI installs them: .ci/run).
-func buildCGuest(tb testing.TB, src string) string {
-	tb.Helper()
-	out := filepath.Join(tb.TempDir(), strings.TrimSuffix(filepath.Base(src), ".c")+".wasm")
-	b, err := exec.Command("clang", "--target=wasm32-wasi", "-O2", "-o", out, src).CombinedOutput()
-	if err != nil {
-		msg := fmt.Sprintf("no C compiler for WASI (apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32): %v\n%s", err, b)
-		if os.Getenv("CI") != "" {
-			tb.Fatal(msg)
-		}
-		tb.Skip(msg)
-	}
-	return out
 }
 
 // The guest's path pieces (guest.c's pieces) and opcodes that the seeds
@@ -224,19 +207,19 @@ func plantTree(t *testing.T) sandboxTree {
 	return s
 }
 
-// fileID is a file's identity as the host reports it to a guest.
-type fileID struct{ dev, ino uint64 }
+// guestID is a file's identity as the host reports it to a guest.
+type guestID struct{ dev, ino uint64 }
 
 // outOfReach is every identity the guest must never be told of: the
 // mount's ancestors, and everything in outside and in the hidden
 // directory.
-func (s sandboxTree) outOfReach(t *testing.T) map[fileID]string {
+func (s sandboxTree) outOfReach(t *testing.T) map[guestID]string {
 	t.Helper()
-	ids := map[fileID]string{}
+	ids := map[guestID]string{}
 	add := func(path string) {
 		var st syscall.Stat_t
 		if err := syscall.Lstat(path, &st); err == nil {
-			ids[fileID{uint64(st.Dev), st.Ino}] = path
+			ids[guestID{uint64(st.Dev), st.Ino}] = path
 		}
 	}
 	for d := filepath.Dir(s.work); ; d = filepath.Dir(d) {
@@ -331,7 +314,7 @@ func runWASIProgram(t *testing.T, guest string, program []byte) {
 		case len(f) == 3 && f[0] == "S":
 			dev, _ := strconv.ParseUint(f[1], 10, 64)
 			ino, _ := strconv.ParseUint(f[2], 10, 64)
-			if path, ok := forbidden[fileID{dev, ino}]; ok {
+			if path, ok := forbidden[guestID{dev, ino}]; ok {
 				t.Errorf("the guest was told of %s, out of its reach (%q; program %x)", path, l, program)
 			}
 		case len(f) == 3 && f[0] == "D" && f[2] == "..":
