@@ -1,6 +1,7 @@
 // Package bounds holds the deadlines and limits of a crossing between the
 // host and a plugin as plain values: package bridge enforces them,
-// mcpbridge applies them to an MCP server, and the host's settings read
+// mcpbridge applies them to an MCP server, host/openai holds the built-in
+// provider's streams to the provider ones, and the host's settings read
 // them from the person's files. It imports nothing of this module, so
 // each of those can depend on it without depending on another.
 //
