@@ -32,6 +32,8 @@ var hostDirs = []string{"/proc", "/sys", "/dev"}
 // name looked up in a directory on the way to something hidden is
 // compared, by identity, with what is hidden there and with the
 // directories on the way, under the name they were given and any other.
+// Only there: the same directory reached by another path inside a child
+// (a bind mount, macOS's /System/Volumes/Data firmlinks) is not caught.
 //
 // An os.Root follows a link anywhere inside its directory, so a link in
 // the mount (work/b -> ../.bingo, one the project shipped or one a
