@@ -10,7 +10,8 @@
 // server over Streamable HTTP, transport/mcphttp) and returns one whose
 // instances speak the plugin wire. Each Start starts the server and, in
 // this process, a translator: an MCP client from the official go-sdk on
-// the server's stdio, and a bingo plugin on the other side of an in-memory
+// the server's stdio (for a remote server, on the sdk's own HTTP
+// transport, which the translator watches through mcphttp.Tap), and a bingo plugin on the other side of an in-memory
 // pipe (transport/mem), which is the Conn the bridge gets. Killing that
 // Conn kills the server; the server ending ends it, with the server's exit
 // as its Wait, so the bridge's death rules see the real process.

@@ -89,14 +89,18 @@ type rigOpts struct {
 	config    json.RawMessage
 	deadlines bounds.Deadlines
 	redecl    func(protocol.InitializeResult)
+	inner     transport.Transport // the server; nil is the fault server
 }
 
 func newRig(t testing.TB, o rigOpts) *rig {
 	t.Helper()
 	r := &rig{t: t, notices: testutil.NewCollector[bridge.Notice](), log: &testutil.SyncBuffer{}}
 	o.cfg.Name, o.cfg.Version, o.cfg.Log = "fault", "1", r.log
+	if o.inner == nil {
+		o.inner = faultServer(&r.starts)
+	}
 	r.p = bridge.New(bridge.Options{
-		Name: "fault", Transport: mcpbridge.Wrap(faultServer(&r.starts), o.cfg), Config: o.config,
+		Name: "fault", Transport: mcpbridge.Wrap(o.inner, o.cfg), Config: o.config,
 		Deadlines: o.deadlines, Notify: r.notices.Add, Log: r.log, Probe: mcpbridge.Probe,
 		Backoff:    bridge.Backoff{Initial: time.Millisecond, Max: time.Millisecond},
 		Redeclared: o.redecl,

@@ -51,7 +51,7 @@ type lineTransport struct {
 }
 
 func (t lineTransport) Connect(context.Context) (mcp.Connection, error) {
-	c := &lineConn{t: t, incoming: make(chan msgOrErr), closed: make(chan struct{}), sent: map[jsonrpc.ID]string{}}
+	c := &lineConn{wire: newWire(t), incoming: make(chan msgOrErr), closed: make(chan struct{})}
 	opts := protocol.LineStreamOptions{
 		Skipped: func(line []byte, why error) {
 			fmt.Fprintf(t.log, "mcpbridge: skipped a line on the server's stdout (%v): %q\n", why, headOf(line))
@@ -80,15 +80,70 @@ type msgOrErr struct {
 }
 
 type lineConn struct {
-	t        lineTransport
+	*wire
 	stream   *protocol.LineStream
 	incoming chan msgOrErr
 	closed   chan struct{}
 	once     sync.Once
+}
 
+// wire is what the translator keeps of one session's messages, to report
+// them (lineTransport's notify, result, rootsAsked and rootsAnswered).
+type wire struct {
+	t     lineTransport
 	mu    sync.Mutex
 	sent  map[jsonrpc.ID]string // the client's requests not yet answered: their methods
 	roots map[jsonrpc.ID]bool   // the server's roots/list requests not yet answered
+}
+
+func newWire(t lineTransport) *wire { return &wire{t: t, sent: map[jsonrpc.ID]string{}} }
+
+// sending records a request of the client's before it is sent: its
+// answer may be read before the write returns.
+func (w *wire) sending(msg jsonrpc.Message) {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		w.mu.Lock()
+		w.sent[req.ID] = req.Method
+		w.mu.Unlock()
+	}
+}
+
+// written notes a message of the client's that the server now has: an
+// answer to its roots/list is rootsAnswered.
+func (w *wire) written(msg jsonrpc.Message) {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return
+	}
+	w.mu.Lock()
+	roots := w.roots[resp.ID]
+	delete(w.roots, resp.ID)
+	w.mu.Unlock()
+	if roots && w.t.rootsAnswered != nil {
+		w.t.rootsAnswered()
+	}
+}
+
+// tap is a remote session's mcphttp.Tap: each message, as it crosses,
+// traced (Config.Trace) and reported as a stdio server's line would be,
+// though the sdk, which reads the HTTP transport itself, decodes and
+// hands it on.
+func (w *wire) tap(toServer bool, msg []byte) {
+	if w.t.trace {
+		dir := "<-"
+		if toServer {
+			dir = "->"
+		}
+		protocol.TraceLine(w.t.log, time.Now(), "mcp "+dir, msg)
+	}
+	if !toServer {
+		w.decode(msg)
+		return
+	}
+	if m, err := decodeMessage(msg); err == nil {
+		w.sending(m)
+		w.written(m)
+	}
 }
 
 func (c *lineConn) SessionID() string { return "" }
@@ -112,24 +167,12 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("marshaling message: %v", err)
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-		// Recorded before the write: the answer may be read before the
-		// write returns.
-		c.mu.Lock()
-		c.sent[req.ID] = req.Method
-		c.mu.Unlock()
+	c.sending(msg)
+	if err := c.stream.WriteObject(json.RawMessage(data)); err != nil {
+		return err
 	}
-	err = c.stream.WriteObject(json.RawMessage(data))
-	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
-		c.mu.Lock()
-		roots := c.roots[resp.ID]
-		delete(c.roots, resp.ID)
-		c.mu.Unlock()
-		if roots && c.t.rootsAnswered != nil {
-			c.t.rootsAnswered()
-		}
-	}
-	return err
+	c.written(msg)
+	return nil
 }
 
 func (c *lineConn) Close() error {
@@ -168,7 +211,7 @@ func (c *lineConn) deliver(m msgOrErr) bool {
 // decode is the messages of one line: one, or a batch's (which a server
 // of protocol 2025-03-26 may send). What is not a message is logged and
 // left out.
-func (c *lineConn) decode(line []byte) []jsonrpc.Message {
+func (c *wire) decode(line []byte) []jsonrpc.Message {
 	var raws []json.RawMessage
 	if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 && trimmed[0] == '[' {
 		if json.Unmarshal(trimmed, &raws) != nil {
@@ -196,7 +239,7 @@ func (c *lineConn) decode(line []byte) []jsonrpc.Message {
 // result). A nil message with no error was taken here: a progress
 // notification, which notify is all that reads (the client sets no
 // handler for it), so the sdk does not decode it again.
-func (c *lineConn) message(raw []byte) (jsonrpc.Message, error) {
+func (c *wire) message(raw []byte) (jsonrpc.Message, error) {
 	m, err := decodeMessage(raw)
 	if err != nil {
 		r := c.discoverRefused(raw)
@@ -316,7 +359,7 @@ func parse(data []byte, v any) error {
 // only be its answer. At any other time such an error answers nothing
 // that can be told, and is logged and skipped like any line that is not a
 // message.
-func (c *lineConn) discoverRefused(raw []byte) *jsonrpc.Response {
+func (c *wire) discoverRefused(raw []byte) *jsonrpc.Response {
 	var w struct {
 		ID     json.RawMessage `json:"id"`
 		Method json.RawMessage `json:"method"`

@@ -46,7 +46,7 @@ func TestDecodeMessageIsTheSDKs(t *testing.T) {
 // decoding allocates 32 KiB for each message and 32 KiB more for its
 // method, which was most of what a tool call allocated.
 func TestAMessageAllocatesLittle(t *testing.T) {
-	c := &lineConn{t: lineTransport{log: io.Discard, notify: func(string, json.RawMessage) {}}, sent: map[jsonrpc.ID]string{}}
+	c := newWire(lineTransport{log: io.Discard, notify: func(string, json.RawMessage) {}})
 	line := []byte(`{"jsonrpc":"2.0","id":5,"method":"sampling/createMessage","params":{"maxTokens":10}}`)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -68,7 +68,7 @@ func TestAMessageAllocatesLittle(t *testing.T) {
 // seconds. A batch's messages are checked too. The next message decodes.
 func TestADeepLineIsSkippedUndecoded(t *testing.T) {
 	var log strings.Builder
-	c := &lineConn{t: lineTransport{log: &log}, sent: map[jsonrpc.ID]string{}}
+	c := newWire(lineTransport{log: &log})
 	start := time.Now()
 	for _, depth := range []int{4_000_000, 100_000, 1001} {
 		for _, line := range [][]byte{

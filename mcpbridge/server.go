@@ -22,6 +22,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/transport"
+	"github.com/bingo/bingo-plugin-rpc/transport/mcphttp"
 )
 
 // server is one translator: the bingo plugin side of one instance, and the
@@ -155,6 +156,11 @@ func (s *server) stop(why string) {
 // call, each waiting for its deadline. The instance ending on its own
 // ends the session too, which is no reason.
 func (s *server) sessionEnded(err error) {
+	if r, ok := s.inner.(remote); ok {
+		// No process to see exit: the session's end is the instance's.
+		r.Ended(err)
+		return
+	}
 	t := time.NewTimer(s.cfg.Deadlines.Grace)
 	defer t.Stop()
 	select {
@@ -320,11 +326,27 @@ var errGone = errors.New("the MCP server has gone")
 // connection to the server broke (or the server is being killed); nil for
 // any other error.
 func (s *server) gone(err error) error {
-	if !errors.Is(err, mcp.ErrConnectionClosed) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, transport.ErrKilled) {
+	if !errors.Is(err, mcp.ErrConnectionClosed) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, transport.ErrKilled) && !s.remoteEnded() {
 		return nil
 	}
 	<-s.ctx.Done()
 	return errGone
+}
+
+// remoteEnded reports whether the instance is a remote server's session
+// that has ended: whatever error the sdk's client then gives a request,
+// the session is gone.
+func (s *server) remoteEnded() bool {
+	r, ok := s.inner.(remote)
+	if !ok {
+		return false
+	}
+	select {
+	case <-r.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 func decode(raw json.RawMessage, v any) error {
@@ -404,7 +426,14 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 		t.rootsAsked = func() { s.rootsAsked.Store(true) }
 		t.rootsAnswered = func() { s.rootsOnce.Do(func() { close(s.rootsAnswered) }) }
 	}
-	cs, err := client.Connect(s.ctx, t, nil)
+	var session mcp.Transport = t
+	if r, ok := s.inner.(remote); ok {
+		// A remote server: the sdk's session meets the sdk's own HTTP
+		// transport, and the translator watches the wire as it would a
+		// stdio server's lines.
+		session = r.Client(newWire(t).tap)
+	}
+	cs, err := client.Connect(s.ctx, session, nil)
 	if err != nil {
 		err = fmt.Errorf("the MCP server failed to initialize: %v", err)
 		fmt.Fprintf(s.cfg.Log, "mcpbridge: %v\n", err)
@@ -483,6 +512,15 @@ const (
 	rootsPings  = 4
 	rootsSettle = 60 * time.Millisecond
 )
+
+// remote is a remote server's session (transport/mcphttp): the sdk's
+// client connects to it directly rather than over lines, so that nothing
+// the sdk's HTTP transport does for its client session is lost.
+type remote interface {
+	Client(tap mcphttp.Tap) mcp.Transport
+	Ended(err error)       // the client session ended, for err
+	Done() <-chan struct{} // closed once the session has ended
+}
 
 // rootURI is dir's file:// URI.
 func rootURI(dir string) string {

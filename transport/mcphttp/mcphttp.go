@@ -23,14 +23,15 @@
 // does not do OAuth. A request that cannot reach the server ends the
 // session, as does a server that forgot it (it restarted: 404, or 400 as
 // the reference servers answer): the call fails at once, and the next use
-// starts a new session. A request the
-// server refuses otherwise is answered with a JSON-RPC error.
+// starts a new session. A request the server refuses otherwise is
+// answered with a JSON-RPC error: the server's own, whole, when it
+// answered with one.
 //
-// One limit: a server that negotiates a protocol before 2026-07-28 may
-// send messages outside any request's response, on a stream of its own
-// (an HTTP GET) that the sdk opens only for its own client sessions; those
-// messages do not arrive here. What a server sends while answering a
-// request (progress, logging, sampling, elicitation) does.
+// An MCP client of the go-sdk connects to the session itself (Client),
+// as mcpbridge does: the sdk's client session then meets the sdk's
+// transport as the sdk intends, and nothing it does is lost (the stream a
+// session before protocol 2026-07-28 opens with a GET, the headers of
+// each request, errors whole). The Conn's lines are for any other use.
 package mcphttp
 
 import (
@@ -128,17 +129,110 @@ func (r *remote) Start(ctx context.Context) (transport.Conn, error) {
 		}
 		return nil
 	}
-	st := &mcp.StreamableClientTransport{Endpoint: r.cfg.URL, HTTPClient: &client, MaxEventSize: r.cfg.MaxMessage}
-	mc, err := st.Connect(c.ctx)
+	c.st = &mcp.StreamableClientTransport{Endpoint: r.cfg.URL, HTTPClient: &client, MaxEventSize: r.cfg.MaxMessage}
+	c.pr, c.pw = io.Pipe()
+	return c, nil
+}
+
+// Tap sees every message of a session as it crosses the wire: toServer,
+// each message posted, once the server has answered it, before
+// the sdk reads the answer; otherwise, before the sdk does, each message the
+// server sends, whether as a JSON answer or as one event of a stream
+// (either answering a request, or on the session's own stream, the GET).
+// It runs on the goroutine making the request or reading the answer, so
+// what the server sends reaches it in order, and before the sdk hands any
+// of it on. The HTTP headers are never part of it.
+type Tap func(toServer bool, msg []byte)
+
+// Client is the session for an MCP client of the go-sdk (mcp.Client's
+// Connect): its session meets the sdk's Streamable HTTP transport itself,
+// as the sdk intends, so that nothing the transport does is lost in
+// translation: the protocol version and the Mcp-Method, Mcp-Name and
+// Mcp-Param-* headers of each request (the tool's own, from the call's
+// context), the stream a session of a protocol before 2026-07-28 opens
+// with a GET for what the server sends outside any request, and a
+// JSON-RPC error the server answers with HTTP 400 (a version it does not
+// support), whole. The Conn's own Read and Write are not used then: Read
+// returns only the session's end. tap, if not nil, sees every message
+// (Tap).
+func (c *conn) Client(tap Tap) mcp.Transport { return clientTransport{c: c, tap: tap} }
+
+// Ended ends an MCP client's session (Client) for err, the reason its
+// client session ended: there is no process to see exit.
+func (c *conn) Ended(err error) {
+	if err == nil {
+		c.end(nil)
+		return
+	}
+	c.end(fmt.Errorf("the MCP session with %s ended: %w", c.url, c.scrubbed(err)))
+}
+
+// Done is closed once the session has ended: an error the sdk's client
+// meets after it is the end's, which Wait gives.
+func (c *conn) Done() <-chan struct{} { return c.done }
+
+type clientTransport struct {
+	c   *conn
+	tap Tap
+}
+
+func (t clientTransport) Connect(context.Context) (mcp.Connection, error) {
+	c := t.c
+	if !c.claim(false) {
+		return nil, errors.New("mcphttp: the session carries lines already")
+	}
+	c.tap = t.tap
+	mc, err := c.st.Connect(c.ctx)
 	if err != nil {
-		c.cancel()
 		return nil, c.scrubbed(err)
 	}
+	if !c.connected(mc) {
+		return nil, c.ended()
+	}
+	return mc, nil
+}
+
+// connected records the sdk's connection, for end to close; false if the
+// session ended meanwhile (the connection is closed then).
+func (c *conn) connected(mc mcp.Connection) bool {
+	c.mcMu.Lock()
+	defer c.mcMu.Unlock()
+	select {
+	case <-c.done:
+		_ = mc.Close()
+		return false
+	default:
+	}
 	c.mc = mc
-	c.pr, c.pw = io.Pipe()
-	go c.readLoop()
-	go c.writeLoop()
-	return c, nil
+	return true
+}
+
+// claim settles, once, whether the session carries lines (Read and
+// Write) or is an MCP client's (Client), and reports whether it is the
+// one asked for.
+func (c *conn) claim(lines bool) bool {
+	c.mode.Do(func() { c.lines = lines })
+	return c.lines == lines
+}
+
+// startLines connects the session for Read and Write, on first use.
+func (c *conn) startLines() error {
+	if !c.claim(true) {
+		return errors.New("mcphttp: the session is an MCP client's")
+	}
+	c.linesOnce.Do(func() {
+		mc, err := c.st.Connect(c.ctx)
+		if err != nil {
+			c.end(c.scrubbed(err))
+			return
+		}
+		if !c.connected(mc) {
+			return
+		}
+		go c.readLoop()
+		go c.writeLoop()
+	})
+	return nil
 }
 
 // followable reports whether a redirect from the configured URL to to
@@ -234,16 +328,148 @@ func (h *headers) RoundTrip(req *http.Request) (*http.Response, error) {
 		h.c.end(fmt.Errorf("the MCP server at %s answered %s: it wants authorization, and bingo does not do OAuth; give it a token in a header of its entry (\"headers\": {\"Authorization\": \"Bearer ${TOKEN}\"})",
 			h.c.url, resp.Status))
 	}
-	if err == nil {
+	if err != nil {
+		return resp, err
+	}
+	// An event stream is told by its media type, as the sdk reads it.
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	sse := mt == "text/event-stream"
+	if !sse {
 		// The sdk reads a JSON answer (and an error's body) whole; an
-		// event stream (the media type read as the sdk reads it) it reads
-		// event by event, each under MaxEventSize.
-		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-			resp.Body = &capped{rc: resp.Body, max: h.max, left: h.max, c: h.c}
+		// event stream it reads event by event, each under MaxEventSize.
+		resp.Body = &capped{rc: resp.Body, max: h.max, left: h.max, c: h.c}
+	}
+	if req.Header.Get("Mcp-Session-Id") != "" && forgot(resp) {
+		// The server restarted and forgot the session: every later
+		// request would be refused the same. The session ends, and the
+		// next use starts a new one.
+		h.c.end(fmt.Errorf("the MCP server at %s no longer knows the session (%s): it has restarted, or ended it", h.c.url, resp.Status))
+	}
+	if tap := h.c.tap; tap != nil {
+		// Once answered, the server has the message posted; what it
+		// answers is read only after this returns.
+		if req.Method == http.MethodPost && req.GetBody != nil {
+			if body, err := req.GetBody(); err == nil {
+				data, _ := io.ReadAll(io.LimitReader(body, h.max))
+				tap(true, data)
+			}
 		}
 	}
-	return resp, err
+	if sse || h.c.tap != nil {
+		resp.Body = &tapped{rc: resp.Body, sse: sse, tap: h.c.tap, max: int(h.max), c: h.c}
+	}
+	return resp, nil
 }
+
+// forgot reports whether resp, the answer to a request carrying a
+// session's id, says the server does not know the session: 404, as the
+// spec has it, or 400 with a JSON-RPC error of no id, as the reference
+// servers (server-everything) answer. Any other 400 (a version refused,
+// a header that does not match) is the request's own error. A 400's body
+// is read (under the cap) and put back for the sdk.
+func forgot(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusNotFound:
+		return true
+	case http.StatusBadRequest:
+		data, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(data))
+		if err != nil {
+			return false
+		}
+		var m struct {
+			ID    json.RawMessage `json:"id"`
+			Error json.RawMessage `json:"error"`
+		}
+		return json.Unmarshal(data, &m) == nil && m.Error != nil && (m.ID == nil || string(m.ID) == "null")
+	}
+	return false
+}
+
+// tapped is an answer's body as the sdk reads it: an event stream's
+// events each under the cap, and each message handed to the session's
+// Tap, if it has one, once the sdk has read the last of its bytes: a JSON
+// answer at its end, an event stream's message at the blank line that
+// ends its event (the data of its data lines, as the sdk joins them; an
+// event with no data, such as a stream's priming event, is none).
+type tapped struct {
+	rc      io.ReadCloser
+	sse     bool
+	tap     Tap // nil: the cap alone
+	max     int // Config.MaxMessage
+	c       *conn
+	err     error  // an event past the cap: every later read fails so
+	event   int    // event stream: the bytes of the event so far
+	buf     []byte // JSON: the body so far; event stream: the line so far
+	data    []byte // event stream: the event's data so far
+	hasData bool
+}
+
+func (b *tapped) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	n, err := b.rc.Read(p)
+	if b.sse {
+		if !b.scan(p[:n]) {
+			// Ended here, before the sdk reads on: the session's end,
+			// not the sdk's error, is what the call in flight meets.
+			b.err = fmt.Errorf("the MCP server at %s sent an event of more than %d MiB, the cap on one message: refused", b.c.url, b.max>>20)
+			b.c.end(b.err)
+			return 0, b.err
+		}
+	} else if len(b.buf)+n <= b.max {
+		b.buf = append(b.buf, p[:n]...)
+	}
+	if err == io.EOF && !b.sse && b.tap != nil && len(bytes.TrimSpace(b.buf)) > 0 {
+		b.tap(false, b.buf)
+		b.buf = nil
+	}
+	return n, err
+}
+
+// scan takes an event stream's bytes line by line (ended by LF or CRLF),
+// and reports whether the event they are part of is still under the cap.
+func (b *tapped) scan(p []byte) bool {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			b.event += len(p)
+			if b.tap != nil {
+				b.buf = append(b.buf, p...)
+			}
+			return b.event <= b.max
+		}
+		b.event += i + 1
+		if b.event > b.max {
+			return false
+		}
+		line := append(b.buf, p[:i]...)
+		b.buf = b.buf[:0]
+		p = p[i+1:]
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		switch {
+		case len(line) == 0:
+			if b.hasData && b.tap != nil {
+				b.tap(false, b.data)
+			}
+			b.data, b.hasData, b.event = nil, false, 0
+		case bytes.HasPrefix(line, []byte("data:")):
+			v := bytes.TrimPrefix(line[len("data:"):], []byte(" "))
+			if b.hasData {
+				b.data = append(b.data, '\n')
+			}
+			if b.tap != nil {
+				b.data = append(b.data, v...)
+			}
+			b.hasData = true
+		}
+	}
+	return true
+}
+
+func (b *tapped) Close() error { return b.rc.Close() }
 
 // capped is an answer's body read under the cap: past it, the read fails
 // and the session ends saying why, so the sdk never holds more of it.
@@ -276,16 +502,23 @@ func (b *capped) Close() error { return b.rc.Close() }
 // conn is one session: what the translator writes goes to the server,
 // what the server sends comes back as lines.
 type conn struct {
-	url    string            // as shown (Config.Shown)
-	scrub  *strings.Replacer // the URL as expanded, in an error's text, to url
-	log    io.Writer
-	mc     mcp.Connection
-	ctx    context.Context // the session's: cancelled when it ends
-	cancel context.CancelFunc
-	pr     *io.PipeReader
-	pw     *io.PipeWriter
-	out    chan []byte // lines written, in order, for writeLoop
-	rmu    sync.Mutex  // one line at a time to Read
+	url   string            // as shown (Config.Shown)
+	scrub *strings.Replacer // the URL as expanded, in an error's text, to url
+	log   io.Writer
+	st    *mcp.StreamableClientTransport
+	mcMu  sync.Mutex
+	mc    mcp.Connection // once connected; under mcMu, until readLoop and writeLoop start
+
+	mode      sync.Once // settles lines
+	lines     bool      // the session carries lines (Read, Write), not an MCP client's (Client)
+	linesOnce sync.Once
+	tap       Tap             // set before the session connects (Client)
+	ctx       context.Context // the session's: cancelled when it ends
+	cancel    context.CancelFunc
+	pr        *io.PipeReader
+	pw        *io.PipeWriter
+	out       chan []byte // lines written, in order, for writeLoop
+	rmu       sync.Mutex  // one line at a time to Read
 
 	wmu     sync.Mutex
 	partial []byte // a line written in parts
@@ -297,13 +530,24 @@ type conn struct {
 	done chan struct{}
 }
 
-// Read returns the server's messages, one a line.
-func (c *conn) Read(p []byte) (int, error) { return c.pr.Read(p) }
+// Read returns the server's messages, one a line; for a session that is
+// an MCP client's (Client), only its end.
+func (c *conn) Read(p []byte) (int, error) {
+	if c.claim(true) {
+		if err := c.startLines(); err != nil {
+			return 0, err
+		}
+	}
+	return c.pr.Read(p)
+}
 
 // Write takes the translator's messages, one a line, and sends each in
 // order on its own: a request answered by a stream does not hold up the
 // next message.
 func (c *conn) Write(p []byte) (int, error) {
+	if err := c.startLines(); err != nil {
+		return 0, err
+	}
 	select {
 	case <-c.done:
 		return 0, c.ended()
@@ -360,8 +604,15 @@ func (c *conn) writeLoop() {
 }
 
 // answer fails the request id with err.
+// A JSON-RPC error the server answered with (an HTTP 400 carrying one,
+// such as -32022 for a protocol version it does not support, with the
+// versions it does) crosses whole, its code, message and data, so that
+// the client can act on it.
 func (c *conn) answer(id jsonrpc.ID, err error) {
 	resp := &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the MCP server could not be reached: " + err.Error()}}
+	if je := (*jsonrpc.Error)(nil); errors.As(err, &je) {
+		resp.Error = je
+	}
 	data, e := jsonrpc.EncodeMessage(resp)
 	if e != nil {
 		return
@@ -421,9 +672,14 @@ func (c *conn) end(err error) {
 		case err != nil:
 			fmt.Fprintf(c.log, "mcphttp: %v\n", err)
 		}
+		c.mcMu.Lock()
 		close(c.done)
+		mc := c.mc
+		c.mcMu.Unlock()
 		go func() {
-			_ = c.mc.Close()
+			if mc != nil {
+				_ = mc.Close()
+			}
 			c.cancel()
 		}()
 		if err == nil {
