@@ -625,9 +625,16 @@ func (c *conn) answer(id jsonrpc.ID, err error) {
 func (c *conn) line(data []byte) error {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
-	_, err := c.pw.Write(append(data, '\n'))
+	// The newline is written on its own: appending it would copy a
+	// message of up to the cap once more.
+	if _, err := c.pw.Write(data); err != nil {
+		return err
+	}
+	_, err := c.pw.Write(newline)
 	return err
 }
+
+var newline = []byte{'\n'}
 
 // readLoop hands on what the server sends until the session ends.
 func (c *conn) readLoop() {
