@@ -17,8 +17,10 @@ import (
 
 // The C guest (testdata/cguest) calls WASI as a C program does, or
 // directly with arguments no Go guest's runtime would pass: what a
-// hostile module can do. C guests are built once each, by clang with
-// Debian's wasi-libc (.ci/run installs them); without clang the tests that
+// hostile module can do. The Rust guest (testdata/rustguest) reaches files
+// through wasi-libc as C does. Guests are built once each, by clang with
+// Debian's wasi-libc, or by Debian's rustc with its wasm32-wasi standard
+// library (.ci/run installs them); without the compiler the tests that
 // need them skip, except under CI, where they fail.
 var cguests struct {
 	mu    sync.Mutex
@@ -35,14 +37,14 @@ func cGuest(t testing.TB) string {
 	return buildCGuest(t, "testdata/cguest/main.c")
 }
 
-// buildCGuest returns the WASI command built from the C source src, once
-// per test binary.
+// buildCGuest returns the WASI command built from the C or Rust source
+// src, once per test binary.
 func buildCGuest(t testing.TB, src string) string {
 	t.Helper()
 	cguests.mu.Lock()
 	b, ok := cguests.built[src]
 	if !ok {
-		b = compileC(src)
+		b = compileGuest(src)
 		if cguests.built == nil {
 			cguests.built = map[string]cguestBuild{}
 		}
@@ -50,22 +52,33 @@ func buildCGuest(t testing.TB, src string) string {
 	}
 	cguests.mu.Unlock()
 	if b.err != nil {
-		if _, noClang := b.err.(*exec.Error); noClang && os.Getenv("CI") == "" {
-			t.Skipf("no C guest: %v (apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32)", b.err)
+		if _, noCompiler := b.err.(*exec.Error); noCompiler && os.Getenv("CI") == "" {
+			t.Skipf("no guest compiler: %v (apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32 rustc libstd-rust-dev-wasm32)", b.err)
 		}
-		t.Fatalf("building the C guest %s: %v", src, b.err)
+		t.Fatalf("building the guest %s: %v", src, b.err)
 	}
 	return b.path
 }
 
-func compileC(src string) cguestBuild {
-	clang, err := exec.LookPath("clang")
-	if err != nil {
-		return cguestBuild{err: err}
-	}
+// compileGuest builds src by its extension: .rs with Debian's rustc (by
+// its path: a rustup one earlier on PATH may lack the wasm32-wasi
+// target), anything else with clang.
+func compileGuest(src string) cguestBuild {
 	name := filepath.Base(filepath.Dir(src))
 	out := filepath.Join(testTmp, name+".wasm")
-	cmd := exec.Command(clang, "--target=wasm32-wasi", "--sysroot=/usr", "-O1", "-o", out, src)
+	var cmd *exec.Cmd
+	if filepath.Ext(src) == ".rs" {
+		if _, err := os.Stat("/usr/bin/rustc"); err != nil {
+			return cguestBuild{err: &exec.Error{Name: "/usr/bin/rustc", Err: err}}
+		}
+		cmd = exec.Command("/usr/bin/rustc", "--target", "wasm32-wasi", "-O", "-C", "strip=debuginfo", "-o", out, src)
+	} else {
+		clang, err := exec.LookPath("clang")
+		if err != nil {
+			return cguestBuild{err: err}
+		}
+		cmd = exec.Command(clang, "--target=wasm32-wasi", "--sysroot=/usr", "-O1", "-o", out, src)
+	}
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return cguestBuild{err: &buildError{name: name, out: string(b), err: err}}
 	}

@@ -23,6 +23,16 @@ import (
 // Config.Hide or one of hostDirs through a hidingFS. A directory that is
 // one of hostDirs or lies inside one is refused. It returns what to close
 // when the instance ends; on an error it has closed it.
+//
+// Config.Dir is pre-opened a second time, last, as the guest's "/" (the
+// name wazero gives a mount at "."), the same mount under another name.
+// wasi-libc, and so C and Rust, keeps its own working directory, "/"
+// until the guest calls chdir, and serves a path by the longest
+// pre-opened name it starts with: without a "/" a relative path matched
+// none and failed (ENOTCAPABLE in C, "failed to find a pre-opened file
+// descriptor" in Rust). A path under another mount still goes to that
+// mount, being longer; an absolute path under none now names a file in
+// the working directory, as a guest run by wasmtime --dir . sees it.
 func (t *Transport) mounts() (wazero.FSConfig, []io.Closer, error) {
 	fsc := wazero.NewFSConfig()
 	all := t.cfg.Mounts
@@ -31,6 +41,7 @@ func (t *Transport) mounts() (wazero.FSConfig, []io.Closer, error) {
 	}
 	hide := append([]string{t.cfg.Hide}, hostDirs...)
 	var roots []io.Closer
+	var dirMount experimentalsys.FS // Config.Dir's, once mounted
 	seen := map[string]bool{}
 	for _, m := range all {
 		dir, err := filepath.Abs(m.Dir)
@@ -61,6 +72,12 @@ func (t *Transport) mounts() (wazero.FSConfig, []io.Closer, error) {
 			mount = h
 		}
 		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(cappedFS{mount}, filepath.ToSlash(dir))
+		if t.cfg.Dir != "" && dirMount == nil {
+			dirMount = mount
+		}
+	}
+	if dirMount != nil && !seen["/"] {
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(cappedFS{dirMount}, "/")
 	}
 	return fsc, roots, nil
 }

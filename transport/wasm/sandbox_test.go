@@ -212,3 +212,67 @@ func TestSandboxClockAndRandom(t *testing.T) {
 		t.Errorf("two instances drew %q and %q: want 16 random bytes each, different", ra, rb)
 	}
 }
+
+// A relative path means the working directory (Config.Dir) in C and Rust
+// as in Go, though wasi-libc, which both use, starts in "/" and never
+// sees Config.Dir as its working directory. The guest's chdir still
+// works, and nothing outside Dir becomes reachable.
+func TestSandboxRelativePaths(t *testing.T) {
+	for _, src := range []string{"testdata/cguest/main.c", "testdata/rustguest/main.rs"} {
+		t.Run(filepath.Ext(src)[1:], func(t *testing.T) {
+			session, outside := sandboxDirs(t)
+			data := t.TempDir()
+			for _, d := range []string{"sub", ".bingo"} {
+				if err := os.Mkdir(filepath.Join(session, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for path, text := range map[string]string{
+				filepath.Join(session, ".bingo", "secret"): "hidden",
+				filepath.Join(session, "sub", "deep.txt"):  "deep",
+				filepath.Join(data, "inside.txt"):          "data",
+			} {
+				if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := startProbe(t, sharedHost, Config{
+				Path: buildCGuest(t, src), Name: "relpath", Dir: session, Writable: true,
+				Mounts: []Mount{{Dir: data, Writable: true}}, Hide: filepath.Join(session, ".bingo"),
+			})
+			for path, want := range map[string]string{
+				"inside.txt":                           "ok inside",
+				"./inside.txt":                         "ok inside",
+				"sub/deep.txt":                         "ok deep",
+				"sub/../inside.txt":                    "ok inside",
+				filepath.Join(session, "inside.txt"):   "ok inside",
+				filepath.Join(data, "inside.txt"):      "ok data", // the longer mount serves it
+				filepath.Join(session, "sub/deep.txt"): "ok deep",
+			} {
+				if got := p.ask("read " + path); got != want {
+					t.Errorf("read %s = %q, want %q", path, got, want)
+				}
+			}
+			for _, path := range []string{"../outside.txt", "out-link", "sub/../../outside.txt", outside, ".bingo/secret", "/.bingo/secret"} {
+				if got := p.ask("read " + path); !strings.HasPrefix(got, "err ") {
+					t.Errorf("read %s = %q, want an error", path, got)
+				}
+			}
+			if got := p.ask("write new.txt written"); got != "ok" {
+				t.Fatalf("write new.txt = %q", got)
+			}
+			if b, err := os.ReadFile(filepath.Join(session, "new.txt")); err != nil || string(b) != "written" {
+				t.Errorf("the host reads %q, %v from Dir/new.txt; want the guest's write", b, err)
+			}
+			// The guest's own chdir moves what a relative path means.
+			if filepath.Ext(src) == ".rs" {
+				if got := p.ask("cd sub"); got != "ok" {
+					t.Fatalf("cd sub = %q", got)
+				}
+				if got := p.ask("read deep.txt"); got != "ok deep" {
+					t.Errorf("read deep.txt after cd sub = %q", got)
+				}
+			}
+		})
+	}
+}
