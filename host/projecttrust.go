@@ -15,6 +15,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/host/agent"
 	"github.com/bingo/bingo-plugin-rpc/host/trust"
+	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 )
 
@@ -32,7 +33,8 @@ type Runs struct {
 	Name string
 	// Line is its command line as its entry spells it, an argument a
 	// shell would not read as one word quoted as a shell quotes it (for a
-	// module, entry.wasm and its arguments), or a remote server's URL.
+	// module, entry.wasm and its arguments), or a remote server's URL
+	// with its userinfo and secret-looking query values hidden.
 	// It is whole, however long: whoever shows it wraps it, never cuts
 	// it (render.Whole).
 	Line string
@@ -47,7 +49,7 @@ func runsOf(m *manifest.Manifest) Runs {
 	r := Runs{Name: m.Name, Vars: m.Vars()}
 	switch m.Entry.Transport() {
 	case manifest.TransportHTTP:
-		r.Line = m.Entry.URL
+		r.Line = render.HideURLSecrets(m.Entry.URL)
 		return r
 	case manifest.TransportWasm:
 		r.Line = shellWord(m.Entry.Wasm)

@@ -301,6 +301,10 @@ func TestRunsOf(t *testing.T) {
 	if got := runsOf(remote); got.Line != "https://${HOST}/mcp" || !slices.Equal(got.Vars, []string{"HOST", "TOKEN"}) {
 		t.Errorf("runsOf a remote server = %+v", got)
 	}
+	secret := &manifest.Manifest{Name: "s", Entry: manifest.Entry{Protocol: manifest.ProtocolMCP, URL: "https://u:pw@h.example/mcp?api_key=k1&x=1"}}
+	if got := runsOf(secret); got.Line != "https://***@h.example/mcp?api_key=***&x=1" {
+		t.Errorf("a remote server's URL is shown with its secrets: %q", got.Line)
+	}
 	plain := &manifest.Manifest{Name: "p", Entry: manifest.Entry{Command: "/x/run", Args: []string{"${HOME}"}}}
 	if got := runsOf(plain); got.Line != "/x/run ${HOME}" || got.Vars != nil {
 		t.Errorf("an entry that does not expand reads no variable: %+v", got)

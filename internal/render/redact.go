@@ -15,7 +15,12 @@ import (
 // the text, not on a parsed URL, so that a URL still holding ${VAR}s (as
 // the person wrote it) reads as they wrote it. The result is for a
 // person: it is cleaned as Line cleans.
-func URL(s string) string {
+func URL(s string) string { return Line(HideURLSecrets(s)) }
+
+// HideURLSecrets is URL without Line's cleaning, for a caller that shows
+// every character itself (the trust prompt makes invisible ones visible
+// rather than dropping them).
+func HideURLSecrets(s string) string {
 	rest := s
 	var b strings.Builder
 	if i := strings.Index(rest, "://"); i >= 0 {
@@ -33,7 +38,7 @@ func URL(s string) string {
 	q := strings.IndexByte(rest, '?')
 	if q < 0 {
 		b.WriteString(rest)
-		return Line(b.String())
+		return b.String()
 	}
 	b.WriteString(rest[:q+1])
 	query, frag := rest[q+1:], ""
@@ -54,7 +59,7 @@ func URL(s string) string {
 		}
 	}
 	b.WriteString(frag)
-	return Line(b.String())
+	return b.String()
 }
 
 // bareVar is a value that is only a ${VAR}: the name of a secret, not one.
