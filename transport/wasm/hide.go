@@ -31,9 +31,8 @@ var hostDirs = []string{"/proc", "/sys", "/dev"}
 // spelling: on a case-insensitive file system ".BINGO" is ~/.bingo. Each
 // name looked up in a directory on the way to something hidden is
 // compared, by identity, with what is hidden there and with the
-// directories on the way, under the name they were given and any other.
-// Only there: the same directory reached by another path inside a child
-// (a bind mount, macOS's /System/Volumes/Data firmlinks) is not caught.
+// directories on the way, under the name they were given and any other;
+// inside a child, every directory a call passes through is (childFS).
 //
 // An os.Root follows a link anywhere inside its directory, so a link in
 // the mount (work/b -> ../.bingo, one the project shipped or one a
@@ -43,8 +42,9 @@ var hostDirs = []string{"/proc", "/sys", "/dev"}
 // hiding /home/.bingo) are served name by name, never following a link in
 // them, and every other entry of a spine directory, a child, is served
 // through an os.Root of its own, which keeps its links inside it. What is
-// hidden is a spine directory's entry, never inside a child: no link or
-// ".." in a child reaches it.
+// hidden is a spine directory's entry, never inside a child by its own
+// path: no link or ".." in a child reaches it, and another path to it (a
+// bind mount) is refused by childFS.
 //
 // An entry of a spine directory is opened at that directory's descriptor
 // with O_NOFOLLOW, in the one call that acts on it (O_CREAT, O_TRUNC): a
@@ -61,7 +61,7 @@ type hidingFS struct {
 	top  *spine  // the mount's directory, on the way to all
 
 	mu       sync.Mutex
-	children map[string]*rootFS // by path from the mount
+	children map[string]*childFS // by path from the mount
 }
 
 // spine is a directory on the way from the mount to something hidden, or
@@ -112,7 +112,7 @@ func newHidingFS(base *rootFS, dir string, hide []string) *hidingFS {
 	if len(top.kids) == 0 {
 		return nil
 	}
-	h := &hidingFS{base: base, top: top, children: map[string]*rootFS{}}
+	h := &hidingFS{base: base, top: top, children: map[string]*childFS{}}
 	// Each is known by the identity it has now: a hidden directory
 	// renamed later is still hidden.
 	var note func(*spine)
@@ -292,9 +292,9 @@ func (h *hidingFS) locate(p string) (place, experimentalsys.Errno) {
 	return place{kind: spineDir, node: n, at: at}, 0
 }
 
-// child returns the root serving the child at dir, opened once: dir must
-// be a directory, not a link, and the root must open that very directory.
-func (h *hidingFS) child(dir string) (*rootFS, experimentalsys.Errno) {
+// child returns what serves the child at dir, opened once: dir must be a
+// directory, not a link, and its root must open that very directory.
+func (h *hidingFS) child(dir string) (*childFS, experimentalsys.Errno) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c, ok := h.children[dir]; ok {
@@ -316,9 +316,29 @@ func (h *hidingFS) child(dir string) (*rootFS, experimentalsys.Errno) {
 		r.Close()
 		return nil, experimentalsys.EAGAIN
 	}
-	c := &rootFS{root: r, writable: h.base.writable}
+	c := &childFS{root: r, writable: h.base.writable, self: idOf(fi), hidden: h.hiddenIDs}
 	h.children[dir] = c
 	return c, 0
+}
+
+// hiddenIDs are the identities of all that is hidden, each looked at
+// afresh.
+func (h *hidingFS) hiddenIDs() []fileID {
+	var ids []fileID
+	var walk func(*spine)
+	walk = func(n *spine) {
+		if n.hidden {
+			h.seen(n)
+			h.mu.Lock()
+			ids = append(ids, n.ids...)
+			h.mu.Unlock()
+		}
+		for _, k := range n.kids {
+			walk(k)
+		}
+	}
+	walk(h.top)
+	return ids
 }
 
 // forget drops the root of the child at dir, which a change of that entry
@@ -484,7 +504,7 @@ func (d *hidingDir) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Er
 
 // on runs op on p where it lies: in a child through its root, otherwise
 // (a spine directory, or an entry of one) through the base.
-func (h *hidingFS) on(p string, op func(fs *rootFS, p string, pl place) experimentalsys.Errno) experimentalsys.Errno {
+func (h *hidingFS) on(p string, op func(fs experimentalsys.FS, p string, pl place) experimentalsys.Errno) experimentalsys.Errno {
 	pl, e := h.locate(p)
 	if e != 0 {
 		return e
@@ -500,14 +520,14 @@ func (h *hidingFS) on(p string, op func(fs *rootFS, p string, pl place) experime
 }
 
 func (h *hidingFS) Lstat(p string) (st sys.Stat_t, e experimentalsys.Errno) {
-	e = h.on(p, func(fs *rootFS, p string, _ place) (e experimentalsys.Errno) { st, e = fs.Lstat(p); return })
+	e = h.on(p, func(fs experimentalsys.FS, p string, _ place) (e experimentalsys.Errno) { st, e = fs.Lstat(p); return })
 	return
 }
 
 // Stat follows a link only inside a child; an entry of a spine directory
 // is described as it is.
 func (h *hidingFS) Stat(p string) (st sys.Stat_t, e experimentalsys.Errno) {
-	e = h.on(p, func(fs *rootFS, p string, pl place) (e experimentalsys.Errno) {
+	e = h.on(p, func(fs experimentalsys.FS, p string, pl place) (e experimentalsys.Errno) {
 		if pl.kind == inChild {
 			st, e = fs.Stat(p)
 		} else {
@@ -519,7 +539,10 @@ func (h *hidingFS) Stat(p string) (st sys.Stat_t, e experimentalsys.Errno) {
 }
 
 func (h *hidingFS) Readlink(p string) (dst string, e experimentalsys.Errno) {
-	e = h.on(p, func(fs *rootFS, p string, _ place) (e experimentalsys.Errno) { dst, e = fs.Readlink(p); return })
+	e = h.on(p, func(fs experimentalsys.FS, p string, _ place) (e experimentalsys.Errno) {
+		dst, e = fs.Readlink(p)
+		return
+	})
 	return
 }
 
@@ -527,7 +550,7 @@ func (h *hidingFS) Readlink(p string) (dst string, e experimentalsys.Errno) {
 // removing one would move what is hidden); on an entry of one, a change
 // that would follow a link is refused for a link and made at the
 // directory, without following, by entryOp.
-func (h *hidingFS) changes(p string, op func(fs *rootFS, p string) experimentalsys.Errno, entryOp func(pl place, fi fs.FileInfo) experimentalsys.Errno) experimentalsys.Errno {
+func (h *hidingFS) changes(p string, op func(fs experimentalsys.FS, p string) experimentalsys.Errno, entryOp func(pl place, fi fs.FileInfo) experimentalsys.Errno) experimentalsys.Errno {
 	pl, e := h.locate(p)
 	switch {
 	case e == experimentalsys.ENOENT:
@@ -558,11 +581,11 @@ func (h *hidingFS) changes(p string, op func(fs *rootFS, p string) experimentals
 }
 
 func (h *hidingFS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
-	return h.changes(p, func(fs *rootFS, p string) experimentalsys.Errno { return fs.Mkdir(p, perm) }, nil)
+	return h.changes(p, func(fs experimentalsys.FS, p string) experimentalsys.Errno { return fs.Mkdir(p, perm) }, nil)
 }
 
 func (h *hidingFS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
-	return h.changes(p, func(fs *rootFS, p string) experimentalsys.Errno { return fs.Chmod(p, perm) },
+	return h.changes(p, func(fs experimentalsys.FS, p string) experimentalsys.Errno { return fs.Chmod(p, perm) },
 		func(pl place, _ fs.FileInfo) experimentalsys.Errno {
 			// No fchmodat that leaves links alone everywhere: the
 			// entry is opened without following one, and changed.
@@ -580,7 +603,7 @@ func (h *hidingFS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
 }
 
 func (h *hidingFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
-	return h.changes(p, func(fs *rootFS, p string) experimentalsys.Errno { return fs.Utimens(p, atim, mtim) },
+	return h.changes(p, func(fs experimentalsys.FS, p string) experimentalsys.Errno { return fs.Utimens(p, atim, mtim) },
 		func(pl place, fi fs.FileInfo) experimentalsys.Errno {
 			// A time left as it is is the one it had when looked at.
 			st := sys.NewStat_t(fi)
@@ -597,28 +620,28 @@ func (h *hidingFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
 }
 
 func (h *hidingFS) Rmdir(p string) experimentalsys.Errno {
-	return h.changes(p, func(fs *rootFS, p string) experimentalsys.Errno { return fs.Rmdir(p) }, nil)
+	return h.changes(p, func(fs experimentalsys.FS, p string) experimentalsys.Errno { return fs.Rmdir(p) }, nil)
 }
 
 func (h *hidingFS) Unlink(p string) experimentalsys.Errno {
-	return h.changes(p, func(fs *rootFS, p string) experimentalsys.Errno { return fs.Unlink(p) }, nil)
+	return h.changes(p, func(fs experimentalsys.FS, p string) experimentalsys.Errno { return fs.Unlink(p) }, nil)
 }
 
 func (h *hidingFS) Symlink(target, link string) experimentalsys.Errno {
-	return h.changes(link, func(fs *rootFS, p string) experimentalsys.Errno { return fs.Symlink(target, p) }, nil)
+	return h.changes(link, func(fs experimentalsys.FS, p string) experimentalsys.Errno { return fs.Symlink(target, p) }, nil)
 }
 
 // Rename and Link work within one child, or among the entries of one
 // spine directory; across, ENOTSUP.
 func (h *hidingFS) Rename(from, to string) experimentalsys.Errno {
-	return h.pair(from, to, func(fs *rootFS, from, to string) experimentalsys.Errno { return fs.Rename(from, to) })
+	return h.pair(from, to, func(fs experimentalsys.FS, from, to string) experimentalsys.Errno { return fs.Rename(from, to) })
 }
 
 func (h *hidingFS) Link(from, to string) experimentalsys.Errno {
-	return h.pair(from, to, func(fs *rootFS, from, to string) experimentalsys.Errno { return fs.Link(from, to) })
+	return h.pair(from, to, func(fs experimentalsys.FS, from, to string) experimentalsys.Errno { return fs.Link(from, to) })
 }
 
-func (h *hidingFS) pair(from, to string, op func(fs *rootFS, from, to string) experimentalsys.Errno) experimentalsys.Errno {
+func (h *hidingFS) pair(from, to string, op func(fs experimentalsys.FS, from, to string) experimentalsys.Errno) experimentalsys.Errno {
 	a, ea := h.locate(from)
 	b, eb := h.locate(to)
 	switch {
