@@ -64,6 +64,10 @@ type Config struct {
 	// start). It must be safe for concurrent use.
 	SlowCompile      func(plugin string)
 	SlowCompileAfter time.Duration
+	// Backoff spaces the respawns of a plugin that keeps dying (zero: the
+	// bridge's defaults). A program that kills plugins on purpose, as the
+	// soak test does, shortens it.
+	Backoff bridge.Backoff
 }
 
 // PluginInfo describes one discovered plugin.
@@ -403,7 +407,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		Name: m.Name, Root: m.Root, Transport: tr,
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env, DataDir: dataDir,
 		Deadlines: launchedDeadlines(m, h.settings.Deadlines), Limits: h.settings.Limits,
-		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace, Budget: budget,
+		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace, Budget: budget, Backoff: h.cfg.Backoff,
 		Services:   h.routeService,
 		Redeclared: func(protocol.InitializeResult) { h.reg.Replace(m.Name, l.plugin.Contributions()) },
 		Handshook:  func(decl protocol.InitializeResult) { h.cache(l, decl) },

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/bingo/bingo-plugin-rpc/transport/wasm"
 )
 
 // The black-box tests run the real bingo binary, built once by TestMain,
@@ -39,6 +41,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// A test that runs a Host in this process (TestSoak) has it compile
+	// wasm modules in a child of this binary, as bingo does.
+	if len(os.Args) > 1 && os.Args[1] == wasm.CompileChildArg {
+		os.Exit(wasm.CompileChild(os.Args[2:], os.Stdin, os.Stderr))
+	}
 	os.Exit(run(m))
 }
 
