@@ -137,7 +137,7 @@ var (
 		"hook":          "A hook/decide. A hook past it decides nothing (as if it answered continue), with a notice.",
 		"service":       "A service/call to a plugin's service, from the host or from another plugin.",
 		"idleStop":      "How long a running plugin may have nothing to do (no request in flight, nothing it owes an answer to) before it is stopped, quietly: no notice, and the next use starts it again. \"0\" never stops it: plugins then run for as long as bingo does.",
-		"grace":         "How long a request may stay unanswered past its deadline before the plugin is killed as wedged (and respawned by the next use); also how long a notification, or the answer to one of the plugin's own requests, may stay blocked on a plugin that does not read its stdin.",
+		"grace":         "How long a plugin may answer nothing after a request's deadline passes unanswered (or after its last answer, if later) before it is killed as wedged (and respawned by the next use), however many newer requests are within their deadlines; also how long a notification, or the answer to one of the plugin's own requests, may stay blocked on a plugin that does not read its stdin.",
 	}
 	// deadlineZero are the deadlines that may be "0", and what it means.
 	deadlineZero = map[string]string{
