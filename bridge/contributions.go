@@ -27,9 +27,8 @@ type HookBinding struct {
 	ObservePoints []string
 }
 
-// Contributions builds the proxies for what the plugin declared at its
-// first handshake and the host accepted (see readDeclaration, which
-// refused the rest with notices).
+// Contributions builds the proxies for the plugin's declaration as the
+// host kept it (see readDeclaration, which refused the rest with notices).
 func (p *Plugin) Contributions() Contributions {
 	var c Contributions
 	decl, ok := p.Declaration()

@@ -23,7 +23,7 @@ type pipeConn struct{ *os.File }
 func (pipeConn) Write(p []byte) (int, error) { return len(p), nil }
 
 // callerWait is what a host's caller does while it waits for its answer
-// on ch (waiter.await): it reads in its turns.
+// on ch (pendingCall.await): it reads in its turns.
 func callerWait(ctx context.Context, s *readerHandoff, ch chan string) (string, error) {
 	s.enter()
 	defer s.leave()

@@ -18,8 +18,8 @@ import (
 // requests, and the host's deadlines bound that wait as any other.
 //
 // Each request being answered holds a goroutine and its params: 64 small
-// requests are tens of KiB, where a flood of them, unbounded, grew the host
-// by gigabytes. (Their params are bounded only by the line cap, Options.MaxLine.)
+// requests are tens of KiB, where a flood of them, unbounded, would grow
+// the host without bound. (Their params are bounded only by the line cap, Options.MaxLine.)
 const MaxPluginRequests = 64
 
 // A plugin's own notices (bingo.host notice) reach the person at a rate: a
@@ -29,7 +29,7 @@ const MaxPluginRequests = 64
 // line, "… and 99,990 more notices; see its log (path)", as soon as the
 // bucket next has a token (so a flood that goes on costs the terminal one
 // line every NoticeEvery), and at Close. The plugin's request is answered
-// at once either way. 100k notices were 100k terminal lines and 667 MB.
+// at once either way, so a flood costs neither the terminal nor memory.
 const (
 	NoticeBurst = 10
 	NoticeEvery = time.Second

@@ -20,7 +20,7 @@ import (
 
 // pipedTransport runs a scripted plugin over mem, with its stdout reaching
 // the host through an OS pipe whose reads can be interrupted, as exec's
-// are: so waiting callers read the wire in turns (waiter.await).
+// are: so waiting callers read the wire in turns (pendingCall.await).
 type pipedTransport struct{ transport.Transport }
 
 func (t pipedTransport) Start(ctx context.Context) (transport.Conn, error) {

@@ -8,8 +8,8 @@
 // variable this package defines or reads is missing from it. This comment
 // keeps only the why.
 //
-// Flags are defined once, on one set, for every subcommand (ownFlags names
-// those of one subcommand only), so that a flag may come anywhere among
+// Flags are defined once, on one set, for every subcommand (the
+// subcommand table names those of one subcommand only), so that a flag may come anywhere among
 // the arguments, as in most modern command lines; which subcommand took
 // which is checked after parsing, and an unknown flag anywhere is a usage
 // error rather than the prompt's text. The first -- ends them.

@@ -34,10 +34,6 @@ func (o *options) mcpFlags(fs *flag.FlagSet) {
 	fs.Var(&o.mcpHeaders, "header", "with mcp add --url: send `'K: V'` with each request (repeatable; ${VAR} in V is yours, read when it starts)")
 }
 
-// mcpForms says which forms of bingo mcp take each of its own flags, as
-// pluginsForms does for bingo plugins.
-var mcpForms = map[string][]string{"env": {"add"}, "project": {"add", "remove"}, "url": {"add"}, "header": {"add"}}
-
 // mcpSubcommand runs bingo mcp add, list, remove and import: each writes
 // or reads the plugin files of MCP servers, and starts nothing.
 func mcpSubcommand(o options, rest []string, stdout, stderr io.Writer, fs *flag.FlagSet) int {
