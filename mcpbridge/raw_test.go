@@ -430,3 +430,70 @@ func TestDiscoverRefusedWithNullID(t *testing.T) {
 		t.Errorf("log: %s", log)
 	}
 }
+
+// A server that asks for its roots as it initializes, and applies them a
+// moment after reading the answer (as server-filesystem does, checking
+// each on disk first), has them by the time the host's first call, sent
+// the instant the handshake ends, reaches it. (It once had not, now and
+// then: a one-shot read was refused.)
+func TestFirstCallFindsTheRootsApplied(t *testing.T) {
+	const applying = 30 * time.Millisecond
+	main := func(ctx context.Context, stdin io.Reader, stdout, _ io.Writer) error {
+		var mu sync.Mutex
+		send := func(m map[string]any) {
+			m["jsonrpc"] = "2.0"
+			b, _ := json.Marshal(m)
+			mu.Lock()
+			stdout.Write(append(b, '\n'))
+			mu.Unlock()
+		}
+		var applied atomic.Bool
+		in := bufio.NewScanner(stdin)
+		for in.Scan() {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(in.Bytes(), &m) != nil {
+				continue
+			}
+			switch m.Method {
+			case "initialize":
+				send(map[string]any{"id": m.ID, "result": map[string]any{"protocolVersion": "2025-06-18",
+					"capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": "roots", "version": "1"}}})
+			case "notifications/initialized":
+				send(map[string]any{"id": "roots-1", "method": "roots/list"})
+			case "":
+				if string(m.ID) == `"roots-1"` { // the answer: applied a moment later
+					time.AfterFunc(applying, func() { applied.Store(true) })
+				}
+			case "tools/list":
+				send(map[string]any{"id": m.ID, "result": map[string]any{"tools": []any{map[string]any{"name": "read", "inputSchema": map[string]any{"type": "object"}}}}})
+			case "ping":
+				send(map[string]any{"id": m.ID, "result": map[string]any{}})
+			case "tools/call":
+				text := "no roots yet"
+				if applied.Load() {
+					text = "roots applied"
+				}
+				send(map[string]any{"id": m.ID, "result": map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}}})
+			default:
+				if m.ID != nil {
+					send(map[string]any{"id": m.ID, "error": map[string]any{"code": -32601, "message": "method not found: " + m.Method}})
+				}
+			}
+		}
+		return ctx.Err()
+	}
+	p := bridge.New(bridge.Options{Name: "roots", Probe: mcpbridge.Probe,
+		Transport: mcpbridge.Wrap(mem.New(main, nil), mcpbridge.Config{Name: "roots", Root: t.TempDir()})})
+	defer p.Close()
+	if _, err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tl := p.Contributions().Tools[0]
+	out, err := tl.Call(context.Background(), sdk.ToolCall{ID: "c1", Name: tl.Spec().Name, Input: json.RawMessage(`{}`)}, &testutil.RecordingUI{})
+	if err != nil || out.Text() != "roots applied" {
+		t.Fatalf("the first call: %q, %v; want the server to have applied its roots", out.Text(), err)
+	}
+}
