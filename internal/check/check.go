@@ -102,7 +102,24 @@ type checker struct {
 	mu       sync.Mutex
 	starting bool
 	notices  []bridge.Notice
+	// took is how long each tool call answered in, by tool and input
+	// (callKey): the cancel step's measure of the work it cancels.
+	took map[string]time.Duration
+	// stuck are the tools that did not answer by their deadline: their
+	// instance was killed, and no later step calls them again.
+	stuck map[string]bool
 }
+
+// CancelInput is the Options.Inputs key of the cancel step's call:
+// {"tool": NAME, "input": {…}}, a call slow enough to be cancelled while
+// it works. No tool or service is named so (a "/" is in neither).
+const CancelInput = "tool/cancel"
+
+// minCancellable is the shortest call the cancel step can judge: one that
+// answers sooner ends about when a cancel would reach it.
+const minCancellable = 100 * time.Millisecond
+
+func callKey(tool string, input json.RawMessage) string { return tool + "\x00" + string(input) }
 
 // Run checks the plugin in opts.Dir. The error is the checker's own
 // trouble only; everything about the plugin is in the report.
@@ -120,7 +137,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		opts.Environ = os.Environ()
 	}
 	c := &checker{opts: opts, rep: &Report{Dir: abs, Findings: []Finding{}}, tap: &tap{}, stderr: &counter{},
-		dl: bounds.DefaultDeadlines(), limits: bounds.DefaultLimits()}
+		dl: bounds.DefaultDeadlines(), limits: bounds.DefaultLimits(), took: map[string]time.Duration{}, stuck: map[string]bool{}}
 	c.settings(ctx)
 	c.run(ctx)
 	c.rep.Conforms = true
@@ -285,6 +302,10 @@ func (c *checker) run(ctx context.Context) {
 	opts := bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: &tapTransport{tr, c.tap}, Env: m.Entry.Env,
 		Deadlines: c.dl, Limits: c.limits, Notify: c.notify, Log: c.stderr.log(), Services: c.services,
+		// The check kills instances itself (one stuck, the respawn step):
+		// those deaths are no crash loop, and the next call starts a fresh
+		// instance at once rather than after a backoff.
+		Backoff: bridge.Backoff{Initial: time.Nanosecond, Max: time.Nanosecond},
 	}
 	if m.Entry.Protocol == manifest.ProtocolMCP {
 		opts.Probe = mcpbridge.Probe
@@ -361,6 +382,7 @@ func (c *checker) exercise(ctx context.Context) {
 		start := time.Now()
 		out, err := t.Call(ctx, sdk.ToolCall{ID: fmt.Sprintf("check-%d", i+1), Name: t.Spec().Name, Input: input,
 			Cwd: c.opts.Cwd, Session: "check", Turn: 1}, ui{})
+		elapsed := time.Since(start)
 		what := " with " + from
 		switch {
 		case err == nil && out.IsError:
@@ -368,7 +390,11 @@ func (c *checker) exercise(ctx context.Context) {
 		case err == nil:
 			what += " (" + oneLine(out.Text(), 100) + ")"
 		}
-		c.timed(subject, time.Since(start), c.dl.Tool, err, what)
+		c.timed(subject, elapsed, c.dl.Tool, err, what)
+		if err == nil {
+			c.took[callKey(spec.Name, input)] = elapsed
+		}
+		c.unstick(err, spec.Name)
 	}
 	for _, cmd := range contrib.Commands {
 		name := cmd.Spec().Name
@@ -379,6 +405,7 @@ func (c *checker) exercise(ctx context.Context) {
 			what = fmt.Sprintf(" with no arguments (a %q outcome)", out.Kind)
 		}
 		c.timed("command /"+name, time.Since(start), c.dl.Command, err, what)
+		c.unstick(err, "")
 		switch {
 		case err != nil || out.Kind != sdk.OutcomeError:
 		case cmd.Spec().Args.Kind == sdk.ArgsNone:
@@ -393,17 +420,21 @@ func (c *checker) exercise(ctx context.Context) {
 		start = time.Now()
 		cs, err := cmd.Complete(ctx, sdk.CompleteRequest{Name: name, Partial: "", Cwd: c.opts.Cwd})
 		c.timed("completion /"+name, time.Since(start), c.dl.Complete, err, fmt.Sprintf(" from \"\" (%d completions)", len(cs)))
+		c.unstick(err, "")
 	}
 	for _, p := range contrib.Contributors {
 		start := time.Now()
 		pieces, err := p.Contribute(ctx, sdk.Query{Prompt: "how many words are in notes.txt?", Cwd: c.opts.Cwd, Session: "check", Turn: 1, Budget: 2000})
 		c.timed("contributor "+p.ID(), time.Since(start), c.dl.Contributor, err, fmt.Sprintf(" (%d pieces)", len(pieces)))
+
+		c.unstick(err, "")
 	}
 	for _, p := range contrib.Compactors {
 		start := time.Now()
 		conv := sampleConversation()
 		comp, err := p.Compact(ctx, sdk.CompactRequest{Reason: "command", Context: conv})
 		c.timed("compactor "+p.ID(), time.Since(start), c.dl.Compactor, err, fmt.Sprintf(" (%d messages kept)", len(comp.Messages)))
+		c.unstick(err, "")
 		if err == nil {
 			if err := agent.VetCompaction(conv, comp.Messages); err != nil {
 				c.add(Fail, "compactor "+p.ID(), "the host would refuse its answer, and not ask it again that run: %v (see Compaction in docs/plugins.md)", err)
@@ -419,6 +450,7 @@ func (c *checker) exercise(ctx context.Context) {
 			start := time.Now()
 			d, err := h.Decide(ctx, sdk.HookEvent{Site: site, Point: pt, Payload: samplePayload(point, c.opts.Cwd)})
 			c.timed("hook "+h.ID()+" at "+point, time.Since(start), c.dl.Hook, err, fmt.Sprintf(" (%q)", d.Outcome))
+			c.unstick(err, "")
 		}
 		for _, point := range h.ObservePoints {
 			site, pt, _ := strings.Cut(point, "/")
@@ -496,6 +528,7 @@ func (c *checker) serviceCall(ctx context.Context, s sdk.Service, method string,
 		what += " (" + oneLine(string(res), 100) + ")"
 	}
 	c.timed("service "+s.Key()+" "+method, time.Since(start), c.dl.Service, err, what)
+	c.unstick(err, "")
 }
 
 // toolInput is the author's input for a tool, or a sample built from its
@@ -534,21 +567,106 @@ func (c *checker) provider(ctx context.Context, p *proxy.Provider) {
 	default:
 		c.timed(subject, total, c.dl.Provider, err, " with no delta")
 	}
+	c.unstick(err, "")
+}
+
+// unstick, after a call that failed with err, kills the instance that
+// owes its answer if err says none came by the deadline, so that the steps
+// after it meet a fresh instance rather than each waiting on the stuck one
+// and failing in turn. tool, if not "", is the tool called: later steps
+// call it no more.
+func (c *checker) unstick(err error, tool string) {
+	var dl *bridge.DeadlineError
+	if !errors.As(err, &dl) {
+		return
+	}
+	if tool != "" {
+		c.stuck[tool] = true
+	}
+	if c.killLive() {
+		c.rep.Findings[len(c.rep.Findings)-1].Message += "; killed the stuck instance, and the check goes on with a fresh one"
+	}
+}
+
+// killLive kills the live instance and waits until the bridge has seen it
+// die, so that the next call starts another. It says whether there was
+// one.
+func (c *checker) killLive() bool {
+	conn := c.tap.last()
+	if conn == nil {
+		return false
+	}
+	conn.kill()
+	conn.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for c.plugin.Status() == "running" && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
+// cancelCall is the cancel step's call: the author's (Options.Inputs
+// under CancelInput), else the first tool that answered, with the input
+// it answered to.
+func (c *checker) cancelCall() (t sdk.Tool, name string, input json.RawMessage, from string, ok bool) {
+	contrib := c.plugin.Contributions()
+	decl, _ := c.plugin.Declaration()
+	if raw, given := c.opts.Inputs[CancelInput]; given {
+		var in struct {
+			Tool  string          `json:"tool"`
+			Input json.RawMessage `json:"input"`
+		}
+		if json.Unmarshal(raw, &in) == nil && in.Tool != "" && len(in.Input) > 0 {
+			for i, spec := range decl.Tools {
+				if spec.Name == in.Tool {
+					return contrib.Tools[i], spec.Name, in.Input, "the input from --inputs", true
+				}
+			}
+		}
+		c.add(Fail, "tool/cancel", "the %q input must be {\"tool\": <a declared tool>, \"input\": {…}}", CancelInput)
+		return nil, "", nil, "", false
+	}
+	for i, spec := range decl.Tools {
+		if c.stuck[spec.Name] {
+			continue
+		}
+		if input, from := c.toolInput(spec); input != nil {
+			return contrib.Tools[i], spec.Name, input, from, true
+		}
+	}
+	return nil, "", nil, "", false
 }
 
 // cancel starts a tool call and cancels it as soon as it is on the wire.
+// A call that takes long enough to be cancelled while it works
+// (minCancellable, uncancelled) must answer well before its work would
+// have ended: one that answers about as late as uncancelled saw the
+// cancel only after its work.
 func (c *checker) cancel(ctx context.Context) {
-	contrib := c.plugin.Contributions()
-	if len(contrib.Tools) == 0 {
+	t, name, input, from, ok := c.cancelCall()
+	if !ok {
 		return
 	}
-	decl, _ := c.plugin.Declaration()
-	t, spec := contrib.Tools[0], decl.Tools[0]
-	input, _ := c.toolInput(spec)
-	if input == nil {
-		return
+	subject := "tool/cancel (tool " + name + ")"
+	call := func(ctx context.Context, id string) (time.Duration, error) {
+		start := time.Now()
+		_, err := t.Call(ctx, sdk.ToolCall{ID: id, Name: t.Spec().Name, Input: input, Cwd: c.opts.Cwd, Session: "check", Turn: 1}, ui{})
+		if answered(err) {
+			err = nil // a bad answer is an answer here: it is reported as such
+		}
+		return time.Since(start), err
 	}
-	subject := "tool/cancel (tool " + spec.Name + ")"
+	work, measured := c.took[callKey(name, input)]
+	if !measured {
+		elapsed, err := call(ctx, "check-uncancelled")
+		if err != nil {
+			c.timed(subject, elapsed, c.dl.Tool, err, "")
+			c.unstick(err, name)
+			return
+		}
+		work = elapsed
+	}
+
 	const id = "check-cancel"
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -562,24 +680,28 @@ func (c *checker) cancel(ctx context.Context) {
 		case <-cctx.Done():
 		}
 	}()
-	start := time.Now()
-	_, err := t.Call(cctx, sdk.ToolCall{ID: id, Name: t.Spec().Name, Input: input, Cwd: c.opts.Cwd, Session: "check", Turn: 1}, ui{})
-	elapsed := time.Since(start)
+	elapsed, err := call(cctx, id)
 	cancelSeen := c.tap.saw("host", `"method":"tool/cancel"`)
-	if answered(err) {
-		err = nil // a bad answer is an answer here: it is reported as such
+	after := time.Since(cancelled)
+	if cancelled.IsZero() {
+		after = elapsed
 	}
 	switch {
 	case err != nil:
 		c.timed(subject, elapsed, c.dl.Tool, err, "")
-	case !cancelSeen:
-		c.add(OK, subject, "answered in %s, before the cancel could be sent", round(elapsed))
-	default:
-		after := time.Since(cancelled)
-		if cancelled.IsZero() {
-			after = elapsed
+		c.unstick(err, name)
+	case !cancelSeen || work < minCancellable:
+		hint := ""
+		if _, given := c.opts.Inputs[CancelInput]; !given {
+			hint = fmt.Sprintf("; to see it stop, give --inputs a slower call under %q (see docs/plugins.md)", CancelInput)
 		}
-		c.timed(subject, after, c.dl.Tool, nil, " after tool/cancel")
+		c.add(OK, subject, "answered in %s with %s, too soon to tell whether it stops at a cancel (%s uncancelled)%s",
+			round(elapsed), from, round(work), hint)
+	case after > work/2:
+		c.add(Fail, subject, "went on after tool/cancel: answered %s after it, where the call takes %s uncancelled; "+
+			"a plugin must see tool/cancel while it works (see Cancel in docs/plugins.md)", round(after), round(work))
+	default:
+		c.timed(subject, after, c.dl.Tool, nil, fmt.Sprintf(" after tool/cancel (%s uncancelled)", round(work)))
 	}
 }
 
@@ -587,19 +709,16 @@ func (c *checker) cancel(ctx context.Context) {
 func (c *checker) respawn(ctx context.Context) {
 	const subject = "respawn"
 	call := c.anyCall()
-	if call == nil {
+	switch {
+	case call == nil && len(c.stuck) > 0:
+		c.add(OK, subject, "not tried: nothing it declares answered to call again")
+		return
+	case call == nil:
 		c.add(OK, subject, "not tried: it declares nothing to call")
 		return
 	}
-	conn := c.tap.last()
-	if conn == nil {
+	if !c.killLive() {
 		return
-	}
-	conn.kill()
-	conn.Wait()
-	deadline := time.Now().Add(5 * time.Second)
-	for c.plugin.Status() != "dead" && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
 	}
 	before := c.tap.count("host", `"method":"initialize"`)
 	start := time.Now()
@@ -626,16 +745,17 @@ func answered(err error) bool {
 func (c *checker) anyCall() func(context.Context) (string, error) {
 	contrib := c.plugin.Contributions()
 	decl, _ := c.plugin.Declaration()
+	tool := slices.IndexFunc(decl.Tools, func(t sdk.ToolSpec) bool { return !c.stuck[t.Name] })
 	switch {
-	case len(contrib.Tools) > 0:
+	case tool >= 0:
 		return func(ctx context.Context) (string, error) {
-			input, _ := c.toolInput(decl.Tools[0])
+			input, _ := c.toolInput(decl.Tools[tool])
 			if input == nil {
 				input = json.RawMessage(`{}`)
 			}
-			_, err := contrib.Tools[0].Call(ctx, sdk.ToolCall{ID: "check-respawn", Name: contrib.Tools[0].Spec().Name, Input: input,
+			_, err := contrib.Tools[tool].Call(ctx, sdk.ToolCall{ID: "check-respawn", Name: contrib.Tools[tool].Spec().Name, Input: input,
 				Cwd: c.opts.Cwd, Session: "check", Turn: 1}, ui{})
-			return "tool " + decl.Tools[0].Name, err
+			return "tool " + decl.Tools[tool].Name, err
 		}
 	case len(contrib.Commands) > 0:
 		cmd := contrib.Commands[0]

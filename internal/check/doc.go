@@ -21,13 +21,19 @@
 //     once each, timing each answer against its deadline: the deadlines
 //     the person's settings set for a run in Cwd (host.LoadSettings), so a
 //     person who tightened one sees a plugin too slow for it;
-//   - starts a tool call and cancels it, recording whether the answer
-//     still comes within the deadline;
+//   - starts a tool call and cancels it (the author's slow call, given in
+//     Options.Inputs under CancelInput, or the first tool's), failing a
+//     plugin that answers about as late as the same call uncancelled:
+//     it saw the cancel only after its work;
 //   - kills the instance and calls again, to see it respawn cleanly;
 //   - reads the tapped wire: a line on stdout that is not JSON (stdout
 //     pollution), a line that is not one JSON-RPC message the schema
 //     knows, an answer without its wrapper ({"output": …}), keys the
 //     schema does not have, and the volume written to stderr.
+//
+// A call not answered by its deadline is reported once: its instance is
+// killed, so that the steps after it meet a fresh one, and a tool stuck so
+// is not called again.
 //
 // Each finding is one line in plain words, with a level: "fail" breaks the
 // contract, "warn" is worth a look, "ok" is what was seen to work. A

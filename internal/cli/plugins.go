@@ -26,7 +26,7 @@ func (o *options) pluginsFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.lang, "lang", "", "with new: the plugin's `LANGUAGE`: "+strings.Join(scaffold.Langs, ", "))
 	fs.StringVar(&o.dir, "dir", "", "with new: write the plugin into `DIR` (default ./NAME)")
 	fs.StringVar(&o.kit, "kit", "", "with new --lang wasm: build against the bingo checkout in `DIR` (a replace directive in go.mod)")
-	fs.StringVar(&o.inputs, "inputs", "", "with check: the inputs to call the plugin with, from `FILE` (found from --cwd when relative): {\"tool\": {…input…}, \"service-key\": {\"method\": …, \"params\": …}}")
+	fs.StringVar(&o.inputs, "inputs", "", "with check: the inputs to call the plugin with, from `FILE` (found from --cwd when relative): {\"tool\": {…input…}, \"service-key\": {\"method\": …, \"params\": …}, \"tool/cancel\": {\"tool\": …, \"input\": {…a slow call…}}}")
 }
 
 // pluginsSubcommand runs bingo plugins check DIR (or new NAME).
