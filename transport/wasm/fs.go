@@ -20,8 +20,9 @@ import (
 // mounts builds the guest's file systems: Config.Dir first (a Go guest
 // takes its first pre-opened directory as its working directory), then
 // Config.Mounts, each through its own os.Root, and a mount that holds
-// Config.Hide or one of hostDirs through a hidingFS. A directory that is
-// one of hostDirs or lies inside one is refused. It returns what to close
+// Config.Hide or one of hostDirs through a hidingFS, any other through a
+// childFS (mountFS). A directory that is one of hostDirs or lies inside
+// one is refused. It returns what to close
 // when the instance ends; on an error it has closed it.
 //
 // Config.Dir is pre-opened a second time, last, as the guest's "/" (the
@@ -65,11 +66,15 @@ func (t *Transport) mounts() (wazero.FSConfig, []io.Closer, error) {
 		}
 		seen[dir] = true
 		roots = append(roots, root)
-		base := &rootFS{root: root, writable: m.Writable}
-		var mount experimentalsys.FS = base
-		if h := newHidingFS(base, dir, hide); h != nil {
-			roots = append(roots, h)
-			mount = h
+		mount, closer, err := mountFS(root, dir, m.Writable, hide)
+		if err != nil {
+			for _, r := range roots {
+				_ = r.Close()
+			}
+			return nil, nil, fmt.Errorf("mount %s: %w", m.Dir, err)
+		}
+		if closer != nil {
+			roots = append(roots, closer)
 		}
 		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(cappedFS{mount}, filepath.ToSlash(dir))
 		if t.cfg.Dir != "" && dirMount == nil {
@@ -80,6 +85,37 @@ func (t *Transport) mounts() (wazero.FSConfig, []io.Closer, error) {
 		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(cappedFS{dirMount}, "/")
 	}
 	return fsc, roots, nil
+}
+
+// mountFS serves root, the directory dir: through a hidingFS when dir
+// holds something of hide by its path, else as a childFS, which keeps
+// out what is hidden but reached by another path (a bind mount of
+// ~/.bingo in the working directory). The closer is the hidingFS's.
+func mountFS(root *os.Root, dir string, writable bool, hide []string) (experimentalsys.FS, io.Closer, error) {
+	base := &rootFS{root: root, writable: writable}
+	if h := newHidingFS(base, dir, hide); h != nil {
+		return h, h, nil
+	}
+	fi, err := root.Stat(".")
+	if err != nil {
+		return nil, nil, err
+	}
+	return &childFS{root: root, writable: writable, self: idOf(fi), hidden: func() []fileID { return identities(hide) }}, nil, nil
+}
+
+// identities are those of the directories paths name now (links
+// followed), of those that exist.
+func identities(paths []string) []fileID {
+	var ids []fileID
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			ids = append(ids, idOf(fi))
+		}
+	}
+	return ids
 }
 
 // maxPath is the longest path, in bytes, a guest may pass to a call on a
@@ -171,8 +207,9 @@ func (c cappedFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
 	return unlessLong(func() experimentalsys.Errno { return c.FS.Utimens(p, atim, mtim) }, p)
 }
 
-// rootFS is one of the guest's file systems: Config.Dir or one of
-// Config.Mounts, through an os.Root.
+// rootFS is a mount's directory through an os.Root: the base a hidingFS
+// serves its spine directories through (every other mount is a childFS,
+// which resolves through an os.Root too).
 //
 // wazero's own directory mount already refuses paths that climb out with
 // "..", but it follows symbolic links wherever they point, so a link inside

@@ -10,9 +10,10 @@ import (
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
 
-// What is hidden, reached by another path inside a child: a bind mount
-// of ~/.bingo under ~/work (as macOS's /System/Volumes/Data firmlinks
-// show it again under a mount of /). The bind is made in a mount
+// What is hidden, reached by another path: a bind mount of ~/.bingo
+// under ~/work (as macOS's /System/Volumes/Data firmlinks show it again
+// under a mount of /), in a mount of ~ (inside a child) and in a mount of
+// ~/work, which holds nothing hidden by its path. The bind is made in a mount
 // namespace of one locked thread, which ends with it, and the calls are
 // made on that thread; without the right to make one (not root, a
 // container) the test skips.
@@ -49,36 +50,23 @@ func TestHidingFSBindMount(t *testing.T) {
 			ch <- result{skip: "bind: " + err.Error()}
 			return
 		}
-		root, err := os.OpenRoot(d)
-		if err != nil {
-			ch <- result{skip: err.Error()}
-			return
-		}
-		defer root.Close()
-		h := newHidingFS(&rootFS{root: root, writable: true}, d, []string{bingo})
-		defer h.Close()
 		var failed []string
-		for _, p := range []string{"work/alias/trust.json", "work/alias", "work/alias/plugins", "work/p", "work/p/x"} {
-			if f, e := h.OpenFile(p, experimentalsys.O_RDONLY, 0); e == 0 {
-				f.Close()
-				failed = append(failed, "opened "+p)
+		for _, m := range []struct{ dir, in string }{{d, "work/"}, {filepath.Join(d, "work"), ""}} {
+			root, err := os.OpenRoot(m.dir)
+			if err != nil {
+				failed = append(failed, err.Error())
+				continue
 			}
-			if _, e := h.Stat(p); e == 0 {
-				failed = append(failed, "stat "+p)
+			fsys, closer, err := mountFS(root, m.dir, true, []string{bingo})
+			if err != nil {
+				failed = append(failed, err.Error())
+				continue
 			}
-		}
-		if f, e := h.OpenFile("work/alias/plugins/planted.json", experimentalsys.O_WRONLY|experimentalsys.O_CREAT, 0o600); e == 0 {
-			f.Close()
-			failed = append(failed, "created work/alias/plugins/planted.json")
-		}
-		if e := h.Mkdir("work/p/planted", 0o755); e == 0 {
-			failed = append(failed, "made work/p/planted")
-		}
-		if e := h.Rename("work/alias/trust.json", "work/t.json"); e == 0 {
-			failed = append(failed, "moved work/alias/trust.json")
-		}
-		if _, e := h.Stat("work"); e != 0 {
-			failed = append(failed, "work itself: "+e.Error())
+			failed = append(failed, aliasReached(fsys, m.in)...)
+			if closer != nil {
+				closer.Close()
+			}
+			root.Close()
 		}
 		ch <- result{failed: failed}
 	}()
@@ -89,4 +77,33 @@ func TestHidingFSBindMount(t *testing.T) {
 	for _, f := range r.failed {
 		t.Error(f)
 	}
+}
+
+// aliasReached tries what is hidden under work/alias (a bind of it) and
+// work/p (a link into it), in a mount whose path to work is in, and says
+// what got through.
+func aliasReached(fsys experimentalsys.FS, in string) (failed []string) {
+	for _, p := range []string{"alias/trust.json", "alias", "alias/plugins", "p", "p/x"} {
+		if f, e := fsys.OpenFile(in+p, experimentalsys.O_RDONLY, 0); e == 0 {
+			f.Close()
+			failed = append(failed, "opened "+in+p)
+		}
+		if _, e := fsys.Stat(in + p); e == 0 {
+			failed = append(failed, "stat "+in+p)
+		}
+	}
+	if f, e := fsys.OpenFile(in+"alias/plugins/planted.json", experimentalsys.O_WRONLY|experimentalsys.O_CREAT, 0o600); e == 0 {
+		f.Close()
+		failed = append(failed, "created "+in+"alias/plugins/planted.json")
+	}
+	if e := fsys.Mkdir(in+"p/planted", 0o755); e == 0 {
+		failed = append(failed, "made "+in+"p/planted")
+	}
+	if e := fsys.Rename(in+"alias/trust.json", in+"t.json"); e == 0 {
+		failed = append(failed, "moved "+in+"alias/trust.json")
+	}
+	if _, e := fsys.Stat(in + "."); e != 0 {
+		failed = append(failed, in+" itself: "+e.Error())
+	}
+	return failed
 }
