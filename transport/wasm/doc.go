@@ -51,8 +51,8 @@
 // (read-only unless Config.Writable) and Config.Mounts, the longest mount
 // serving a path, each through an os.Root so that links stay inside; never
 // Config.Hide, nor the host's /proc, /sys and /dev, whatever mount holds
-// them, known by device and inode, not by spelling (hidingFS), and no
-// mount of or inside those three; no path longer than 4096 bytes
+// them, known by device and inode, not by spelling or path (hidingFS,
+// childFS), and no mount of or inside those three; no path longer than 4096 bytes
 // (ENAMETOOLONG); a directory rewound is the one opened, not its name
 // reopened; Config.Env and nothing of the host's; no network; at most
 // Config.MemoryLimitMiB of memory (default 256), and no more than its
