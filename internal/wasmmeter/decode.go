@@ -41,6 +41,9 @@ type module struct {
 	funcTypes []uint32 // each defined function's type
 	bodies    int      // the code section's count; -1 with no code section
 	hooked    []hooked // the imports routed through hooks
+	// replaced holds the bodies given instead of their own to defined
+	// functions, by index among the defined functions.
+	replaced map[uint32][]byte
 }
 
 // hooked is an import the rewrite routes through a function of its own,
@@ -66,7 +69,7 @@ var (
 // and a code section whose count is not the function section's: the
 // rewrite places the sections it adds by that order, and counts on what
 // it was told.
-func decode(bin []byte, hooks []Hook) (*module, error) {
+func decode(bin []byte, hooks []Hook, replace []Replacement) (*module, error) {
 	if len(bin) < 8 || !bytes.Equal(bin[:4], []byte("\x00asm")) || !bytes.Equal(bin[4:8], []byte{1, 0, 0, 0}) {
 		return nil, errors.New("not a WebAssembly 1.0 binary module")
 	}
@@ -98,7 +101,75 @@ func decode(bin []byte, hooks []Hook) (*module, error) {
 	if bodies := max(m.bodies, 0); uint32(bodies) != m.funcs {
 		return nil, fmt.Errorf("%d functions declared, %d bodies", m.funcs, bodies)
 	}
+	if len(replace) > 0 {
+		m.replace(replace)
+	}
 	return m, nil
+}
+
+// replace finds the functions that replace names, and keeps the body of
+// each whose type is the replacement's.
+func (m *module) replace(replace []Replacement) {
+	m.eachName(func(fn uint32, name string) {
+		for _, rp := range replace {
+			if rp.Name == name && m.typeIs(m.funcTypes[fn], rp.Params, rp.Results) {
+				if m.replaced == nil {
+					m.replaced = map[uint32][]byte{}
+				}
+				m.replaced[fn] = rp.Body
+			}
+		}
+	})
+}
+
+// eachName calls f with each defined function the name section names:
+// its index among the defined functions, and its name. A name section
+// that does not parse names nothing after where it breaks: wazero
+// ignores one it cannot read, and so does the rewrite (names).
+func (m *module) eachName(f func(fn uint32, name string)) {
+	for _, s := range m.sections {
+		r := &reader{b: s.body}
+		if s.id != secCustom || r.name() != "name" {
+			continue
+		}
+		for r.pos < len(r.b) && r.err == nil {
+			id := r.byte()
+			sub := &reader{b: r.bytes(r.u32())}
+			if id != 1 { // function names
+				continue
+			}
+			for n := sub.u32(); n > 0 && sub.err == nil; n-- {
+				idx, name := sub.u32(), sub.name()
+				if sub.err == nil && idx >= m.funcImports && idx-m.funcImports < m.funcs {
+					f(idx-m.funcImports, name)
+				}
+			}
+		}
+	}
+}
+
+// Named reports whether bin's name section names one of its functions
+// name: whether a Replacement of that name can find it. A module that
+// does not decode names nothing.
+func Named(bin []byte, name string) bool {
+	m, err := decode(bin, nil, nil)
+	if err != nil {
+		return false
+	}
+	found := false
+	m.eachName(func(_ uint32, n string) { found = found || n == name })
+	return found
+}
+
+// typeIs reports whether type typ is params → results.
+func (m *module) typeIs(typ uint32, params, results []byte) bool {
+	if typ >= uint32(len(m.sigs)) {
+		return false
+	}
+	sig := leb128.AppendUint32(nil, uint32(len(params)))
+	sig = append(sig, params...)
+	sig = leb128.AppendUint32(sig, uint32(len(results)))
+	return bytes.Equal(m.sigs[typ], append(sig, results...))
 }
 
 // sectionRank is a section's place in the order the binary format

@@ -39,6 +39,9 @@
 //     it and then a function of the host's, so that the host can amend
 //     what the import returned; its uses are all redirected, its index in
 //     the name section is not.
+//   - A Replacement gives a function found by its name in the name
+//     section, and of the replacement's type, the host's body instead of
+//     its own; the body is metered as any other.
 //
 // What Meter makes computes what the original does: FuzzMeter runs both
 // and compares.

@@ -32,6 +32,17 @@ type Options struct {
 	MaxFunctionBytes int // a body's size, its local declarations included
 	MaxBlocks        int // its block and if instructions, and loops (LoopWeight each)
 	Hooks            []Hook
+	Replace          []Replacement
+}
+
+// Replacement gives a function of the module, found by its name in the
+// module's name section, Body instead of its own, metered as any other.
+// A function whose type is not Params → Results keeps its own body, as
+// does every function of a module without a name section.
+type Replacement struct {
+	Name            string
+	Params, Results []byte // value types
+	Body            []byte // local declarations and code, ending in end
 }
 
 // Hook routes every use of one imported function of type (i32, i32) → i32
@@ -89,7 +100,7 @@ const slack = 1024
 // routed through them, or an error: a *LimitError, or one saying what in
 // bin could not be decoded or rewritten, and where.
 func Meter(bin []byte, o Options) ([]byte, error) {
-	m, err := decode(bin, o.Hooks)
+	m, err := decode(bin, o.Hooks, o.Replace)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/bingo/bingo-plugin-rpc/internal/wasmmeter/wasmtest"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
 )
 
 // compile compiles bin in a runtime of its own, which the test closes at
@@ -59,7 +61,7 @@ func TestHookReadsTypes(t *testing.T) {
 	bin := wasmtest.Cat(wasmtest.Header,
 		wasmtest.Sect(wasmtest.SecType, wasmtest.Cat([]byte{1}, padded)),
 		wasmtest.Sect(wasmtest.SecImport, wasmtest.Vec(wasmtest.Cat(wasmtest.Name(nil, "wasi_snapshot_preview1"), wasmtest.Name(nil, "fd_fdstat_set_flags"), []byte{0, 0}))))
-	m, err := decode(bin, shim)
+	m, err := decode(bin, shim, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,5 +139,68 @@ func TestMeterLimits(t *testing.T) {
 	some := wasmtest.Command([]byte{0}, [][]byte{wasmtest.Body(wasmtest.Vec(), bytes.Repeat([]byte{0x03, 0x40, wasmtest.End}, 10)...)})
 	if out, err := Meter(some, Options{}); err != nil || len(out) > MaxSize(len(some)) {
 		t.Fatalf("Meter = %d bytes, %v: want at most %d", len(out), err, MaxSize(len(some)))
+	}
+}
+
+// TestReplaceByName: a function named in the name section, of the
+// replacement's type, runs the replacement's body, metered; one of
+// another type, or a module without names, keeps its own. _start exits
+// with what f (function 2) returns.
+func TestReplaceByName(t *testing.T) {
+	names := func(name string) []byte {
+		fnames := wasmtest.Vec(wasmtest.Name([]byte{2}, name))
+		return wasmtest.Sect(wasmtest.SecCustom, wasmtest.Cat(wasmtest.Name(nil, "name"), []byte{1}, wasmtest.U32(nil, uint32(len(fnames))), fnames))
+	}
+	module := func(extra ...[]byte) []byte {
+		return wasmtest.Command([]byte{0, 2}, [][]byte{
+			wasmtest.Body(wasmtest.Vec(), 0x41, 0, 0x10, 2, 0x10, 0), // proc_exit(f(0))
+			wasmtest.Body(wasmtest.Vec(), 0x41, 7),                   // f: 7
+		}, extra...)
+	}
+	nine := Replacement{Name: "f", Params: []byte{wasmtest.I32}, Results: []byte{wasmtest.I32}, Body: []byte{0, 0x41, 9, wasmtest.End}}
+	otherType := nine
+	otherType.Params = nil
+	for name, c := range map[string]struct {
+		bin     []byte
+		replace Replacement
+		want    uint32
+	}{
+		"named":           {module(names("f")), nine, 9},
+		"another name":    {module(names("g")), nine, 7},
+		"another type":    {module(names("f")), otherType, 7},
+		"no name section": {module(), nine, 7},
+	} {
+		t.Run(name, func(t *testing.T) {
+			metered, err := Meter(c.bin, Options{Replace: []Replacement{c.replace}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			rt := wazero.NewRuntime(ctx)
+			defer rt.Close(ctx)
+			wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+			if err := instantiateHost(ctx, rt); err != nil {
+				t.Fatal(err)
+			}
+			_, err = rt.InstantiateWithConfig(ctx, metered, wazero.NewModuleConfig())
+			var exit *sys.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != c.want {
+				t.Fatalf("exit %v, want code %d", err, c.want)
+			}
+		})
+	}
+}
+
+// TestNamed: a function is named by the name section, not by its bytes.
+func TestNamed(t *testing.T) {
+	fnames := wasmtest.Vec(wasmtest.Name([]byte{1}, "main.f"))
+	names := wasmtest.Sect(wasmtest.SecCustom, wasmtest.Cat(wasmtest.Name(nil, "name"), []byte{1}, wasmtest.U32(nil, uint32(len(fnames))), fnames))
+	named := wasmtest.Command([]byte{0}, [][]byte{wasmtest.Body(wasmtest.Vec())}, names)
+	if !Named(named, "main.f") || Named(named, "main.g") {
+		t.Error("the name section's function is not found, or another is")
+	}
+	inData := wasmtest.Command([]byte{0}, [][]byte{wasmtest.Body(wasmtest.Vec())}, wasmtest.Sect(wasmtest.SecCustom, wasmtest.Name(wasmtest.Name(nil, "other"), "main.f")))
+	if Named(inData, "main.f") {
+		t.Error("a name in another custom section counts")
 	}
 }

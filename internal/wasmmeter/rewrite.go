@@ -23,6 +23,7 @@ func (m *module) rewrite(o Options, limit int) ([]byte, error) {
 		params:         m.params,
 		funcTypes:      m.funcTypes,
 		hooked:         m.hooked,
+		replaced:       m.replaced,
 	}
 	var out bytes.Buffer
 	out.Write(m.header)
@@ -82,6 +83,7 @@ type rewriter struct {
 	params         []uint32
 	funcTypes      []uint32
 	hooked         []hooked
+	replaced       map[uint32][]byte // Options.Replace's bodies, by defined function
 	opts           Options
 	// room is how long the section being rewritten may grow before the
 	// metered module is past its limit: the code section is refused as it
@@ -387,6 +389,9 @@ func (rw *rewriter) code(r *reader) ([]byte, error) {
 			break
 		}
 		fn := rw.oldFuncImports + i
+		if body, ok := rw.replaced[i]; ok {
+			b = &reader{b: body}
+		}
 		if i >= uint32(len(rw.funcTypes)) || rw.funcTypes[i] >= uint32(len(rw.params)) {
 			return nil, fmt.Errorf("function %d: no type", fn)
 		}

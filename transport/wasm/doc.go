@@ -11,7 +11,9 @@
 // (memPipe) holding 64 KiB unread; its stderr goes to Config.Stderr; it
 // never gets the host's streams. A Go guest that asks for a non-blocking
 // stdin gets one (the stdin shim: wasmmeter.Hook), and waits for input in
-// poll_oneoff. Wait returns once _start has: nil for exit code 0, else an
+// poll_oneoff; its os/signal watcher, which no signal reaches in WASI and
+// which would keep its scheduler from ever polling, returns at once
+// (signal.go). Wait returns once _start has: nil for exit code 0, else an
 // error naming the plugin and the reason, with a *sys.ExitError under it.
 //
 // Stopping a guest. Every module is metered (package wasmmeter) before it
@@ -26,7 +28,7 @@
 // (its sha256), on the first Start that needs it; concurrent Starts share
 // it, and instances are anonymous, so a respawn is an instantiation. Each
 // version of a file (package fileversion) is read and hashed once. With
-// HostConfig.CacheDir, the metered module (metered-v2/), the file's sum
+// HostConfig.CacheDir, the metered module (metered-v3/), the file's sum
 // (sums-v2/), what this build compiled (compiled-v1/), what was refused
 // (refused-v1/) and wazero's compiled code are kept there, so the next
 // Host neither reads, meters nor compiles an unchanged module. A record

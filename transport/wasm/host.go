@@ -32,7 +32,8 @@ type HostConfig struct {
 	// TerminationChecks replaces the meter with wazero's own termination
 	// checks (WithCloseOnContextDone), as this package ran guests before
 	// the meter: a Go guest's code runs about three times slower, and
-	// recursion without a loop is never stopped. It exists so that a
+	// recursion without a loop is never stopped, and a Go guest's signal
+	// watcher is not stopped (signal.go). It exists so that a
 	// benchmark can measure the meter against what it replaced, in the
 	// same run; nothing else should set it.
 	TerminationChecks bool

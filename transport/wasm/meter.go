@@ -47,7 +47,7 @@ func refuel(ctx context.Context, mod api.Module, stack []uint64) {
 // meterCacheVersion names the directory, under HostConfig.CacheDir, of
 // the metered modules kept on disk. A change to what meter writes must
 // change it, so that no module metered the old way is used again.
-const meterCacheVersion = "metered-v2"
+const meterCacheVersion = "metered-v3"
 
 // metered returns the metered form of bin, whose sha256 is key: from the
 // disk cache when it holds it, else made by meter and, with a disk cache,
@@ -98,11 +98,13 @@ func (h *Host) keptMetered(key [32]byte) ([]byte, bool) {
 var errMeter = errors.New("not a module the sandbox can run")
 
 // meter returns bin metered, holding each function to caps, with the
-// stdin shim's imports hooked; a function over one of caps, or a module
+// stdin shim's imports hooked and a Go guest's signal watcher stopped
+// (goSignalWatcher); a function over one of caps, or a module
 // whose metered form would be over wasmmeter.MaxSize, is refused with a
 // *BoundError.
 func meter(bin []byte, caps wasmmeter.Options) ([]byte, error) {
 	caps.Hooks = stdinShim
+	caps.Replace = goSignalWatcher
 	out, err := wasmmeter.Meter(bin, caps)
 	var limit *wasmmeter.LimitError
 	switch {
