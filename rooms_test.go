@@ -1,7 +1,10 @@
 package bingo
 
 import (
+	"bytes"
+	"go/ast"
 	"go/parser"
+	"go/printer"
 	"go/token"
 	"io/fs"
 	"os"
@@ -113,6 +116,45 @@ func TestNoStaleComments(t *testing.T) {
 					t.Errorf("%s: a comment still says %q", fset.Position(g.Pos()), s)
 				}
 			}
+		}
+	}
+}
+
+// TestHelpersWrittenOnce finds a helper written again: a function whose
+// body is another's, or one of the helpers once written in several
+// packages, each its own way (quoting text on one line, reading a capped
+// file, dropping an error's path), defined anywhere again.
+func TestHelpersWrittenOnce(t *testing.T) {
+	once := map[string]bool{"oneLine": true, "bareErr": true, "readCapped": true}
+	fset := token.NewFileSet()
+	bodies := map[string]string{}
+	defined := map[string]string{}
+	for _, path := range goFiles(t, func(p string) bool { return !strings.HasSuffix(p, "_test.go") }) {
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			where := path + ": " + fd.Name.Name
+			if once[fd.Name.Name] && fd.Recv == nil {
+				if prev, ok := defined[fd.Name.Name]; ok {
+					t.Errorf("%s is written again (first %s)", where, prev)
+				}
+				defined[fd.Name.Name] = where
+			}
+			var b bytes.Buffer
+			printer.Fprint(&b, token.NewFileSet(), fd.Body)
+			if len(fd.Body.List) < 2 || b.Len() < 120 { // a one-liner is no twin
+				continue
+			}
+			if prev, ok := bodies[b.String()]; ok {
+				t.Errorf("%s has the body of %s", where, prev)
+			}
+			bodies[b.String()] = where
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 )
 
@@ -48,17 +49,8 @@ func (p *Plugin) serveService(inst *instance, raw json.RawMessage) (json.RawMess
 		default:
 			n.Level = "info"
 		}
-		p.notices.raise(Notice{Plugin: p.opts.Name, Level: n.Level, Message: oneLine(n.Message, 300)})
+		p.notices.raise(Notice{Plugin: p.opts.Name, Level: n.Level, Message: render.Brief(n.Message, 300)})
 		return json.RawMessage("{}"), nil
 	}
 	return nil, fmt.Errorf("bingo.host offers ask and notice, not %q", call.Method)
-}
-
-// oneLine makes s one line of at most n runes: a plugin's say is one line.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		s = string(r[:n-1]) + "…"
-	}
-	return s
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/capped"
 	"github.com/bingo/bingo-plugin-rpc/internal/par"
 )
 
@@ -262,7 +263,7 @@ func pluginDirs(l Layer) (dirs []string, problems []Problem) {
 	entries, err := os.ReadDir(l.Dir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			problems = append(problems, Problem{File: l.Dir, Err: fmt.Errorf("cannot read the %s layer directory: %w", l.Name, bareErr(err))})
+			problems = append(problems, Problem{File: l.Dir, Err: fmt.Errorf("cannot read the %s layer directory: %w", l.Name, capped.Bare(err))})
 		}
 		return nil, problems
 	}
@@ -272,7 +273,7 @@ func pluginDirs(l Layer) (dirs []string, problems []Problem) {
 		if e.Type()&fs.ModeSymlink != 0 {
 			fi, err := os.Stat(dir)
 			if err != nil {
-				problems = append(problems, Problem{File: dir, Err: fmt.Errorf("symlink to a plugin directory that cannot be reached: %w", bareErr(err))})
+				problems = append(problems, Problem{File: dir, Err: fmt.Errorf("symlink to a plugin directory that cannot be reached: %w", capped.Bare(err))})
 				continue
 			}
 			isDir = fi.IsDir()

@@ -119,31 +119,16 @@ func Load(dir, layer string) (*Manifest, error) {
 // capped refuses anything else before opening it, so a FIFO named
 // plugin.json cannot block discovery.
 func readCapped(file string) ([]byte, error) {
-	data, err := capped.Read(file, MaxSize)
-	var nr capped.NotRegularError
-	switch {
-	case errors.Is(err, capped.ErrTooLarge):
-		return nil, tooLarge()
-	case errors.As(err, &nr):
-		return nil, nr
-	case err != nil:
-		return nil, fmt.Errorf("cannot read it: %w", bareErr(err))
+	data, err := capped.ReadAs(file, MaxSize, tooLarge(), nil)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return nil, fmt.Errorf("cannot read it: %w", pe.Err)
 	}
-	return data, nil
+	return data, err
 }
 
 func tooLarge() error {
 	return fmt.Errorf("larger than the %d-byte (1 MiB) limit for a manifest", MaxSize)
-}
-
-// bareErr drops the path from an *fs.PathError: the Problem around it
-// already names the file.
-func bareErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 var (

@@ -130,6 +130,20 @@ func KindOf(raw json.RawMessage) string {
 	return "a number"
 }
 
+// ToolInput is raw, valid JSON, as a tool is given it: no input, or null,
+// is the empty object, and an object is itself. For anything else ok is
+// false and kind says what it is (KindOf): a tool's input is a JSON
+// object, as every tool's input schema says.
+func ToolInput(raw json.RawMessage) (input json.RawMessage, kind string, ok bool) {
+	switch kind = KindOf(raw); kind {
+	case "nothing", "null":
+		return json.RawMessage("{}"), kind, true
+	case "an object":
+		return raw, kind, true
+	}
+	return nil, kind, false
+}
+
 // checker walks a JSON value beside the Go type it should decode into.
 type checker struct {
 	// strict checks every rule at every depth (a declaration). Otherwise

@@ -147,3 +147,16 @@ func TestCheckHoldsEveryKeyword(t *testing.T) {
 		t.Fatalf("walked only %d types", len(seen))
 	}
 }
+
+func TestToolInputIsAnObjectOrNothing(t *testing.T) {
+	for raw, want := range map[string]string{"": "{}", " null ": "{}", `{"a":1}`: `{"a":1}`, ` {}`: ` {}`} {
+		if got, _, ok := ToolInput(json.RawMessage(raw)); !ok || string(got) != want {
+			t.Errorf("ToolInput(%q) = %q, %v; want %q", raw, got, ok, want)
+		}
+	}
+	for raw, kind := range map[string]string{"[]": "an array", `"x"`: "a string", "1": "a number", "true": "a boolean"} {
+		if got, k, ok := ToolInput(json.RawMessage(raw)); ok || got != nil || k != kind {
+			t.Errorf("ToolInput(%q) = %q, %q, %v; want refused as %s", raw, got, k, ok, kind)
+		}
+	}
+}

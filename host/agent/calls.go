@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/bingo/bingo-plugin-rpc/host/gate"
+	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
@@ -145,26 +146,15 @@ func hookUnanswered(hook string, d sdk.HookDecision) string {
 // anything else is refused before a hook, the gate or the tool sees it,
 // with what it was, so the model can correct itself.
 func objectInput(raw json.RawMessage) (json.RawMessage, error) {
-	switch t := bytes.TrimSpace(raw); {
-	case len(t) == 0 || string(t) == "null":
-		return json.RawMessage("{}"), nil
-	case !json.Valid(t):
-		return nil, fmt.Errorf("the input is not JSON; want a JSON object: %s", short(t))
-	case !isObject(t):
-		return nil, fmt.Errorf("the input must be a JSON object, not %s: %s", protocol.KindOf(t), short(t))
+	t := bytes.TrimSpace(raw)
+	if len(t) > 0 && !json.Valid(t) {
+		return nil, fmt.Errorf("the input is not JSON; want a JSON object: %s", render.Brief(string(t), 79))
 	}
-	return raw, nil
-}
-
-// isObject reports whether raw, valid JSON, is an object.
-func isObject(raw json.RawMessage) bool { return protocol.KindOf(raw) == "an object" }
-
-// short is raw for a message: at most 80 characters of it.
-func short(raw []byte) string {
-	if r := []rune(string(raw)); len(r) > 80 {
-		return string(r[:79]) + "…"
+	input, kind, ok := protocol.ToolInput(raw)
+	if !ok {
+		return nil, fmt.Errorf("the input must be a JSON object, not %s: %s", kind, render.Brief(string(t), 79))
 	}
-	return string(raw)
+	return input, nil
 }
 
 func errorOutput(err error) sdk.ToolOutput {

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/render"
 )
 
 var (
@@ -87,17 +88,6 @@ func (e *StreamError) Error() string {
 // one HTML error page does not become a screenful.
 const maxMessage = 300
 
-// oneLine folds s to a single line of at most maxMessage runes: errors are
-// one line each, whatever the server sent.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= maxMessage {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:maxMessage]) + "…"
-}
-
 // apiError is the error object of the OpenAI format, and of the shapes its
 // imitators use: {"error": {"message", "type", "code"}}, {"error": "text"}
 // (Ollama's native errors), and a top-level {"object": "error", "message"}
@@ -124,7 +114,7 @@ func parseAPIError(data []byte) (apiError, bool) {
 	if raw := top.Error; len(raw) > 0 && string(raw) != "null" {
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
-			return apiError{Message: oneLine(s)}, true
+			return apiError{Message: render.Brief(s, maxMessage)}, true
 		}
 		var obj struct {
 			Message string          `json:"message"`
@@ -136,12 +126,12 @@ func parseAPIError(data []byte) (apiError, bool) {
 			if msg == "" {
 				msg = string(raw)
 			}
-			return apiError{Message: oneLine(msg), Type: oneLine(obj.Type), Code: rawCode(obj.Code)}, true
+			return apiError{Message: render.Brief(msg, maxMessage), Type: render.Brief(obj.Type, maxMessage), Code: rawCode(obj.Code)}, true
 		}
-		return apiError{Message: oneLine(string(raw))}, true
+		return apiError{Message: render.Brief(string(raw), maxMessage)}, true
 	}
 	if top.Object == "error" {
-		return apiError{Message: oneLine(top.Message), Type: oneLine(top.Type), Code: rawCode(top.Code)}, true
+		return apiError{Message: render.Brief(top.Message, maxMessage), Type: render.Brief(top.Type, maxMessage), Code: rawCode(top.Code)}, true
 	}
 	return apiError{}, false
 }
@@ -153,9 +143,9 @@ func rawCode(raw json.RawMessage) string {
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return oneLine(s)
+		return render.Brief(s, maxMessage)
 	}
-	return oneLine(string(raw))
+	return render.Brief(string(raw), maxMessage)
 }
 
 // statusHint says what to do about an HTTP status.

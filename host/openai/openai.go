@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/bounds"
+	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
@@ -233,7 +234,7 @@ func (p *Provider) statusError(ctx context.Context, resp *http.Response) error {
 	if ae, ok := parseAPIError(data); ok {
 		e.Message = ae.Message
 	} else {
-		e.Message = oneLine(string(data))
+		e.Message = render.Brief(string(data), maxMessage)
 	}
 	return e
 }

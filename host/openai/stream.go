@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 )
 
@@ -111,7 +112,7 @@ func (p *Provider) readStream(ctx context.Context, body io.Reader, emit func(sdk
 		}
 		var c chunk
 		if err := json.Unmarshal(data, &c); err != nil {
-			return end, fmt.Errorf("openai provider %q: %w: a stream chunk is not a valid chat completion chunk (%v): %s; is the base URL an OpenAI-compatible endpoint?", p.id, ErrMalformed, err, oneLine(string(data)))
+			return end, fmt.Errorf("openai provider %q: %w: a stream chunk is not a valid chat completion chunk (%v): %s; is the base URL an OpenAI-compatible endpoint?", p.id, ErrMalformed, err, render.Brief(string(data), maxMessage))
 		}
 		if (len(c.Error) > 0 && string(c.Error) != "null") || c.Object == "error" {
 			if ae, ok := parseAPIError(data); ok {

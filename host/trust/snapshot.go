@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/capped"
 	"github.com/bingo/bingo-plugin-rpc/internal/lookpath"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 )
@@ -240,7 +241,7 @@ func (p *pinner) walk(dir string) error {
 	p.walked[dir] = true
 	f, err := openRead(dir, false)
 	if err != nil {
-		return fmt.Errorf("cannot read the directory %s: %w", dir, bareErr(err))
+		return fmt.Errorf("cannot read the directory %s: %w", dir, capped.Bare(err))
 	}
 	defer f.Close()
 	for {
@@ -264,7 +265,7 @@ func (p *pinner) walk(dir string) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("cannot read the directory %s: %w", dir, bareErr(err))
+			return fmt.Errorf("cannot read the directory %s: %w", dir, capped.Bare(err))
 		}
 	}
 }
@@ -284,7 +285,7 @@ func (p *pinner) entry(path string) error {
 		if absent(err) {
 			return nil // gone since the directory was read: nothing runs it
 		}
-		return fmt.Errorf("cannot examine %s: %w", path, bareErr(err))
+		return fmt.Errorf("cannot examine %s: %w", path, capped.Bare(err))
 	}
 	if err := p.count(path); err != nil {
 		return err
@@ -302,7 +303,7 @@ func (p *pinner) entry(path string) error {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		target, err := os.Readlink(path)
 		if err != nil {
-			return fmt.Errorf("cannot read the symlink %s: %w", path, bareErr(err))
+			return fmt.Errorf("cannot read the symlink %s: %w", path, capped.Bare(err))
 		}
 		p.files[k] = recSymlink + target
 		return p.resolved(path)
@@ -348,7 +349,7 @@ func (p *pinner) named(c string) error {
 		if absent(err) {
 			return nil
 		}
-		return fmt.Errorf("cannot examine %s: %w", path, bareErr(err))
+		return fmt.Errorf("cannot examine %s: %w", path, capped.Bare(err))
 	}
 	if !p.ours(path) {
 		p.outside[c] = true
@@ -427,7 +428,7 @@ func record(path string, follow bool, sums *Sums) (string, error) {
 		if absent(err) {
 			return recMissing, nil
 		}
-		return "", fmt.Errorf("cannot examine %s: %w", path, bareErr(err))
+		return "", fmt.Errorf("cannot examine %s: %w", path, capped.Bare(err))
 	}
 	switch {
 	case fi.Mode().IsRegular():
@@ -439,7 +440,7 @@ func record(path string, follow bool, sums *Sums) (string, error) {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		target, err := os.Readlink(path)
 		if err != nil {
-			return "", fmt.Errorf("cannot read the symlink %s: %w", path, bareErr(err))
+			return "", fmt.Errorf("cannot read the symlink %s: %w", path, capped.Bare(err))
 		}
 		rec := recSymlink + target
 		if !follow {
@@ -450,7 +451,7 @@ func record(path string, follow bool, sums *Sums) (string, error) {
 		case err != nil && absent(err):
 			return rec + " -> " + recMissing, nil
 		case err != nil:
-			return "", fmt.Errorf("cannot examine %s: %w", path, bareErr(err))
+			return "", fmt.Errorf("cannot examine %s: %w", path, capped.Bare(err))
 		case sfi.Mode().IsRegular():
 			sum, err := newHasher().hashRegular(path, sfi, true, sums)
 			if err != nil {
@@ -521,12 +522,12 @@ func (hr *hasher) hashRegular(path string, want fs.FileInfo, follow bool, sums *
 		if absent(err) {
 			return "", fmt.Errorf("%s changed while it was being read; try again", path)
 		}
-		return "", fmt.Errorf("cannot read %s: %w", path, bareErr(err))
+		return "", fmt.Errorf("cannot read %s: %w", path, capped.Bare(err))
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return "", fmt.Errorf("cannot read %s: %w", path, bareErr(err))
+		return "", fmt.Errorf("cannot read %s: %w", path, capped.Bare(err))
 	}
 	if !fi.Mode().IsRegular() || !os.SameFile(fi, want) {
 		return "", fmt.Errorf("%s changed while it was being read; try again", path)
@@ -540,7 +541,7 @@ func (hr *hasher) hashRegular(path string, want fs.FileInfo, follow bool, sums *
 	// notice.
 	n, err := io.CopyBuffer(h, io.LimitReader(f, MaxFileSize+1), hr.buf)
 	if err != nil {
-		return "", fmt.Errorf("cannot read %s: %w", path, bareErr(err))
+		return "", fmt.Errorf("cannot read %s: %w", path, capped.Bare(err))
 	}
 	if n > MaxFileSize {
 		return "", tooLarge(path, n)
@@ -552,16 +553,6 @@ func (hr *hasher) hashRegular(path string, want fs.FileInfo, follow bool, sums *
 
 func tooLarge(path string, size int64) error {
 	return fmt.Errorf("%s is %d bytes, over the %d-byte (512 MiB) limit for a file trust reads: %w", path, size, int64(MaxFileSize), ErrTooLarge)
-}
-
-// bareErr drops the path from an *fs.PathError: the message around it
-// already names the file.
-func bareErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // digestOf is a plugin's digest: sha256 over the length-prefixed fields

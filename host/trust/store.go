@@ -275,7 +275,7 @@ func (s *Store) read() (map[string]Project, error) {
 	case errors.Is(err, capped.ErrTooLarge):
 		return nil, s.corrupt("larger than %d bytes", maxStoreSize)
 	case err != nil:
-		return nil, fmt.Errorf("trust: cannot read %s: %w", s.path, bareErr(err))
+		return nil, fmt.Errorf("trust: cannot read %s: %w", s.path, capped.Bare(err))
 	}
 	return s.decode(data)
 }

@@ -37,6 +37,31 @@ func Read(path string, max int64) ([]byte, error) {
 	return read(path, max)
 }
 
+// ReadAs is Read with its refusals in the caller's words: tooLarge for a
+// file over the cap, notRegular for one that is not a regular file (nil
+// keeps Read's own). The system's errors are Read's.
+func ReadAs(path string, max int64, tooLarge, notRegular error) ([]byte, error) {
+	data, err := read(path, max)
+	var nr NotRegularError
+	switch {
+	case errors.Is(err, ErrTooLarge):
+		return nil, tooLarge
+	case notRegular != nil && errors.As(err, &nr):
+		return nil, notRegular
+	}
+	return data, err
+}
+
+// Bare drops the path from an *fs.PathError, for a message that names the
+// file already.
+func Bare(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // fill reads to the end through read, into room for size bytes (what the
 // file held when looked at) and one more, so that a file grown since shows
 // it. It asks for at most max+1 bytes in all: a file that keeps growing

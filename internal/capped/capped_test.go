@@ -73,3 +73,32 @@ func TestFillStopsOneBytePastTheCap(t *testing.T) {
 		}
 	}
 }
+
+func TestReadAsSaysRefusalsInTheCallersWords(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	if err := os.WriteFile(path, []byte("12345"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big, odd := errors.New("too big for us"), errors.New("not ours to read")
+	if _, err := ReadAs(path, 4, big, odd); err != big {
+		t.Fatalf("over the cap: %v, want %v", err, big)
+	}
+	if _, err := ReadAs(dir, 4, big, odd); err != odd {
+		t.Fatalf("a directory: %v, want %v", err, odd)
+	}
+	var nr NotRegularError
+	if _, err := ReadAs(dir, 4, big, nil); !errors.As(err, &nr) {
+		t.Fatalf("a directory, no words of the caller's: %v, want a NotRegularError", err)
+	}
+	_, err := ReadAs(filepath.Join(dir, "missing"), 4, big, odd)
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a missing file: %v, want fs.ErrNotExist", err)
+	}
+	if bare := Bare(err); strings.Contains(bare.Error(), dir) || !errors.Is(bare, fs.ErrNotExist) {
+		t.Fatalf("Bare(%v) = %v, want the reason without the path", err, bare)
+	}
+	if other := errors.New("x"); Bare(other) != other {
+		t.Fatal("Bare changed an error that names no path")
+	}
+}

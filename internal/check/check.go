@@ -20,6 +20,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/host"
 	"github.com/bingo/bingo-plugin-rpc/host/agent"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
+	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/mcpbridge"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
@@ -386,9 +387,9 @@ func (c *checker) exercise(ctx context.Context) {
 		what := " with " + from
 		switch {
 		case err == nil && out.IsError:
-			what += " (its own error answer: " + oneLine(out.Text(), 100) + ")"
+			what += " (its own error answer: " + render.Brief(out.Text(), 100) + ")"
 		case err == nil:
-			what += " (" + oneLine(out.Text(), 100) + ")"
+			what += " (" + render.Brief(out.Text(), 100) + ")"
 		}
 		c.timed(subject, elapsed, c.dl.Tool, err, what)
 		if err == nil {
@@ -411,11 +412,11 @@ func (c *checker) exercise(ctx context.Context) {
 		case cmd.Spec().Args.Kind == sdk.ArgsNone:
 			// A command that takes no arguments was run as it always
 			// is, and failed: that is not "ok".
-			c.demote(fmt.Sprintf("; it failed: %s", oneLine(out.Message, 100)))
+			c.demote(fmt.Sprintf("; it failed: %s", render.Brief(out.Message, 100)))
 		default:
 			// Refusing a bare call is what a command that needs
 			// arguments does; the line says so rather than "ok" alone.
-			c.rep.Findings[len(c.rep.Findings)-1].Message += fmt.Sprintf(", refusing a bare call: %s", oneLine(out.Message, 100))
+			c.rep.Findings[len(c.rep.Findings)-1].Message += fmt.Sprintf(", refusing a bare call: %s", render.Brief(out.Message, 100))
 		}
 		start = time.Now()
 		cs, err := cmd.Complete(ctx, sdk.CompleteRequest{Name: name, Partial: "", Cwd: c.opts.Cwd})
@@ -522,10 +523,10 @@ func (c *checker) serviceCall(ctx context.Context, s sdk.Service, method string,
 	what := " with " + from
 	var rerr *bridge.RemoteError
 	if errors.As(err, &rerr) {
-		what += fmt.Sprintf(" (its own error answer: %d %s)", rerr.Code, oneLine(rerr.Message, 100))
+		what += fmt.Sprintf(" (its own error answer: %d %s)", rerr.Code, render.Brief(rerr.Message, 100))
 		err = nil
 	} else if err == nil {
-		what += " (" + oneLine(string(res), 100) + ")"
+		what += " (" + render.Brief(string(res), 100) + ")"
 	}
 	c.timed("service "+s.Key()+" "+method, time.Since(start), c.dl.Service, err, what)
 	c.unstick(err, "")
@@ -983,12 +984,4 @@ func sampleOf(s json.RawMessage, depth int, left *int) any {
 		return nil
 	}
 	return map[string]any{}
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }

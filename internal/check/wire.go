@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/transport"
 )
@@ -183,7 +184,7 @@ func (c *counter) tail() string {
 	if len(lines) > 3 {
 		lines = lines[len(lines)-3:]
 	}
-	return oneLine(strings.Join(lines, " | "), 300)
+	return render.Brief(strings.Join(lines, " | "), 300)
 }
 
 // log is where the bridge writes what it has to say about the wire: not
@@ -287,7 +288,7 @@ func (c *checker) wire() {
 				methods[string(e.ID)] = e.Method
 			}
 			if msg := lineProblems(l.text, protocol.HostToPlugin); msg != "" {
-				fail(Warn, "wire", "the host sent a line the schema does not know (a host bug): %s: %s", msg, oneLine(string(l.text), 120))
+				fail(Warn, "wire", "the host sent a line the schema does not know (a host bug): %s: %s", msg, render.Brief(string(l.text), 120))
 			}
 			continue
 		}
@@ -296,16 +297,16 @@ func (c *checker) wire() {
 			continue
 		}
 		if !json.Valid(l.text) {
-			polluted = append(polluted, oneLine(string(l.text), 80))
+			polluted = append(polluted, render.Brief(string(l.text), 80))
 			continue
 		}
 		var e envelope
 		if err := json.Unmarshal(l.text, &e); err != nil {
-			fail(Fail, "wire", "a line on stdout is JSON but not a JSON-RPC message: %s", oneLine(string(l.text), 120))
+			fail(Fail, "wire", "a line on stdout is JSON but not a JSON-RPC message: %s", render.Brief(string(l.text), 120))
 			continue
 		}
 		if ps := protocol.CheckEnvelope(l.text); len(ps) > 0 {
-			fail(Fail, "wire", "a line from the plugin breaks JSON-RPC 2.0 as schema/plugin.json states it: %s: %s", joinProblems(ps), oneLine(string(l.text), 120))
+			fail(Fail, "wire", "a line from the plugin breaks JSON-RPC 2.0 as schema/plugin.json states it: %s: %s", joinProblems(ps), render.Brief(string(l.text), 120))
 			continue
 		}
 		switch {

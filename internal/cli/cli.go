@@ -273,8 +273,7 @@ func objectInput(input json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("is not valid JSON: %v", err)
 	}
-	// null is no input, which a tool takes as {} (as the host does).
-	if kind := protocol.KindOf(input); kind != "an object" && kind != "null" {
+	if _, kind, ok := protocol.ToolInput(input); !ok {
 		return fmt.Errorf("must be a JSON object, not %s", kind)
 	}
 	return nil

@@ -145,9 +145,10 @@ func Block(s string, maxLines, maxChars int) []string {
 	return lines
 }
 
-// Brief is Line cut to at most maxChars characters, its runs of blank
-// characters made one space, for a plugin's or a model's text on the line
-// of one of bingo's prompts.
+// Brief is Line cut to maxChars characters (then "…"), its runs of blank
+// characters made one space: how a plugin's, a server's or a model's text
+// is quoted inside one of bingo's one-line messages or prompts, whatever
+// it sent.
 func Brief(s string, maxChars int) string {
 	l := squeeze(Line(s))
 	if r := []rune(l); len(r) > maxChars {

@@ -16,11 +16,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
+
 	"github.com/bingo/bingo-plugin-rpc/internal/capped"
 	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
 	"github.com/bingo/bingo-plugin-rpc/internal/wasmmeter"
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/experimental"
 )
 
 // CompileChildArg, as a program's first argument, makes it the compile
@@ -73,7 +74,7 @@ func CompileChild(args []string, stdin io.Reader, stderr io.Writer) int {
 	// disk cache by it, and the Host must find what the child keeps.
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(cache).WithCloseOnContextDone(false))
 	if _, err := rt.CompileModule(ctx, bin); err != nil {
-		fmt.Fprintln(stderr, oneLine(err.Error()))
+		fmt.Fprintln(stderr, firstLine(err.Error()))
 		return 1
 	}
 	return 0
@@ -156,7 +157,7 @@ func (h *Host) compileInChild(ctx context.Context, key [32]byte, bin []byte, b B
 			if err == nil {
 				return nil
 			}
-			if line := oneLine(said); line != "" {
+			if line := firstLine(said); line != "" {
 				return errors.New(line)
 			}
 			return fmt.Errorf("the compiler process failed: %w", err)
@@ -290,8 +291,8 @@ func (w *headWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// oneLine is s's first non-empty line, trimmed.
-func oneLine(s string) string {
+// firstLine is s's first non-empty line, trimmed.
+func firstLine(s string) string {
 	for _, l := range strings.Split(s, "\n") {
 		if l = strings.TrimSpace(l); l != "" {
 			return l
