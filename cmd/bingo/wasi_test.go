@@ -4,7 +4,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -15,10 +18,11 @@ import (
 func TestWASIGuests(t *testing.T) {
 	requireClang(t)
 	testscript.Run(t, testscript.Params{Dir: "testdata/wasi", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
-		"cguest": cguest,
-		"status": status,
-		"rss":    rss,
-		"secs":   secs,
+		"cguest":  cguest,
+		"status":  status,
+		"rss":     rss,
+		"secs":    secs,
+		"linemax": linemax,
 	}})
 }
 
@@ -52,5 +56,20 @@ func cguest(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.MkdirAll(filepath.Dir(out), 0o755))
 	if b, err := exec.Command("clang", "--target=wasm32-wasi", "-O2", "-o", out, ts.MkAbs(args[1])).CombinedOutput(); err != nil {
 		ts.Fatalf("clang: %v\n%s", err, b)
+	}
+}
+
+// linemax stdout|stderr N fails if a line of the last command's output is
+// longer than N characters.
+func linemax(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 || (args[0] != "stdout" && args[0] != "stderr") {
+		ts.Fatalf("usage: linemax stdout|stderr N")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	for _, line := range strings.Split(ts.ReadFile(args[0]), "\n") {
+		if utf8.RuneCountInString(line) > n {
+			ts.Fatalf("a line of %d characters, over %d: %s", utf8.RuneCountInString(line), n, line)
+		}
 	}
 }

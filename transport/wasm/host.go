@@ -267,6 +267,25 @@ func (h *Host) compiled(ctx context.Context, path string, b Bounds) (wazero.Comp
 	return f.mod.cm, f.mod.err
 }
 
+// missingImports names, as module.name, each import of cm that no module
+// the Host instantiated provides (wasi_snapshot_preview1, and the meter's
+// own in a metered module): wazero would refuse the module with
+// "module[env] not instantiated", which names no import.
+func (h *Host) missingImports(cm wazero.CompiledModule) []string {
+	var missing []string
+	for _, f := range cm.ImportedFunctions() {
+		mod, name, _ := f.Import()
+		if m := h.rt.Module(mod); m == nil || m.ExportedFunctionDefinitions()[name] == nil {
+			missing = append(missing, mod+"."+name)
+		}
+	}
+	for _, m := range cm.ImportedMemories() {
+		mod, name, _ := m.Import()
+		missing = append(missing, mod+"."+name+" (a memory)")
+	}
+	return missing
+}
+
 // Compile compiles the module at path under b, or finds it compiled (in
 // this Host or the cache directory), so that a Start after it pays no
 // compilation: for a caller that times a plugin's start apart from its

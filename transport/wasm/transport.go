@@ -8,9 +8,12 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -192,6 +195,14 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 	}
 	if cm.ExportedFunctions()["_start"] == nil {
 		return nil, fmt.Errorf("wasm plugin %s: %s exports no _start: not a WASI command", name, t.cfg.Path)
+	}
+	if missing := t.h.missingImports(cm); len(missing) > 0 {
+		more := ""
+		if len(missing) > 3 {
+			missing, more = missing[:3], fmt.Sprintf(" and %d more", len(missing)-3)
+		}
+		return nil, fmt.Errorf("wasm plugin %s: %s imports %s%s, which bingo does not provide: a wasm plugin may import only wasi_snapshot_preview1",
+			name, t.cfg.Path, strings.Join(missing, ", "), more)
 	}
 
 	fsc, roots, err := t.mounts()
@@ -442,7 +453,15 @@ func (c *conn) reason(err error) error {
 	}
 	var exit *sys.ExitError
 	if !errors.As(err, &exit) {
-		return &plainError{msg: fmt.Sprintf("wasm plugin %s: trap: %v", c.name, err), err: err}
+		// wazero's trap error goes on with the stack, a line a frame (a
+		// stack overflow lists them all): the frames go to the log, the
+		// Wait error (a person's notice) keeps the first line.
+		msg := err.Error()
+		if first, frames, ok := strings.Cut(msg, "\n"); ok {
+			fmt.Fprintf(c.fatal.w, "wasm plugin %s: trap: %s\n%s\n", c.name, first, frames)
+			msg = first + " (its stack is in its log)"
+		}
+		return &plainError{msg: fmt.Sprintf("wasm plugin %s: trap: %s", c.name, clip(msg, maxTrapLine)), err: err}
 	}
 	if exit.ExitCode() == 0 {
 		return nil
@@ -464,6 +483,29 @@ func (c *conn) reason(err error) error {
 		msg += ": " + line
 	}
 	return &plainError{msg: msg, err: exit}
+}
+
+// maxTrapLine caps what a trap's Wait error quotes of wazero's message, so
+// that the notice it becomes stays one short line.
+const maxTrapLine = 120
+
+// clip is s with its control characters as spaces, cut to at most max
+// bytes (on a rune boundary) with "…".
+func clip(s string, max int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) <= max {
+		return s
+	}
+	cut := max - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // plainError is a message for people with the error underneath for

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -341,6 +342,9 @@ func runWASIProgram(t *testing.T, guest string, program []byte) {
 // that ends a guest is the host's failure.
 func stdioSetTimes(err error) bool {
 	msg := err.Error()
+	if u := errors.Unwrap(err); u != nil {
+		msg = u.Error() // the trap's whole text: the Wait error keeps its first line
+	}
 	return strings.Contains(msg, "wasi_snapshot_preview1.fdFilestatSetTimesFn") && strings.Contains(msg, "nil pointer dereference")
 }
 
