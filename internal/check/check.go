@@ -279,6 +279,10 @@ func (c *checker) run(ctx context.Context) {
 			return
 		}
 		c.add(OK, "compile", "the module is compiled (%s; cached after a first start)", time.Since(compileStart).Round(time.Millisecond))
+		if bin, err := os.ReadFile(m.Entry.Wasm); err == nil && wasm.SignalWatcherUnstoppable(bin) {
+			c.add(Warn, "signal", "a Go guest that calls signal.Notify, built with -ldflags=-s: the host cannot find its signal watcher (the name section is stripped), "+
+				"and once it waits for stdin it never reads again; build it without -s, or call signal.Notify only when runtime.GOOS is not wasip1")
+		}
 		// As the host mounts it: never ~/.bingo.
 		dir := c.opts.Cwd
 		var hide string
