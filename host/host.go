@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -21,6 +22,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/host/registry"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
 	"github.com/bingo/bingo-plugin-rpc/host/trust"
+	"github.com/bingo/bingo-plugin-rpc/internal/oauth"
 	"github.com/bingo/bingo-plugin-rpc/internal/par"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/mcpbridge"
@@ -68,6 +70,12 @@ type Config struct {
 	// bridge's defaults). A program that kills plugins on purpose, as the
 	// soak test does, shortens it.
 	Backoff bridge.Backoff
+	// Terminal: a person is at a terminal, so a remote server that asks
+	// for authorization opens the browser, after a notice saying why
+	// (without one, only where $BROWSER is set: package internal/oauth).
+	// Stderr gets the authorization URL; nil is os.Stderr.
+	Terminal bool
+	Stderr   io.Writer
 }
 
 // PluginInfo describes one discovered plugin.
@@ -381,7 +389,26 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		})
 	case manifest.TransportHTTP:
 		root = ""
-		tr = mcphttp.New(mcphttp.Config{URL: m.Entry.URL, Shown: shownURL, Headers: m.Entry.Headers, Log: log})
+		cfg := mcphttp.Config{URL: m.Entry.URL, Shown: shownURL, Headers: m.Entry.Headers, Log: log}
+		if !oauth.Manages(m.Entry) {
+			// A server that asks is authorized by OAuth (internal/oauth),
+			// unless the entry gives its own Authorization header.
+			o := oauth.ForEntry(m.Name, m.Entry, h.cfg.Home)
+			o.Shown, o.Terminal, o.Stderr = shownURL, h.cfg.Terminal, h.cfg.Stderr
+			if o.Stderr == nil {
+				o.Stderr = os.Stderr
+			}
+			name := m.Name
+			o.Say = func(msg string) { h.cfg.Notify(bridge.Notice{Plugin: name, Level: "info", Message: msg}) }
+			oh, err := oauth.New(o)
+			if err != nil {
+				l.err = err
+				h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: its stored authorization: " + err.Error()})
+				return l
+			}
+			cfg.OAuth = oh
+		}
+		tr = mcphttp.New(cfg)
 	default:
 		if m.Entry.Protocol == manifest.ProtocolMCP {
 			env = withConfig(env, h.settings.Plugins[m.Name])

@@ -73,10 +73,26 @@ type Entry struct {
 	// requests.
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// OAuth is how bingo registers with a remote server's authorization
+	// server, when the person has registered it there beforehand; nil
+	// lets bingo register itself (package internal/oauth).
+	OAuth *OAuth `json:"oauth,omitempty"`
 	// Protocol is what the entry speaks on its stdio: [ProtocolBingo] or
 	// [ProtocolMCP]. Load sets it to ProtocolBingo when the manifest says
 	// nothing, so it is never empty in a loaded manifest.
 	Protocol string `json:"protocol,omitempty"`
+}
+
+// OAuth is a remote server's registration with its authorization server,
+// as Claude Code's .mcp.json spells it: a client ID registered beforehand
+// and its secret (a ${VAR}, read when the server starts), the loopback
+// port its redirect URI was registered with, or the URL of a client ID
+// metadata document for bingo.
+type OAuth struct {
+	ClientID          string `json:"clientId,omitempty"`
+	ClientSecret      string `json:"clientSecret,omitempty"`
+	CallbackPort      int    `json:"callbackPort,omitempty"`
+	ClientMetadataURL string `json:"clientMetadataUrl,omitempty"`
 }
 
 // Transport returns the transport the entry selects: [TransportExec] when
@@ -133,7 +149,7 @@ func tooLarge() error {
 
 var (
 	topFields   = []string{"name", "version", "entry", "config"}
-	entryFields = []string{"command", "wasm", "url", "args", "env", "headers", "protocol"}
+	entryFields = []string{"command", "wasm", "url", "args", "env", "headers", "oauth", "protocol"}
 )
 
 // parse validates one manifest read from root (absolute) and expands it.
@@ -216,8 +232,10 @@ func parseEntry(entry map[string]json.RawMessage, root string) (Entry, error) {
 	case !hasCmd && !hasWasm:
 		return e, errors.New(`"entry" needs one of "command" (runs a process), "wasm" (runs a WASI module) or "url" (a remote MCP server)`)
 	}
-	if _, ok := entry["headers"]; ok {
-		return e, errors.New(`"entry.headers" is for a remote MCP server's "url" only`)
+	for _, k := range []string{"headers", "oauth"} {
+		if _, ok := entry[k]; ok {
+			return e, fmt.Errorf(`"entry.%s" is for a remote MCP server's "url" only`, k)
+		}
 	}
 	expand := func(s string) string { return strings.ReplaceAll(s, RootVar, root) }
 
@@ -318,7 +336,7 @@ func parseRemote(entry map[string]json.RawMessage) (Entry, error) {
 	var e Entry
 	for _, k := range []string{"command", "wasm", "args", "env"} {
 		if _, ok := entry[k]; ok {
-			return e, fmt.Errorf(`"entry" has both "url" and %q; a remote server's entry has "url", "headers" and "protocol": "mcp"`, k)
+			return e, fmt.Errorf(`"entry" has both "url" and %q; a remote server's entry has "url", "headers", "oauth" and "protocol": "mcp"`, k)
 		}
 	}
 	var err error
@@ -337,7 +355,45 @@ func parseRemote(entry map[string]json.RawMessage) (Entry, error) {
 	if e.Headers, err = stringMap(entry, "headers", validHeaderName); err != nil {
 		return e, err
 	}
+	if raw, ok := entry["oauth"]; ok {
+		if e.OAuth, err = parseOAuth(raw); err != nil {
+			return e, err
+		}
+	}
 	return e, nil
+}
+
+// parseOAuth reads "entry.oauth": strings, each without a NUL; a client
+// secret only with a client ID, and a metadata document's URL https.
+func parseOAuth(raw json.RawMessage) (*OAuth, error) {
+	fields, _, err := object(raw, `"entry.oauth"`, "entry.oauth.", []string{"clientId", "clientSecret", "callbackPort", "clientMetadataUrl"})
+	if err != nil {
+		return nil, err
+	}
+	o := &OAuth{}
+	for k, dst := range map[string]*string{"clientId": &o.ClientID, "clientSecret": &o.ClientSecret, "clientMetadataUrl": &o.ClientMetadataURL} {
+		if _, ok := fields[k]; !ok {
+			continue
+		}
+		if *dst, err = requiredString(fields, k, "entry.oauth."); err != nil {
+			return nil, err
+		}
+		if err := nonEmptyNoNUL(*dst, `"entry.oauth.`+k+`"`); err != nil {
+			return nil, err
+		}
+	}
+	if raw, ok := fields["callbackPort"]; ok {
+		if json.Unmarshal(raw, &o.CallbackPort) != nil || o.CallbackPort < 1 || o.CallbackPort > 65535 {
+			return nil, fmt.Errorf(`"entry.oauth.callbackPort" is %s; it must be a port, 1 to 65535`, raw)
+		}
+	}
+	if o.ClientSecret != "" && o.ClientID == "" {
+		return nil, errors.New(`"entry.oauth.clientSecret" needs "clientId", the client it is the secret of`)
+	}
+	if u := o.ClientMetadataURL; u != "" && !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "${") {
+		return nil, fmt.Errorf(`"entry.oauth.clientMetadataUrl" is %q; a client ID metadata document is at an https:// URL`, u)
+	}
+	return o, nil
 }
 
 // stringMap reads entry[field], if present, as an object of strings whose

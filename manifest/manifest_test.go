@@ -72,7 +72,7 @@ func TestLoadRefuses(t *testing.T) {
 		// entry
 		{name: "missing entry", content: `{"name": "wc", "version": "1"}`, want: []string{`missing "entry"`}},
 		{name: "entry not an object", content: mk(`"python3"`), want: []string{`"entry" must be a JSON object, found a string`}},
-		{name: "unknown entry field", content: mk(`{"command": "x", "arg": []}`), want: []string{`unknown field "entry.arg"`, "known fields: command, wasm, url, args, env, headers, protocol"}},
+		{name: "unknown entry field", content: mk(`{"command": "x", "arg": []}`), want: []string{`unknown field "entry.arg"`, "known fields: command, wasm, url, args, env, headers, oauth, protocol"}},
 		{name: "protocol unknown", content: mk(`{"command": "x", "protocol": "lsp"}`), want: []string{`"entry.protocol" is "lsp"`, `"bingo"`, `"mcp"`}},
 		{name: "protocol not a string", content: mk(`{"command": "x", "protocol": 1}`), want: []string{`"entry.protocol" must be a string, found a number`}},
 		{name: "both command and wasm", content: mk(`{"command": "x", "wasm": "p.wasm"}`), want: []string{`both "command" and "wasm"`, "exactly one"}},

@@ -127,7 +127,7 @@ func parseServer(raw json.RawMessage, dir string) (Entry, error) {
 	// own settings beside them.
 	entry := map[string]json.RawMessage{"protocol": json.RawMessage(`"mcp"`)}
 	if hasURL || kind == "http" || kind == "streamable-http" || kind == "streamableHttp" {
-		for _, k := range []string{"url", "headers"} {
+		for _, k := range []string{"url", "headers", "oauth"} {
 			if v, ok := fields[k]; ok {
 				entry[k] = v
 			}

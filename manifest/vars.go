@@ -35,6 +35,11 @@ func (e Entry) Expand(lookup func(string) (string, bool)) (Entry, error) {
 	}
 	x.Env = expandMap(e.Env, one)
 	x.Headers = expandMap(e.Headers, one)
+	if e.OAuth != nil {
+		o := *e.OAuth
+		o.ClientID, o.ClientSecret, o.ClientMetadataURL = one(o.ClientID), one(o.ClientSecret), one(o.ClientMetadataURL)
+		x.OAuth = &o
+	}
 	if len(unset) > 0 {
 		return x, &UnsetError{Names: slices.Sorted(maps.Keys(unset))}
 	}

@@ -75,6 +75,11 @@ func serve(ctx context.Context, inner transport.Conn, stdin io.Reader, stdout io
 	}()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if r, ok := inner.(mcphttp.Session); ok {
+		// The sdk's client session meets the HTTP transport itself
+		// (initialize), and its errors name the URL as expanded.
+		cfg.Log = scrubbed{cfg.Log, r}
+	}
 	s := &server{cfg: cfg, inner: inner, ctx: ctx, ready: make(chan struct{}), set: make(chan struct{}),
 		taskTools: map[string]bool{}, told: told, rootsAnswered: make(chan struct{})}
 	stream := protocol.NewLineStream(pipe{stdin, stdout}, protocol.LineStreamOptions{Take: func(line []byte) bool {
@@ -156,7 +161,7 @@ func (s *server) stop(why string) {
 // call, each waiting for its deadline. The instance ending on its own
 // ends the session too, which is no reason.
 func (s *server) sessionEnded(err error) {
-	if r, ok := s.inner.(remote); ok {
+	if r, ok := s.inner.(mcphttp.Session); ok {
 		// No process to see exit: the session's end is the instance's.
 		r.Ended(err)
 		return
@@ -224,7 +229,7 @@ func (s *server) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Re
 		if err != nil {
 			var rerr *jsonrpc2.Error
 			if !errors.As(err, &rerr) {
-				rerr = &jsonrpc2.Error{Code: jsonrpc2.CodeInternalError, Message: err.Error()}
+				rerr = &jsonrpc2.Error{Code: jsonrpc2.CodeInternalError, Message: s.scrub(err.Error())}
 			}
 			_ = conn.ReplyWithError(s.ctx, req.ID, rerr)
 			return
@@ -333,11 +338,34 @@ func (s *server) gone(err error) error {
 	return errGone
 }
 
+// scrub is text as the person may see it: for a remote server, the URL
+// as expanded (a ${VAR} in it may be a secret), which the sdk's errors
+// hold, as the entry shows it.
+func (s *server) scrub(text string) string {
+	if r, ok := s.inner.(mcphttp.Session); ok {
+		return r.Scrub(text)
+	}
+	return text
+}
+
+// scrubbed is a remote server's log, each write scrubbed (server.scrub).
+type scrubbed struct {
+	w io.Writer
+	r mcphttp.Session
+}
+
+func (l scrubbed) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(l.w, l.r.Scrub(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 // remoteEnded reports whether the instance is a remote server's session
 // that has ended: whatever error the sdk's client then gives a request,
 // the session is gone.
 func (s *server) remoteEnded() bool {
-	r, ok := s.inner.(remote)
+	r, ok := s.inner.(mcphttp.Session)
 	if !ok {
 		return false
 	}
@@ -427,7 +455,7 @@ func (s *server) initialize(params json.RawMessage) (any, error) {
 		t.rootsAnswered = func() { s.rootsOnce.Do(func() { close(s.rootsAnswered) }) }
 	}
 	var session mcp.Transport = t
-	if r, ok := s.inner.(remote); ok {
+	if r, ok := s.inner.(mcphttp.Session); ok {
 		// A remote server: the sdk's session meets the sdk's own HTTP
 		// transport, and the translator watches the wire as it would a
 		// stdio server's lines.
@@ -512,15 +540,6 @@ const (
 	rootsPings  = 4
 	rootsSettle = 60 * time.Millisecond
 )
-
-// remote is a remote server's session (transport/mcphttp): the sdk's
-// client connects to it directly rather than over lines, so that nothing
-// the sdk's HTTP transport does for its client session is lost.
-type remote interface {
-	Client(tap mcphttp.Tap) mcp.Transport
-	Ended(err error)       // the client session ended, for err
-	Done() <-chan struct{} // closed once the session has ended
-}
 
 // rootURI is dir's file:// URI.
 func rootURI(dir string) string {

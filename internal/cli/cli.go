@@ -57,7 +57,7 @@ func init() {
 			max: -1, run: runPlugins},
 		{name: "trust", what: "trust this repository's plugins and settings as they are now (or withdraw it)", flags: true,
 			own: map[string][]string{"revoke": nil}, arity: "trust takes no arguments", run: runTrust},
-		{name: "mcp", args: "add NAME [-- COMMAND [ARGS...]] | list | remove NAME | import FILE", what: "add an MCP server to your plugins (--project: to the project's .mcp.json), list them, remove one, or import those of a Claude Desktop, Claude Code, Cursor or VS Code file", flags: true,
+		{name: "mcp", args: "add NAME [-- COMMAND [ARGS...]] | list | remove NAME | import FILE | login NAME | logout NAME", what: "add an MCP server to your plugins (--project: to the project's .mcp.json), list them, remove one, import those of a Claude Desktop, Claude Code, Cursor or VS Code file, or authorize bingo with a remote one (login) and forget that (logout)", flags: true,
 			own: map[string][]string{"env": {"add"}, "project": {"add", "remove"}, "url": {"add"}, "header": {"add"}},
 			max: -1, run: runMCP},
 		{name: "help", args: "[SUBCOMMAND]", what: "show this usage, or one subcommand's",
@@ -375,7 +375,7 @@ func (c *invocation) withHost(do func(ctx context.Context, r *run, h *host.Host)
 		return ExitError
 	}
 	cfg := host.Config{Home: r.home, Cwd: r.cwd, PluginDirs: c.o.pluginDirs, Allow: c.o.allow, Notify: r.notice,
-		Trace: c.o.trace || os.Getenv("BINGO_TRACE") == "1", Vouched: vouched}
+		Trace: c.o.trace || os.Getenv("BINGO_TRACE") == "1", Vouched: vouched, Terminal: r.interactive, Stderr: c.stderr}
 	if r.interactive {
 		cfg.AskTrust = r.AskTrust
 	}

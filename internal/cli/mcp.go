@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -9,15 +10,22 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/bingo/bingo-plugin-rpc/internal/capped"
 	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
+	"github.com/bingo/bingo-plugin-rpc/internal/oauth"
 	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
+	"github.com/bingo/bingo-plugin-rpc/protocol"
+	"github.com/bingo/bingo-plugin-rpc/transport/mcphttp"
 )
 
 // mcpOptions are the flags of bingo mcp's own subcommands.
@@ -63,8 +71,12 @@ func mcpSubcommand(o options, rest []string, stdout, stderr io.Writer, fs *flag.
 		return m.remove(rest[1])
 	case form == "import" && len(rest) == 2:
 		return m.importFile(rest[1])
+	case form == "login" && len(rest) == 2:
+		return m.login(rest[1])
+	case form == "logout" && len(rest) == 2:
+		return m.logout(rest[1])
 	}
-	return usageError(stderr, fs, "mcp", "mcp takes add NAME -- COMMAND [ARGS...], add NAME --url URL, list, remove NAME or import FILE")
+	return usageError(stderr, fs, "mcp", "mcp takes add NAME -- COMMAND [ARGS...], add NAME --url URL, list, remove NAME, import FILE, login NAME or logout NAME")
 }
 
 type mcpRun struct {
@@ -337,6 +349,93 @@ func (m mcpRun) remove(name string) int {
 	}
 	fmt.Fprintf(m.stdout, "removed %s (%s)\n", name, dir)
 	return ExitOK
+}
+
+// login authorizes bingo with the remote server name, one of the person's
+// plugins, by the authorization code flow in the browser (package
+// internal/oauth), and stores what it gets under ~/.bingo/oauth. A
+// project's server is authorized where it runs, once the project is
+// trusted: login reads the person's environment into an entry, which a
+// project's must not do before trust.
+func (m mcpRun) login(name string) int {
+	p, code := m.remote("login", name)
+	if p == nil {
+		return code
+	}
+	r, err := p.Resolve(os.Environ())
+	if err != nil {
+		return m.fail("login %s: %v", name, err)
+	}
+	if oauth.Manages(r.Entry) {
+		return m.fail("login %s: its entry sends its own Authorization header, so bingo does no OAuth for it; remove the header to log in", name)
+	}
+	o := oauth.ForEntry(name, r.Entry, m.home)
+	o.Shown, o.Login, o.Stderr = p.Entry.URL, true, m.stderr
+	oh, err := oauth.New(o)
+	if err != nil {
+		return m.fail("login %s: %v", name, err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	conn, err := mcphttp.New(mcphttp.Config{URL: r.Entry.URL, Shown: p.Entry.URL, Headers: r.Entry.Headers, OAuth: oh}).Start(ctx)
+	if err != nil {
+		return m.fail("login %s: %v", name, err)
+	}
+	defer conn.Close()
+	session, ok := conn.(mcphttp.Session)
+	if !ok {
+		return m.fail("login %s: not a remote session", name)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bingo", Version: strconv.Itoa(protocol.Version)}, nil).Connect(ctx, session.Client(nil), nil)
+	if err != nil {
+		return m.fail("login %s: %v", name, err)
+	}
+	_ = cs.Close()
+	issuer := oh.Authorized()
+	if issuer == "" {
+		fmt.Fprintf(m.stdout, "%s did not ask for authorization: nothing stored\n", name)
+		return ExitOK
+	}
+	fmt.Fprintf(m.stdout, "authorized %s at %s; its tokens are in %s\n", name, render.URL(issuer), oh.File())
+	return ExitOK
+}
+
+// logout forgets what login, or a later authorization, stored for name.
+func (m mcpRun) logout(name string) int {
+	if manifest.ValidName(name) != nil {
+		return m.fail("logout: %q is no plugin name", render.Line(name))
+	}
+	store := oauth.Store{Dir: oauth.DefaultDir(m.home)}
+	had, err := store.Forget(name)
+	if err != nil {
+		return m.fail("logout %s: %v", name, err)
+	}
+	if !had {
+		fmt.Fprintf(m.stdout, "no tokens were stored for %s\n", name)
+		return ExitOK
+	}
+	fmt.Fprintf(m.stdout, "forgot the tokens of %s\n", name)
+	return ExitOK
+}
+
+// remote is the person's remote MCP server name, for form; nil and the
+// exit status, said, if it is none.
+func (m mcpRun) remote(form, name string) (*manifest.Manifest, int) {
+	if manifest.ValidName(name) != nil {
+		return nil, m.fail("%s: %q is no plugin name", form, render.Line(name))
+	}
+	dir := filepath.Join(m.home, ".bingo", "plugins", name)
+	p, err := manifest.Load(dir, manifest.LayerUser)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, m.fail("%s: you have no plugin %s (%s); a project's remote server asks for authorization where it runs, once you trust the project", form, name, dir)
+	}
+	if err != nil {
+		return nil, m.fail("%s: %v", form, err)
+	}
+	if p.Entry.Transport() != manifest.TransportHTTP {
+		return nil, m.fail("%s: %s is no remote MCP server (it runs %s)", form, name, describe(p.Entry))
+	}
+	return p, ExitOK
 }
 
 // maxImport caps the file bingo mcp import reads: Claude Code keeps its

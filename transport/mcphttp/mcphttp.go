@@ -19,8 +19,9 @@
 // Every answer is read under a cap (Config.MaxMessage, the stdio line
 // cap by default): a JSON body past it, or one server-sent event past it,
 // ends the session with an error having cost at most about the cap,
-// however much the server sends. A 401 or 403 ends the session with one error saying that bingo
-// does not do OAuth. A request that cannot reach the server ends the
+// however much the server sends. A 401 or 403 goes to Config.OAuth, which
+// authorizes; without one, it ends the session with one error naming
+// where to authorize. A request that cannot reach the server ends the
 // session, as does a server that forgot it (it restarted: 404, or 400 as
 // the reference servers answer): the call fails at once, and the next use
 // starts a new session. A request the server refuses otherwise is
@@ -48,8 +49,10 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/bingo/bingo-plugin-rpc/internal/render"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
@@ -73,6 +76,10 @@ type Config struct {
 	// Client makes the requests; nil is one with no overall timeout (a
 	// response stream lasts as long as its call).
 	Client *http.Client
+	// OAuth, if set, answers a 401 or 403 (package internal/oauth): the
+	// sdk's transport asks it to authorize, and retries. Unset, either
+	// ends the session with one error naming where to authorize.
+	OAuth auth.OAuthHandler
 }
 
 // New returns the transport.
@@ -105,14 +112,24 @@ func (r *remote) Start(ctx context.Context) (transport.Conn, error) {
 		return nil, fmt.Errorf("the MCP server's URL %s: %v", r.cfg.Shown, scrubbed(err, r.cfg.URL, r.cfg.Shown))
 	}
 	c := &conn{url: r.cfg.Shown, log: r.cfg.Log, done: make(chan struct{}), out: make(chan []byte, 64)}
-	c.scrub = strings.NewReplacer(r.cfg.URL, r.cfg.Shown, origin.String(), r.cfg.Shown, origin.Redacted(), r.cfg.Shown)
+	pairs := []string{r.cfg.URL, r.cfg.Shown, origin.String(), r.cfg.Shown, origin.Redacted(), r.cfg.Shown}
+	if shown, err := url.Parse(r.cfg.Shown); err == nil {
+		// What the sdk derives from the URL (its resource metadata's
+		// well-known URL) holds its path and query, not the URL whole.
+		for _, p := range [][2]string{{origin.EscapedPath(), shown.EscapedPath()}, {origin.Path, shown.Path}, {origin.RawQuery, shown.RawQuery}} {
+			if len(p[0]) > 1 && p[0] != p[1] {
+				pairs = append(pairs, p[0], p[1])
+			}
+		}
+	}
+	c.scrub = strings.NewReplacer(pairs...)
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	base := r.cfg.Client.Transport
 	if base == nil {
 		base = http.DefaultTransport
 	}
 	client := *r.cfg.Client
-	client.Transport = &headers{base: base, set: r.cfg.Headers, origin: origin, max: int64(r.cfg.MaxMessage), c: c}
+	client.Transport = &headers{base: base, set: r.cfg.Headers, origin: origin, max: int64(r.cfg.MaxMessage), c: c, oauth: r.cfg.OAuth != nil}
 	check := client.CheckRedirect
 	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if !followable(origin, req.URL) {
@@ -130,6 +147,9 @@ func (r *remote) Start(ctx context.Context) (transport.Conn, error) {
 		return nil
 	}
 	c.st = &mcp.StreamableClientTransport{Endpoint: r.cfg.URL, HTTPClient: &client, MaxEventSize: r.cfg.MaxMessage}
+	if r.cfg.OAuth != nil {
+		c.st.OAuthHandler = r.cfg.OAuth
+	}
 	c.pr, c.pw = io.Pipe()
 	return c, nil
 }
@@ -157,6 +177,20 @@ type Tap func(toServer bool, msg []byte)
 // (Tap).
 func (c *conn) Client(tap Tap) mcp.Transport { return clientTransport{c: c, tap: tap} }
 
+// Session is the Conn of a remote server's instance, as an MCP client of
+// the go-sdk uses it.
+type Session interface {
+	transport.Conn
+	Client(tap Tap) mcp.Transport
+	Ended(err error)
+	Done() <-chan struct{}
+	// Scrub is text (an error of the sdk's) with the URL as expanded, or
+	// its path or query, as shown (Config.Shown).
+	Scrub(text string) string
+}
+
+var _ Session = (*conn)(nil)
+
 // Ended ends an MCP client's session (Client) for err, the reason its
 // client session ended: there is no process to see exit.
 func (c *conn) Ended(err error) {
@@ -166,6 +200,9 @@ func (c *conn) Ended(err error) {
 	}
 	c.end(fmt.Errorf("the MCP session with %s ended: %w", c.url, c.scrubbed(err)))
 }
+
+// Scrub is text with the URL as expanded, or its path or query, as shown.
+func (c *conn) Scrub(text string) string { return c.scrub.Replace(text) }
 
 // Done is closed once the session has ended: an error the sdk's client
 // meets after it is the end's, which Wait gives.
@@ -303,6 +340,34 @@ type headers struct {
 	origin *url.URL
 	max    int64 // Config.MaxMessage
 	c      *conn
+	oauth  bool // Config.OAuth answers a 401 or 403
+}
+
+// authorization reports whether the entry sends its own Authorization
+// header.
+func (h *headers) authorization() bool {
+	for k := range h.set {
+		if strings.EqualFold(k, "Authorization") {
+			return true
+		}
+	}
+	return false
+}
+
+// authorizeAt is where a 401 or 403 says to authorize: the resource
+// metadata its WWW-Authenticate names (RFC 9728), as " (see URL)"; "" if
+// it names none.
+func authorizeAt(resp *http.Response) string {
+	cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if err != nil {
+		return ""
+	}
+	for _, c := range cs {
+		if u := c.Params["resource_metadata"]; u != "" {
+			return " (see " + render.URL(u) + ")"
+		}
+	}
+	return ""
 }
 
 func (h *headers) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -324,9 +389,14 @@ func (h *headers) RoundTrip(req *http.Request) (*http.Response, error) {
 		// next use starts a new one, once something answers again.
 		h.c.end(fmt.Errorf("cannot reach the MCP server: %w", h.c.scrubbed(err)))
 	}
-	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
-		h.c.end(fmt.Errorf("the MCP server at %s answered %s: it wants authorization, and bingo does not do OAuth; give it a token in a header of its entry (\"headers\": {\"Authorization\": \"Bearer ${TOKEN}\"})",
-			h.c.url, resp.Status))
+	if err == nil && !h.oauth && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		if h.authorization() {
+			h.c.end(fmt.Errorf("the MCP server at %s answered %s: it refused the Authorization header of its entry%s; check the token it sends",
+				h.c.url, resp.Status, authorizeAt(resp)))
+		} else {
+			h.c.end(fmt.Errorf("the MCP server at %s answered %s: it wants authorization%s, and this session has no way to ask for it; give it a token in a header of its entry (\"headers\": {\"Authorization\": \"Bearer ${TOKEN}\"})",
+				h.c.url, resp.Status, authorizeAt(resp)))
+		}
 	}
 	if err != nil {
 		return resp, err

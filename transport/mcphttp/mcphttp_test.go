@@ -35,6 +35,7 @@ func server(t *testing.T, token string, seen chan<- string) *httptest.Server {
 			}
 		}
 		if token != "" && r.Header.Get("Authorization") != "Bearer "+token {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="https://as.example/.well-known/oauth-protected-resource"`)
 			http.Error(w, "no", http.StatusUnauthorized)
 			return
 		}
@@ -101,12 +102,14 @@ func TestSession(t *testing.T) {
 	}
 }
 
-// A 401 ends the session with one error that says why.
+// Without Config.OAuth, a 401 ends the session with one error that says
+// why, naming where to authorize (the resource metadata its
+// WWW-Authenticate names).
 func TestUnauthorized(t *testing.T) {
 	srv := server(t, "secret", nil)
 	conn, r := start(t, mcphttp.Config{URL: srv.URL + "/mcp", Headers: map[string]string{"Authorization": "Bearer wrong-secret"}})
 	conn.Write([]byte(initialize))
-	if _, err := r.ReadString('\n'); err == nil || !strings.Contains(err.Error(), "401 Unauthorized") || !strings.Contains(err.Error(), "bingo does not do OAuth") {
+	if _, err := r.ReadString('\n'); err == nil || !strings.Contains(err.Error(), "401 Unauthorized") || !strings.Contains(err.Error(), "refused the Authorization header of its entry (see https://as.example/.well-known/oauth-protected-resource)") {
 		t.Errorf("read error %v", err)
 	}
 	if err := conn.Wait(); err == nil || !strings.Contains(err.Error(), "401") {

@@ -1,0 +1,285 @@
+package oauth_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"go.uber.org/goleak"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/oauth"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// protected is an MCP server behind bearer tokens, with its own
+// authorization server: dynamic registration, an authorize endpoint that
+// approves at once (redirecting with the code), and a token endpoint
+// that issues tokens living life and refresh tokens, until refuse is set.
+type protected struct {
+	t        *testing.T
+	mcp, as  *httptest.Server
+	life     time.Duration
+	mu       sync.Mutex
+	tokens   map[string]time.Time // access token → expiry
+	refresh  map[string]bool
+	codes    map[string]string // code → resource
+	grants   []string          // the grant types the token endpoint saw
+	refuse   bool              // refresh tokens are refused (invalid_grant)
+	resource []string          // the resource parameter of each authorization
+}
+
+func newProtected(t *testing.T, life time.Duration) *protected {
+	p := &protected{t: t, life: life, tokens: map[string]time.Time{}, refresh: map[string]bool{}, codes: map[string]string{}}
+	as := http.NewServeMux()
+	p.as = httptest.NewServer(as)
+	t.Cleanup(p.as.Close)
+	as.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"issuer": p.as.URL, "authorization_endpoint": p.as.URL + "/authorize", "token_endpoint": p.as.URL + "/token",
+			"registration_endpoint": p.as.URL + "/register", "response_types_supported": []string{"code"},
+			"code_challenge_methods_supported": []string{"S256"}, "grant_types_supported": []string{"authorization_code", "refresh_token"},
+			"token_endpoint_auth_methods_supported": []string{"none"},
+		})
+	})
+	as.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
+		var m map[string]any
+		json.NewDecoder(r.Body).Decode(&m)
+		m["client_id"] = "c-" + rand.Text()
+		m["token_endpoint_auth_method"] = "none"
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		json.NewEncoder(w).Encode(m)
+	})
+	as.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		code := rand.Text()
+		p.mu.Lock()
+		p.codes[code] = q.Get("resource")
+		p.resource = append(p.resource, q.Get("resource"))
+		p.mu.Unlock()
+		to, _ := url.Parse(q.Get("redirect_uri"))
+		to.RawQuery = url.Values{"code": {code}, "state": {q.Get("state")}}.Encode()
+		http.Redirect(w, r, to.String(), http.StatusFound)
+	})
+	as.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		grant := r.Form.Get("grant_type")
+		p.grants = append(p.grants, grant)
+		ok := false
+		switch grant {
+		case "authorization_code":
+			_, ok = p.codes[r.Form.Get("code")]
+			delete(p.codes, r.Form.Get("code"))
+		case "refresh_token":
+			ok = p.refresh[r.Form.Get("refresh_token")] && !p.refuse
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if !ok {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"error":"invalid_grant"}`)
+			return
+		}
+		access, refresh := "a-"+rand.Text(), "r-"+rand.Text()
+		p.tokens[access] = time.Now().Add(p.life)
+		p.refresh[refresh] = true
+		json.NewEncoder(w).Encode(map[string]any{"access_token": access, "token_type": "Bearer", "refresh_token": refresh, "expires_in": int(p.life.Seconds())})
+	})
+
+	s := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "hello", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello"}}}, nil
+	})
+	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		exp, ok := p.tokens[tok]
+		if !ok || time.Now().After(exp) {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{Expiration: exp}, nil
+	}
+	mux := http.NewServeMux()
+	p.mcp = httptest.NewServer(mux)
+	t.Cleanup(p.mcp.Close)
+	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource: p.mcp.URL + "/mcp", AuthorizationServers: []string{p.as.URL},
+	}))
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+	mux.Handle("/mcp", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: p.mcp.URL + "/.well-known/oauth-protected-resource/mcp"})(h))
+	return p
+}
+
+func (p *protected) grantTypes() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.grants...)
+}
+
+// follow is a stand-in browser: it follows the authorization URL, and
+// the authorization server's redirect to bingo's loopback redirect URI.
+func follow(_, u string) error {
+	go func() {
+		if resp, err := http.Get(u); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	return nil
+}
+
+// call connects to the server with h and calls its tool.
+func (p *protected) call(t *testing.T, h *oauth.Handler) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: p.mcp.URL + "/mcp", OAuthHandler: h}, nil)
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "hello"})
+	if err != nil {
+		return err
+	}
+	if res.IsError {
+		return errors.New("the tool failed")
+	}
+	return nil
+}
+
+// login, a restart with the stored token, its refresh (stored in turn),
+// and a refused refresh with no one to ask: one error naming the
+// authorization server and bingo mcp login.
+func TestLoginStoreRefresh(t *testing.T) {
+	p := newProtected(t, time.Hour)
+	home := t.TempDir()
+	opts := func(login bool) oauth.Options {
+		return oauth.Options{Server: "prot", URL: p.mcp.URL + "/mcp", Store: oauth.Store{Dir: oauth.DefaultDir(home)}, Login: login,
+			Open: follow, Getenv: func(string) string { return "" }, Wait: 10 * time.Second}
+	}
+	h, err := oauth.New(opts(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.call(t, h); err != nil {
+		t.Fatalf("login: %v", err)
+	}
+	if got := h.Authorized(); got != p.as.URL {
+		t.Errorf("authorized at %q, want the issuer %q", got, p.as.URL)
+	}
+	if want := p.mcp.URL + "/mcp"; len(p.resource) != 1 || p.resource[0] != want {
+		t.Errorf("resource parameter %q, want %q", p.resource, want)
+	}
+	for path, want := range map[string]os.FileMode{oauth.DefaultDir(home): 0o700 | os.ModeDir, h.File(): 0o600} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode() != want {
+			t.Errorf("%s: %v, %v; want %v", path, fi.Mode(), err, want)
+		}
+	}
+
+	// A restart: the stored token, and no authorization.
+	h2, err := oauth.New(opts(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.call(t, h2); err != nil {
+		t.Fatalf("after a restart: %v", err)
+	}
+	if n := len(p.resource); n != 1 {
+		t.Errorf("%d authorizations, want the login's alone", n)
+	}
+
+	// The token expired (on the server, and in the store): the stored
+	// refresh token gets a new one, which is stored in turn.
+	p.mu.Lock()
+	for k := range p.tokens {
+		p.tokens[k] = time.Now().Add(-time.Second)
+	}
+	p.mu.Unlock()
+	before, _ := os.ReadFile(h.File())
+	stored := struct {
+		Issuers map[string]struct {
+			Token struct {
+				Expiry time.Time `json:"expiry"`
+			} `json:"token"`
+		} `json:"issuers"`
+	}{}
+	json.Unmarshal(before, &stored)
+	raw := strings.Replace(string(before), stored.Issuers[p.as.URL].Token.Expiry.Format(time.RFC3339Nano), time.Now().Add(-time.Minute).Format(time.RFC3339Nano), 1)
+	os.WriteFile(h.File(), []byte(raw), 0o600)
+	h3, err := oauth.New(opts(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.call(t, h3); err != nil {
+		t.Fatalf("with an expired token: %v", err)
+	}
+	if g := p.grantTypes(); g[len(g)-1] != "refresh_token" {
+		t.Errorf("grants %v, want a refresh", g)
+	}
+	after, _ := os.ReadFile(h.File())
+	if string(after) == raw {
+		t.Error("the refreshed token was not stored")
+	}
+
+	// The refresh token refused, and no terminal, no $BROWSER: one error
+	// saying where to authorize and how.
+	p.mu.Lock()
+	p.refuse = true
+	for k := range p.tokens {
+		p.tokens[k] = time.Now().Add(-time.Second)
+	}
+	p.mu.Unlock()
+	h4, err := oauth.New(opts(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.call(t, h4)
+	if err == nil || !strings.Contains(err.Error(), "run `bingo mcp login prot`") || !strings.Contains(err.Error(), p.as.URL) || !errors.Is(err, oauth.ErrNoOneToAsk) {
+		t.Errorf("with no one to ask: %v", err)
+	}
+
+	// Logged out: nothing stored.
+	if had, err := h.Store().Forget("prot"); !had || err != nil {
+		t.Errorf("Forget = %v, %v", had, err)
+	}
+	if _, err := os.Stat(h.File()); !os.IsNotExist(err) {
+		t.Errorf("after Forget: %v", err)
+	}
+}
+
+// A grant is for the URL it was given for: the same name at another URL
+// sends no token.
+func TestGrantIsForItsURL(t *testing.T) {
+	p := newProtected(t, time.Hour)
+	home := t.TempDir()
+	o := oauth.Options{Server: "prot", URL: p.mcp.URL + "/mcp", Store: oauth.Store{Dir: oauth.DefaultDir(home)}, Login: true, Open: follow, Wait: 10 * time.Second}
+	h, _ := oauth.New(o)
+	if err := p.call(t, h); err != nil {
+		t.Fatal(err)
+	}
+	o.Login, o.URL = false, "https://elsewhere.example/mcp"
+	h2, err := oauth.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts, _ := h2.TokenSource(context.Background()); ts != nil {
+		t.Error("a grant for another URL was used")
+	}
+}
