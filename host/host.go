@@ -377,16 +377,15 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		for k, v := range m.Entry.Env {
 			start.Env = append(start.Env, k+"="+v)
 		}
-		start.Grants = []string{fmt.Sprintf("writable %v", grant.Writable), fmt.Sprintf("memoryMiB %d", grant.MemoryMiB)}
-		for _, mt := range mounts {
-			start.Grants = append(start.Grants, fmt.Sprintf("mount %s writable=%v", mt.Dir, mt.Writable))
-		}
-		tr = wh.Transport(wasm.Config{
+		cfg := wasm.Config{
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
 			Dir: cwd, Writable: grant.Writable, Mounts: mounts, Hide: filepath.Join(h.cfg.Home, ".bingo"), MemoryLimitMiB: grant.MemoryMiB, Budget: budget, Stderr: log,
 			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow, SlowCompileAfter: h.cfg.SlowCompileAfter,
 			Bounds: bounds,
-		})
+		}
+		// Everything else the module is given is in the key (wasmNotKeyed).
+		start.Grants = declcache.Fields(cfg, wasmNotKeyed...)
+		tr = wh.Transport(cfg)
 	case manifest.TransportHTTP:
 		root = ""
 		cfg := mcphttp.Config{URL: m.Entry.URL, Shown: shownURL, Headers: m.Entry.Headers, Log: log}
