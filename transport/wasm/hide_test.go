@@ -220,3 +220,35 @@ func TestHidingFSRace(t *testing.T) {
 		t.Errorf("new.json created in what is hidden")
 	}
 }
+
+// A mount of what is hidden, or of a directory inside it (a plugin's data
+// directory in ~/.bingo), is the caller's to make: it serves what it holds.
+func TestMountOfHiddenServes(t *testing.T) {
+	bingo := filepath.Join(t.TempDir(), ".bingo")
+	data := filepath.Join(bingo, "data", "plugins", "p")
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{bingo, data} {
+		if err := os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fsys, closer, err := mountFS(root, dir, true, []string{bingo})
+		if err != nil || closer != nil {
+			t.Fatalf("mountFS(%s) = %v, %v", dir, closer, err)
+		}
+		if f, e := fsys.OpenFile("f", experimentalsys.O_RDWR, 0); e != 0 {
+			t.Errorf("a mount of %s: open f: %v", dir, e)
+		} else {
+			f.Close()
+		}
+		if e := fsys.Mkdir("d", 0o700); e != 0 {
+			t.Errorf("a mount of %s: mkdir d: %v", dir, e)
+		}
+		root.Close()
+	}
+}

@@ -89,9 +89,11 @@ func (c *childFS) above(dirfd int) error {
 		}
 		id := fileID{uint64(st.Dev), st.Ino}
 		switch {
+		case id == c.self: // the child, or the mount: its caller's to allow
+			return nil
 		case slices.Contains(hidden, id):
 			return syscall.ENOENT
-		case id == c.self, i > 0 && id == last: // the child, or /
+		case i > 0 && id == last: // the file system's root
 			return nil
 		case i > 4096:
 			return syscall.ELOOP
