@@ -13,14 +13,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// childFS serves a child of a hidingFS: an entry of a spine directory
-// that is neither on the way to something hidden nor hidden. Its os.Root
+// childFS serves a child of a hidingFS (an entry of a spine directory
+// that is neither on the way to something hidden nor hidden), and every
+// mount that holds nothing hidden by its path (mountFS). Its os.Root
 // keeps its links inside it, but what is hidden may be inside it under
 // another path all the same: a bind mount of ~/.bingo, macOS's firmlinks
 // (/System/Volumes/Data/Users/…/.bingo in a mount of /). So each call
 // opens the directory holding its path's last name through the root,
 // checks by identity that neither that directory nor any above it, up to
-// the child, is hidden, and acts on the last name at that directory's
+// the child or mount, is hidden, and acts on the last name at that directory's
 // descriptor, never following a link there: a link is read, and its
 // target resolved the same way.
 type childFS struct {
