@@ -30,16 +30,7 @@ var (
 		"internal/check/check.go":      true,
 		"transport/mcphttp/mcphttp.go": true,
 	}
-	longDocs = map[string]bool{
-		"bridge/doc.go":         true,
-		"host/declcache/doc.go": true,
-		"host/openai/doc.go":    true,
-		"host/trust/doc.go":     true,
-		"manifest/doc.go":       true,
-		"pluginkit/doc.go":      true,
-		"transport/exec/doc.go": true,
-		"transport/wasm/doc.go": true,
-	}
+	longDocs = map[string]bool{}
 )
 
 func goFiles(t *testing.T, keep func(path string) bool) []string {

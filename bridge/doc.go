@@ -41,10 +41,8 @@
 //     instance quietly; it sleeps until the next read.
 //   - A Plugin's lifecycle is one state (Status); every start runs under
 //     its lifetime, which Close ends, and Close says what it could not stop.
-//   - The wire is line-delimited JSON-RPC: a line that is not a message, or
-//     is over the cap, is logged and skipped; an answer with an unknown id
-//     is logged and dropped. A caller waiting for its answer reads the wire
-//     itself when no one else does (readerHandoff).
+//   - The wire is line-delimited JSON-RPC: a line that is not a message, is
+//     over the cap, or answers an unknown id is logged and dropped.
 //   - bingo.host is the reserved service key: ask (only during a call the
 //     plugin is running; withdrawn when it ends) and notice.
 //

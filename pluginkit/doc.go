@@ -52,12 +52,7 @@
 //   - When stdin ends the host has gone: every handler's ctx is cancelled,
 //     nothing more is written, and Serve returns once every handler has.
 //
-// The kit speaks the wire itself, without a JSON-RPC library (the host
-// uses sourcegraph/jsonrpc2, and the kit writes exactly the bytes that
-// library would): each line is decoded once, a tool call's params with
-// it, and each message encoded once, in one Write. Inside a wasm guest,
-// where Go's code runs many times slower than natively, the hot messages (a tool call, its progress, its answer) are read and
-// written without reflection; everything else goes through encoding/json.
-// A raw input (a tool's input, a hook's payload) reaches the plugin as the
-// host sent it: the kit does not re-encode it.
+// The kit speaks the wire itself, without a JSON-RPC library, writing the
+// bytes the host's would; why, and what it costs inside a wasm guest, is
+// in docs/design.md ("pluginkit").
 package pluginkit

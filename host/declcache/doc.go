@@ -11,8 +11,8 @@
 // what the plugin is started with: its transport, directory and data
 // directory, its configuration (plugins.<name>), the environment it is
 // given (an exec plugin's, filtered as the host filters it; a wasm
-// module's entry.env), what else it is granted (a module's mounts,
-// writable working directory, memory), and the directory its declaration
+// module's entry.env), what else it is granted (Fields: every field of a
+// module's configuration but those the host names), and the directory its declaration
 // may depend on (Start.Dir). That is the project's (the repository's root,
 // or the home directory outside one), not the working directory: a plugin
 // is told the working directory with each call, never at its handshake,
@@ -33,24 +33,11 @@
 // so that a plugin whose files make it fail is not started again, each
 // run, to fail again.
 //
-// One file a plugin, <dir>/<name>.json, holds its latest few entries (a
-// plugin used in a few projects, or with a few configurations, keeps one
-// for each), one line an entry, its declaration
-// after a tab so that a lookup decodes only the hit's. Each line starts
-// with the sha256 of its head and of its declaration's sha256, and the
-// declaration's sum stands before it: every head is checked, and only the
-// hit's declaration is summed. What is cached is only what a handshake
-// kept, already held to the protocol's rules, so a hit whose declaration
-// matches its sum is decoded as it is, not checked again (that check was
-// most of a run that starts nothing). A head that does not match its sum,
-// damaged or edited, makes the file a miss; a hit's declaration that does
-// not, the hit a miss, and the next Store drops it. It is written whole
-// to a temporary file and renamed over the old one, so a reader sees the
-// old file or the new one. A plugin chooses its declaration's size, so a file is capped
-// (4 MiB, written or read): older entries make room for a new one, and a
-// declaration too large alone is not cached. A file that cannot be read or
-// understood, or is over the cap, is a miss and one line in the plugin's
-// log, never a failure.
+// One file a plugin, <dir>/<name>.json, holds its latest few entries,
+// capped at 4 MiB, written whole and renamed into place; a file that
+// cannot be read or understood is a miss and a log line, never a failure
+// (docs/design.md, "host/declcache": the format, and why a hit is not
+// checked again).
 //
 // A plugin's file goes when the plugin does (Prune, at each host Open):
 // a name the run did not find whose every entry names a file that no

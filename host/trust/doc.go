@@ -52,14 +52,7 @@
 //
 // # The limit of the rule
 //
-// Trust is of the plugin's directory and the files its entry names. What a
-// program reads that is neither is not covered: a module an interpreter
-// imports from outside the plugin's directory (site-packages,
-// node_modules above it, the session's directory on sys.path), libraries
-// a binary loads, data it reads, the contents of a directory the entry
-// names, and a path hidden in a colon-separated list or in the middle of
-// an argument. Changing such a file does not lapse trust. Neither do
-// changes to files outside the repository that the entry names
-// (/usr/bin/python3): the person's machine, not the repository, controls
-// those, and `bingo trust` lists them.
+// Trust covers the plugin's directory and the files its entry names, and
+// nothing else a program reads: docs/design.md ("host/trust") lists what
+// that leaves out, and why.
 package trust

@@ -16,24 +16,19 @@
 // (signal.go). Wait returns once _start has: nil for exit code 0, else an
 // error naming the plugin and the reason, with a *sys.ExitError under it.
 //
-// Stopping a guest. Every module is metered (package wasmmeter) before it
-// is compiled: its code calls refuel now and then, where the host's
-// garbage collector can stop it and where a guest whose context is done
-// (Kill, Host.Close, a start past its deadline) ends. Kill also closes the
-// guest's stdin and breaks its stdout, for a guest waiting in a host call;
-// it is idempotent, and Wait returns promptly after it. Host.Close kills
-// every live instance first.
+// Stopping a guest. Every module is metered (package wasmmeter): its code
+// calls refuel now and then, where the garbage collector can stop it and a
+// guest whose context is done (Kill, Host.Close, a start past its
+// deadline) ends. Kill also closes its stdin and breaks its stdout, for a
+// guest in a host call; Wait returns promptly after it.
 //
 // Compiling and caching. A module is compiled once per Host and content
 // (its sha256), on the first Start that needs it; concurrent Starts share
 // it, and instances are anonymous, so a respawn is an instantiation. Each
 // version of a file (package fileversion) is read and hashed once. With
-// HostConfig.CacheDir, the metered module (metered-v3/), the file's sum
-// (sums-v2/), what this build compiled (compiled-v1/), what was refused
-// (refused-v1/) and wazero's compiled code are kept there, so the next
-// Host neither reads, meters nor compiles an unchanged module. A record
-// that does not match costs time, never another module's code. Plugins
-// must not be able to write to the directory.
+// HostConfig.CacheDir, what was metered, summed, compiled and refused is
+// kept there, so the next Host redoes none of it for an unchanged module;
+// plugins must not be able to write to it.
 //
 // Bounds. Nothing a plugin ships holds Start or the Host for ever:
 //   - the module file is a regular file of at most MaxModuleSize, checked
@@ -62,6 +57,5 @@
 // alone (its memory is reserved address space, so it never moves and
 // costs about the pages it touches: memory.go);
 // the real clocks, a sleep that ends with the instance (sleepUntilDone),
-// and crypto/rand. Anything wider is a person's grant in
-// settings, never a manifest's.
+// and crypto/rand. Anything wider is a person's grant, never a manifest's.
 package wasm
