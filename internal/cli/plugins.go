@@ -75,6 +75,8 @@ func newPlugin(o options, name string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "build it: (cd %s && go build -o %s .)\n", dir, name)
 	case "wasm":
 		fmt.Fprintf(stdout, "build it: (cd %s && GOOS=wasip1 GOARCH=wasm go build -o plugin.wasm .)\n", dir)
+	case "c", "rust":
+		fmt.Fprintf(stdout, "build it: %s (its README names the Debian packages it needs)\n", filepath.Join(dir, "build.sh"))
 	}
 	fmt.Fprintf(stdout, "check it: bingo plugins check %s\n", dir)
 	return ExitOK

@@ -23,8 +23,10 @@ import (
 var templates embed.FS
 
 // Langs are the languages a plugin can be written in, by name: wasm is Go
-// built for WASI on pluginkit, run in the host's sandbox.
-var Langs = []string{"python", "node", "go", "wasm"}
+// built for WASI on pluginkit, c and rust are built for WASI with Debian's
+// toolchains by the build.sh written beside them; the three run in the
+// host's sandbox.
+var Langs = []string{"python", "node", "go", "wasm", "c", "rust"}
 
 // Kit is the module a wasm plugin is built on (its pluginkit and sdk).
 const Kit = "github.com/bingo/bingo-plugin-rpc"
@@ -47,6 +49,9 @@ type data struct {
 	Name, Intro, Files, Build string
 	// Kit: the plugin is built on pluginkit, which speaks the wire.
 	Kit bool
+	// WASI: the plugin is a WASI module that speaks the wire itself, and
+	// comes with inputs.json, a slow call for the check's cancel step.
+	WASI bool
 	// GoVersion, KitVersion and KitDir fill a pluginkit plugin's go.mod;
 	// KitDir is the replace directive's target, quoted as go.mod needs it,
 	// and KitChecked says it is a checkout (--kit) rather than the copy.
@@ -67,6 +72,19 @@ var langData = map[string]data{
 			"where its source is: `kit/`, the copy bingo wrote beside the plugin (it needs\n" +
 			"nothing but Go's standard library), or a bingo checkout (`bingo plugins new\n" +
 			"--kit DIR`, or `go mod edit -replace " + Kit + "=/path/to/bingo`).\n"},
+	"c": {Intro: " in C, built to WebAssembly with wasi-libc and run in bingo's sandbox", WASI: true,
+		Files: "main.c        the plugin: a loop over stdin, a tool that stops at tool/cancel\njson.c json.h a small JSON reader\nbuild.sh      builds plugin.wasm\ninputs.json   a slow call, for the check's cancel step",
+		Build: "\n## Build\n\nThe manifest runs `plugin.wasm` next to it; build it first, and after every change:\n\n" +
+			"```sh\n./build.sh\n```\n\n" +
+			"It needs clang and wasi-libc; on Debian or Ubuntu:\n\n" +
+			"```sh\napt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32\n```\n"},
+	"rust": {Intro: " in Rust, built to WebAssembly and run in bingo's sandbox", WASI: true,
+		Files: "src/main.rs   the plugin: a loop over stdin, a tool that stops at tool/cancel\nCargo.toml    its crate, which uses serde_json\nbuild.sh      builds plugin.wasm, offline\ninputs.json   a slow call, for the check's cancel step",
+		Build: "\n## Build\n\nThe manifest runs `plugin.wasm` next to it; build it first, and after every change:\n\n" +
+			"```sh\n./build.sh\n```\n\n" +
+			"It needs Debian's Rust, its standard library for wasm32-wasi and serde_json;\non Debian or Ubuntu:\n\n" +
+			"```sh\napt-get install rustc cargo libstd-rust-dev-wasm32 librust-serde-json-dev\n```\n\n" +
+			"The build is offline: serde_json comes from Debian's crate directory,\n`/usr/share/cargo/registry`. It runs `/usr/bin/cargo` (set `CARGO` and\n`RUSTC` for others): a rustup toolchain earlier on your `PATH` may lack the\n`wasm32-wasi` target.\n"},
 }
 
 // Write writes a new plugin named name in lang into dir, which must not
@@ -142,7 +160,7 @@ func write(dir, p, rel string, d data) (string, error) {
 		return "", err
 	}
 	mode := os.FileMode(0o644)
-	if rel == "main.py" || rel == "main.js" {
+	if rel == "main.py" || rel == "main.js" || rel == "build.sh" {
 		mode = 0o755
 	}
 	return rel, os.WriteFile(target, out, mode)

@@ -44,7 +44,7 @@ func TestWriteRefuses(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "x"), nil, 0o644)
 	for _, c := range []struct{ dir, name, lang, kit, want string }{
 		{filepath.Join(dir, "a"), "Bad", "python", "", "invalid plugin name"},
-		{filepath.Join(dir, "b"), "b", "rust", "", "choose one of python, node, go, wasm"},
+		{filepath.Join(dir, "b"), "b", "cobol", "", "choose one of python, node, go, wasm, c, rust"},
 		{dir, "c", "node", "", "is not empty"},
 		{filepath.Join(dir, "d"), "d", "go", "../..", "--kit is for wasm"},
 		{filepath.Join(dir, "e"), "e", "wasm", dir, "not a checkout of " + Kit},
