@@ -27,7 +27,6 @@ const maxDocLines = 60
 var (
 	tooLong = map[string]bool{
 		"host/host.go":                 true,
-		"internal/check/check.go":      true,
 		"transport/mcphttp/mcphttp.go": true,
 	}
 	longDocs = map[string]bool{}
