@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -194,17 +193,11 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	// outlives its caller's cancellation, telling the plugin instead, and
 	// withdrawing any question it has put to the person. Its deadline
 	// cancels it the same way, once.
-	waitCtx, cancel := ctx, func() {}
+	waitCtx := ctx
 	if req.CancelMethod != "" {
 		waitCtx = context.Background()
-		cancel = sync.OnceFunc(func() {
-			if pc.key != "" {
-				pc.cancel()
-			}
-			_ = inst.notify(req.CancelMethod, req.CancelParams)
-		})
 		if ctx.Done() != nil {
-			defer context.AfterFunc(ctx, cancel)()
+			defer context.AfterFunc(ctx, func() { pc.cancelOnWire(req) })()
 		}
 	}
 	err = pc.wait(waitCtx, pc.expired, result)
@@ -214,7 +207,9 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	case errors.Is(err, errPastDeadline):
 		// Still owed: its answer, if it comes, is still taken, and the
 		// wedge rule decides whether the instance is stuck.
-		cancel()
+		if req.CancelMethod != "" {
+			pc.cancelOnWire(req)
+		}
 		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return fmt.Errorf("plugin %s: %s: %w", p.opts.Name, req.Method, ctx.Err())

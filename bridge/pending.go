@@ -36,6 +36,7 @@ type pendingCall struct {
 	writeBound time.Duration // past it a blocked write means the plugin is not reading
 	wrote      time.Time     // when the write began
 	writing    atomic.Bool   // the write has not returned
+	cancelSent atomic.Bool   // the plugin has been told to stop (cancelOnWire)
 
 	// Its route, when it names a running call or stream (key, its callId
 	// or streamId): where the plugin's progress, questions and deltas
@@ -240,6 +241,19 @@ func (pc *pendingCall) tick() {
 		return
 	}
 	pc.inst.writeBlocked(pc.method, pc.writeBound)
+}
+
+// cancelOnWire tells the plugin to stop working on pc, req's (its
+// CancelMethod), and withdraws any question it has put to the person:
+// once, whether its caller's cancellation or its deadline came first.
+func (pc *pendingCall) cancelOnWire(req proxy.Request) {
+	if pc.cancelSent.Swap(true) {
+		return
+	}
+	if pc.key != "" {
+		pc.cancel()
+	}
+	_ = pc.inst.notify(req.CancelMethod, req.CancelParams)
 }
 
 // endRoute ends pc's route, if it has one: its questions are withdrawn
