@@ -12,7 +12,7 @@ MCPWASM := examples/plugins/wordcount-mcp-wasm/plugin.wasm
 DEMO    := $(CURDIR)/.demo
 NPMSRV  := .cache/mcp-servers
 
-.PHONY: all build wasm mcp mcp-servers demo test test-race test-cli check schema bench clean
+.PHONY: all build wasm mcp mcp-servers conformance demo test test-race test-cli check schema bench clean
 
 all: build wasm mcp
 
@@ -53,6 +53,13 @@ mcp-servers:
 	  (cd $(NPMSRV) && npm ci --prefer-offline --ignore-scripts --no-audit --no-fund --loglevel=error) && \
 	  cp testdata/mcp-servers/package-lock.json $(NPMSRV)/installed.json; \
 	fi
+
+# The official MCP client conformance suite (the version
+# scripts/conformance/package-lock.json pins, on Node 22 from npm) drives
+# bingo through scripts/conformance/adapter for specifications 2025-11-25
+# and 2026-07-28: every scored scenario must pass.
+conformance:
+	scripts/conformance/run.sh
 
 # The suite runs under the race detector, but for the few tests that are
 # one goroutine grinding through tens of MiB or a wazero compilation, where

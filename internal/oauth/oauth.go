@@ -42,6 +42,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,6 +101,7 @@ type Handler struct {
 	port   int                            // the loopback redirect's, fixed at the first
 	issuer map[string]string              // token endpoint → issuer, from the metadata read
 	got    string                         // the issuer of the grant last stored here
+	scopes []string                       // the scopes the stored grant asked for
 }
 
 var _ auth.OAuthHandler = (*Handler)(nil)
@@ -140,6 +142,7 @@ func New(o Options) (*Handler, error) {
 	}
 	if g := r.Issuers[r.Current]; g != nil && g.Token != nil && r.URL == o.URL {
 		h.stored = h.saving(r.Current, g, g.config().TokenSource(h.refreshContext(), g.Token))
+		h.scopes = g.Scopes
 	}
 	return h, nil
 }
@@ -236,6 +239,18 @@ func (h *Handler) handler() (*auth.AuthorizationCodeHandler, error) {
 			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
 		}},
 		RequestRefreshToken: true,
+		// A step-up asks for what was granted before too (SEP-2350):
+		// the sdk's handler remembers it only within one process, so
+		// the stored grant's scopes are added here.
+		ScopeFilter: func(discovered []string) []string {
+			out := slices.Clone(discovered)
+			for _, s := range h.scopes {
+				if !slices.Contains(out, s) {
+					out = append(out, s)
+				}
+			}
+			return out
+		},
 		Client:              h.o.HTTP,
 		InitialTokenSource:  h.stored,
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
