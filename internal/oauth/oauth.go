@@ -251,8 +251,8 @@ func (h *Handler) handler() (*auth.AuthorizationCodeHandler, error) {
 			}
 			return out
 		},
-		Client:              h.o.HTTP,
-		InitialTokenSource:  h.stored,
+		Client:             h.o.HTTP,
+		InitialTokenSource: h.stored,
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 			issuer := h.issuerOf(c.Endpoint.TokenURL)
 			g := &grant{ClientID: c.ClientID, ClientSecret: c.ClientSecret, AuthURL: c.Endpoint.AuthURL, TokenURL: c.Endpoint.TokenURL,
