@@ -276,3 +276,41 @@ func TestSandboxRelativePaths(t *testing.T) {
 		})
 	}
 }
+
+// The errno values docs/plugins.md gives a WASI author ("Writing a WASI
+// plugin in any language") for what the sandbox refuses, as a C guest
+// sees them.
+func TestSandboxDocumentedErrnos(t *testing.T) {
+	const eperm, enoent, enotcapable, erofs = "err 63", "err 44", "err 76", "err 69"
+	session, outside := sandboxDirs(t)
+	if err := os.Mkdir(filepath.Join(session, ".bingo"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := startC(t, sharedHost, Config{Dir: session, Hide: filepath.Join(session, ".bingo")})
+	for cmd, want := range map[string]string{
+		"read ../outside.txt":     eperm,
+		"read " + outside:         enoent, // under no mount
+		"read .bingo":             enoent,
+		"write new.txt x":         erofs,
+		"write inside.txt x":      erofs,
+		"openrw inside.txt":       erofs, // write rights fail even a read
+		"read inside.txt":         `ok inside`,
+		"read /" + "inside.txt":   `ok inside`, // "/" is the working directory
+		"write " + outside + " x": enoent,
+	} {
+		if got := p.ask(cmd); got != want {
+			t.Errorf("%s = %q, want %q", cmd, got, want)
+		}
+	}
+	// A link out of the mount, outside any hidden directory's spine.
+	q := startC(t, sharedHost, Config{Dir: session, Name: "nohide"})
+	for _, link := range []string{"out-link", "out-link-abs"} {
+		if got := q.ask("read " + link); got != eperm {
+			t.Errorf("read %s = %q, want %q", link, got, eperm)
+		}
+	}
+	r := startC(t, sharedHost, Config{Name: "nodir"})
+	if got := r.ask("read " + outside); got != enotcapable {
+		t.Errorf("read %s with no working directory = %q, want %q", outside, got, enotcapable)
+	}
+}

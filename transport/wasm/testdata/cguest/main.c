@@ -5,6 +5,7 @@
 //	read PATH               ok <content> | err <errno>
 //	ls DIR                  ok <name> <name> ... (sorted as read) | err <errno>
 //	write PATH TEXT         ok | err <errno>
+//	openrw PATH             open(PATH, O_RDWR): ok | err <errno>
 //	rewind DIR NEW TARGET   lists DIR, renames it to NEW, puts a link to
 //	                        TARGET where it was, lists the open DIR again
 //	                        from cookie 0: ok <names> | err <errno>
@@ -97,6 +98,14 @@ int main(void) {
 			}
 			out[n] = 0;
 			printf("ok %s\n", out);
+		} else if (!strcmp(cmd, "openrw") && a) {
+			int fd = open(a, O_RDWR);
+			if (fd < 0) {
+				errno_fail();
+				continue;
+			}
+			close(fd);
+			printf("ok\n");
 		} else if (!strcmp(cmd, "write") && a && b) {
 			int fd = open(a, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 			if (fd < 0) {
