@@ -148,3 +148,56 @@ func TestHelpersWrittenOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainWords keeps the code's names in words a newcomer reads without
+// a glossary: private words once used for plain things (a request not yet
+// answered, a plugin not running, the goroutines that serve a plugin)
+// name nothing in production code, and no file is named after one.
+func TestPlainWords(t *testing.T) {
+	private := map[string]string{
+		"owed": "unanswered", "owes": "unanswered", "verdict": "decision or finding", "crew": "workers",
+		"woke": "started", "poke": "nudge", "vouched": "this run", "vouch": "mayRun", "asleep": "idle",
+	}
+	fset := token.NewFileSet()
+	for _, path := range goFiles(t, func(string) bool { return true }) {
+		if strings.Contains(filepath.Base(path), "faith") {
+			t.Errorf("%s: name the file for what it tests", path)
+		}
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			id, ok := n.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			for _, w := range splitWords(id.Name) {
+				if plain, bad := private[w]; bad {
+					t.Errorf("%s: %s: say %s", fset.Position(id.Pos()), id.Name, plain)
+					break
+				}
+			}
+			return true
+		})
+	}
+}
+
+// splitWords splits a Go name into its lower-case words: "firstOwed" is
+// first, owed.
+func splitWords(name string) []string {
+	var words []string
+	start := 0
+	for i := 1; i <= len(name); i++ {
+		if i == len(name) || name[i] >= 'A' && name[i] <= 'Z' || name[i] == '_' {
+			if w := strings.Trim(strings.ToLower(name[start:i]), "_"); w != "" {
+				words = append(words, w)
+			}
+			start = i
+		}
+	}
+	return words
+}

@@ -59,7 +59,7 @@ func (inst *instance) probe() {
 
 // takeAnswer takes the answer r to the host's request id, on whichever
 // goroutine read it (the wire's reader, or a caller reading in its turn:
-// see await), and reports whether id was one the host is owed.
+// see await), and reports whether id was one of the host's unanswered requests.
 func (inst *instance) takeAnswer(id jsonrpc2.ID, r reply) bool {
 	pc := inst.inFlight.answered(id)
 	if pc == nil {
@@ -171,11 +171,11 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	// is part of it.
 	deadline := req.Kind.Deadline(p.opts.Deadlines)
 	start := time.Now()
-	inst, woke, err := p.acquire(ctx, deadline)
+	inst, started, err := p.acquire(ctx, deadline)
 	if err != nil {
 		return err
 	}
-	if woke {
+	if started {
 		start = time.Now()
 	}
 	defer p.release(inst)
@@ -205,7 +205,7 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	case err == nil:
 		return nil
 	case errors.Is(err, errPastDeadline):
-		// Still owed: its answer, if it comes, is still taken, and the
+		// Still unanswered: its answer, if it comes, is still taken, and the
 		// wedge rule decides whether the instance is stuck.
 		if req.CancelMethod != "" {
 			pc.cancelOnWire(req)

@@ -22,6 +22,112 @@ type IdentityError struct{ msg string }
 
 func (e *IdentityError) Error() string { return e.msg }
 
+// declaredAtHandshake holds what a handshake declared. The first
+// declaration is kept, and what the host refused of it costs a notice
+// each. After that, a handshake that declares the same says nothing; one
+// that declares otherwise (a cached declaration gone stale, a plugin
+// changed between two starts) replaces the declaration held, with one
+// notice and its refusals, and the host hears of it (redeclared).
+func (p *Plugin) declaredAtHandshake(decl protocol.InitializeResult, refused []string) {
+	p.mu.Lock()
+	held := p.decl
+	same := held != nil && sameDeclaration(*held, decl)
+	if !same {
+		p.decl, p.refused = &decl, refused
+	}
+	p.mu.Unlock()
+	switch {
+	case held == nil:
+	case same:
+		return
+	default:
+		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "info",
+			Message: "its declaration changed since it last started; what it contributes is now what it declared this time"})
+		p.redeclared(decl, true)
+	}
+	p.raiseRefusals(refused, p.opts.Notify)
+}
+
+// raiseRefusals raises, through raise, a notice for each part of a
+// declaration the host refused.
+func (p *Plugin) raiseRefusals(refused []string, raise func(Notice)) {
+	const most = 20 // a declaration of a thousand bad entries needs no thousand notices
+	if len(refused) > most {
+		refused = append(refused[:most:most], fmt.Sprintf("and %d more parts of the declaration refused", len(refused)-most))
+	}
+	for _, msg := range refused {
+		raise(Notice{Plugin: p.opts.Name, Level: "warn", Message: msg})
+	}
+}
+
+// declaredLive takes a plugin/declare, held to the handshake's rules
+// (readDeclaration): what is kept becomes the declaration, a notice for
+// each part refused, and the host hears of a change (redeclared). One
+// that fails outright costs one notice; one that changes nothing,
+// nothing. The plugin may send it any number of times, so its notices go
+// through its limiter.
+func (p *Plugin) declaredLive(raw json.RawMessage) {
+	err := p.opts.Budget.Take(p.opts.Name, len(raw))
+	var decl protocol.InitializeResult
+	var refused []string
+	if err == nil {
+		decl, refused, err = readDeclaration(p.opts.Name, raw)
+	}
+	if err != nil {
+		p.notices.raise(Notice{Plugin: p.opts.Name, Level: "warn", Message: "its new declaration was refused: " + err.Error()})
+		return
+	}
+	p.mu.Lock()
+	changed := p.decl == nil || !sameDeclaration(*p.decl, decl)
+	if !changed && slices.Equal(p.refused, refused) {
+		p.mu.Unlock()
+		return
+	}
+	p.decl, p.refused = &decl, refused
+	p.mu.Unlock()
+	p.raiseRefusals(refused, p.notices.raise)
+	if changed {
+		p.redeclared(decl, false)
+	}
+}
+
+// redeclared tells Options.Redeclared of the declaration now held, so the
+// host registers the new contributions; handshake says a handshake
+// declared it, rather than the live plugin (plugin/declare).
+func (p *Plugin) redeclared(decl protocol.InitializeResult, handshake bool) {
+	if p.opts.Redeclared != nil {
+		p.opts.Redeclared(decl, handshake)
+	}
+}
+
+// sameDeclaration reports whether two kept declarations say the same, as
+// they would cross the wire (a nil list and an empty one are the same).
+func sameDeclaration(a, b protocol.InitializeResult) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+// Declaration is what the host kept of what the plugin declared: at its
+// latest handshake, or Options.Declared before its first.
+func (p *Plugin) Declaration() (protocol.InitializeResult, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.decl == nil {
+		return protocol.InitializeResult{}, false
+	}
+	return *p.decl, true
+}
+
+// Refused is what the host refused of the declaration held, one message
+// each (see readDeclaration): empty for one given as Options.Declared
+// until a handshake declares otherwise.
+func (p *Plugin) Refused() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.refused...)
+}
+
 // readDeclaration reads a plugin's answer to initialize, which nothing
 // makes true but checking. What the plugin says it is (protocol, name,
 // version) must hold, or the handshake fails with the error. The rest is

@@ -19,7 +19,7 @@
 //     to its deadline; a provider stream sends provider/cancel. A deadline
 //     sends the same cancel, and the answer is still taken if it comes.
 //   - Wedged: an instance that has answered nothing since the oldest
-//     deadline it has missed (a request still owed past it), for Grace
+//     deadline it has missed (a request still unanswered past it), for Grace
 //     after it or after its last answer if that came later, whatever newer
 //     requests are still within theirs; or whose input write stays blocked
 //     past the request's deadline (never less than Grace). It is killed
@@ -37,7 +37,7 @@
 //     long as a handshake may. A start that follows no death that fails is
 //     its one notice. A handshake that declares otherwise than held
 //     replaces the declaration, with one notice (Options.Redeclared).
-//   - Idle stop: nothing in flight or owed for Deadlines.IdleStop stops the
+//   - Idle stop: nothing in flight or unanswered for Deadlines.IdleStop stops the
 //     instance quietly; it sleeps until the next read.
 //   - A Plugin's lifecycle is one state (Status); every start runs under
 //     its lifetime, which Close ends, and Close says what it could not stop.

@@ -131,11 +131,11 @@ func (h *readerHandoff) readTurn(over func() bool) {
 	h.mu.Lock()
 	h.pending, h.ended = line, err
 	h.mu.Unlock()
-	h.poke()
+	h.nudge()
 }
 
-// poke wakes ReadObject, if it waits, to look at the turns again.
-func (h *readerHandoff) poke() {
+// nudge wakes ReadObject, if it waits, to look at the turns again.
+func (h *readerHandoff) nudge() {
 	select {
 	case h.wake <- struct{}{}:
 	default:

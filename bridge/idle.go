@@ -5,16 +5,16 @@ import (
 	"time"
 )
 
-// An instance is idle when nothing is in flight on it: no read of the
-// plugin (hold/release), no request of its own being answered, and
-// nothing it owes (inFlight). Deadlines.IdleStop after it became idle it is
-// stopped, which is no death: the plugin is asleep, as if it had not been
-// started, and the next read starts it.
+// An instance is unused when nothing is in flight on it: no read of the
+// plugin (hold/release), no request of its own being answered, and no
+// request of the host's unanswered (inFlight). Deadlines.IdleStop after it
+// became unused it is stopped, which is no death: the plugin is idle (the
+// state idle), as if it had not been started, and the next read starts it.
 
 // armIdle starts inst's idle clock, just made live. Called with p.mu held.
 func (p *Plugin) armIdle(inst *instance) {
 	inst.lastUsed = time.Now()
-	inst.idle = time.AfterFunc(p.opts.Deadlines.IdleStop, func() { p.idleCheck(inst) })
+	inst.idleStop = time.AfterFunc(p.opts.Deadlines.IdleStop, func() { p.idleCheck(inst) })
 }
 
 // hold counts a piece of work in on inst: with current, only if inst is
@@ -37,14 +37,14 @@ func (p *Plugin) release(inst *instance) {
 	defer p.mu.Unlock()
 	inst.busy--
 	inst.lastUsed = time.Now()
-	if inst.busy == 0 && inst.idle != nil && p.inst == inst {
-		inst.idle.Reset(p.opts.Deadlines.IdleStop)
+	if inst.busy == 0 && inst.idleStop != nil && p.inst == inst {
+		inst.idleStop.Reset(p.opts.Deadlines.IdleStop)
 	}
 }
 
-// idleCheck stops inst if it has been idle for IdleStop, and otherwise
+// idleCheck stops inst if it has been unused for IdleStop, and otherwise
 // looks again when it next could have been. Work in flight re-arms the
-// clock when it ends (release); a request past its deadline still owed is
+// clock when it ends (release); a request past its deadline still unanswered is
 // the wedge rule's, so the check waits it out.
 func (p *Plugin) idleCheck(inst *instance) {
 	p.mu.Lock()
@@ -52,13 +52,13 @@ func (p *Plugin) idleCheck(inst *instance) {
 		p.mu.Unlock()
 		return
 	}
-	if left := p.opts.Deadlines.IdleStop - time.Since(inst.lastUsed); left > 0 || inst.inFlight.owes() {
-		inst.idle.Reset(max(left, p.opts.Deadlines.IdleStop/4, time.Millisecond))
+	if left := p.opts.Deadlines.IdleStop - time.Since(inst.lastUsed); left > 0 || inst.inFlight.unanswered() {
+		inst.idleStop.Reset(max(left, p.opts.Deadlines.IdleStop/4, time.Millisecond))
 		p.mu.Unlock()
 		return
 	}
 	p.inst = nil
-	p.setState(asleep)
+	p.setState(idle)
 	// It lived and was left alone: whatever deaths came before, it is
 	// healthy now.
 	p.deaths, p.retryAt = 0, time.Time{}

@@ -25,20 +25,20 @@ type instance struct {
 	cancel  context.CancelFunc
 	started time.Time
 
-	// The host's requests it owes, and the admission of handlers for its
+	// The host's requests it has not answered, and the admission of handlers for its
 	// own (pending.go): the one table of what is in flight on it.
 	inFlight inFlight
 
 	// Guarded by p.mu: whether it was made the live instance, and whether
 	// its end has been recorded (died); the work in flight on it, when
-	// the last ended, and the clock that stops it once idle (idle.go).
+	// the last ended, and the clock that stops it once unused (idle.go).
 	live, ended bool
 	busy        int
 	lastUsed    time.Time
-	idle        *time.Timer
+	idleStop    *time.Timer
 
 	// The instance's one notice: the first to claim it (its death, a wedge
-	// verdict, or a stop that needs none) decides what it says.
+	// finding, or a stop that needs none) decides what it says.
 	noticeMu      sync.Mutex // held while the notice is raised (claimNotice)
 	noticeClaimed bool
 
@@ -149,7 +149,7 @@ func (inst *instance) stop() error {
 // claimNotice raises n as the instance's one notice, unless it has been
 // claimed already (a nil n claims it and says nothing). It reports whether
 // n was the one. The notice is raised under the claim, so whoever loses
-// it (a death racing a wedge verdict) returns only once it is out.
+// it (a death racing a wedge) returns only once it is out.
 func (inst *instance) claimNotice(n *Notice) bool {
 	inst.noticeMu.Lock()
 	defer inst.noticeMu.Unlock()
@@ -238,7 +238,7 @@ func (inst *instance) notification(method string, params json.RawMessage) {
 			fmt.Fprintf(p.opts.Log, "bridge: plugin/declare is not a declaration (%s): %.512s\n", protocol.KindOf(params), params)
 			return
 		}
-		p.declareAgain(params)
+		p.declaredLive(params)
 	default:
 		fmt.Fprintf(p.opts.Log, "bridge: ignored notification %q\n", method)
 	}

@@ -87,12 +87,14 @@ func TestChangedDeclarationReplacesTheCachedOne(t *testing.T) {
 	var mu sync.Mutex
 	handshook := testutil.NewCollector[protocol.InitializeResult]()
 	e, _ := lazy(t, script{decl: now, handle: func(p *peer, m msg) bool { return false }}, stale, func(o *Options) {
-		o.Redeclared = func(d protocol.InitializeResult) {
+		o.Redeclared = func(d protocol.InitializeResult, handshake bool) {
 			mu.Lock()
 			redeclared = append(redeclared, d)
 			mu.Unlock()
+			if handshake {
+				handshook.Add(d)
+			}
 		}
-		o.Handshook = handshook.Add
 	})
 	old := e.tool("plugin__t__old")
 	// The proxy of the stale declaration starts the plugin; the plugin
@@ -136,7 +138,7 @@ func TestChangedDeclarationReplacesTheCachedOne(t *testing.T) {
 		t.Fatalf("Redeclared %d times, want once", len(redeclared))
 	}
 	if h := handshook.All(); len(h) != 1 || len(h[0].Tools) != 1 || h[0].Tools[0].Name != "echo" {
-		t.Fatalf("Handshook with %+v, want once, with the kept declaration (echo only)", h)
+		t.Fatalf("Redeclared at a handshake with %+v, want once, with the kept declaration (echo only)", h)
 	}
 }
 
@@ -240,7 +242,7 @@ func TestObservationStartsAnAsleepPlugin(t *testing.T) {
 	}
 }
 
-// Waking an asleep plugin is the start the host put off, not part of the
+// Waking an idle plugin is the start the host put off, not part of the
 // read: a hook or tool whose deadline is shorter than the plugin's start
 // still gets its answer, as it would had the plugin started with the host.
 func TestWakingIsNotCountedAgainstTheReadsDeadline(t *testing.T) {
@@ -250,7 +252,7 @@ func TestWakingIsNotCountedAgainstTheReadsDeadline(t *testing.T) {
 	}, handle: func(p *peer, m msg) bool { echoAnswer(p, m); return true }}
 	e, _ := lazy(t, slow, basicDecl(), func(o *Options) { o.Deadlines.Tool = 50 * time.Millisecond })
 	if _, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c", nil); err != nil {
-		t.Fatalf("the first read of an asleep plugin: %v", err)
+		t.Fatalf("the first read of an idle plugin: %v", err)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/transport/mem"
 )
 
-// Status says each step of a plugin's life: asleep on a cached
+// Status says each step of a plugin's life: idle on a cached
 // declaration, starting while a read waits for its handshake, running,
 // dead once its instance dies, running again after the next read, closed.
 // A first start that fails leaves it not started.

@@ -114,21 +114,16 @@ type Options struct {
 	// from it at once, and its first instance starts on the first read,
 	// through the respawn path (see the package doc, "Lazy start").
 	Declared *protocol.InitializeResult
-	// Redeclared, if set, is called with the declaration a handshake kept
-	// whenever it differs from the one held (a Declared that has gone
-	// stale, a plugin that changed between two starts): the plugin's
-	// proxies are then those of the new declaration, and whoever
-	// registered the old ones should register Contributions again; and
-	// when the live plugin sends a new declaration of its own accord
-	// (plugin/declare). It is called without locks held, on the read that
-	// started the instance or on the instance's wire reader: it must not
-	// call the plugin.
-	Redeclared func(protocol.InitializeResult)
-	// Handshook, if set, is called, after Redeclared, with the declaration
-	// a handshake kept whenever it differs from the one held: what a
-	// cache of handshakes (Declared's source) should hold. A plugin/declare
-	// does not call it: that is the live plugin's, any number of times,
-	// and not what its next handshake will declare. The rules of
-	// Redeclared's call apply.
-	Handshook func(protocol.InitializeResult)
+	// Redeclared, if set, is called with the declaration held whenever it
+	// changes: a handshake kept one that differs from the one held (a
+	// Declared that has gone stale, a plugin that changed between two
+	// starts), handshake true; or the live plugin sent a new one of its
+	// own accord (plugin/declare), handshake false. The plugin's proxies
+	// are then those of the new declaration, and whoever registered the
+	// old ones should register Contributions again. Only a handshake's is
+	// what a cache of handshakes (Declared's source) should hold: a
+	// plugin/declare is not what the next handshake will declare. It is
+	// called without locks held, on the read that started the instance or
+	// on the instance's wire reader: it must not call the plugin.
+	Redeclared func(decl protocol.InitializeResult, handshake bool)
 }

@@ -17,7 +17,7 @@ import (
 // instance, from just before it is written until it is answered: what
 // waits for its answer, its deadline timer, its route, and what the wedge
 // rule counts of it. It is in its instance's inFlight table while it is
-// owed, even once its caller has stopped waiting.
+// unanswered, even once its caller has stopped waiting.
 type pendingCall struct {
 	inst   *instance
 	id     jsonrpc2.ID
@@ -78,21 +78,21 @@ func (inst *instance) newPendingCall(id jsonrpc2.ID, req proxy.Request, due time
 }
 
 // inFlight is what is in flight on an instance: the host's requests it
-// owes, a pendingCall each, and the admission of the plugin's requests
+// has not answered, a pendingCall each, and the admission of the plugin's requests
 // being answered. Its state changes only through the methods below (and
 // the wedge rule's, wedge.go), each under mu; as in jsonrpc2_v2's
 // inFlightState, one lock covers all of it.
 type inFlight struct {
 	mu     sync.Mutex                   // the one lock over all of what follows
-	byID   map[jsonrpc2.ID]*pendingCall // sent and unanswered: owed
+	byID   map[jsonrpc2.ID]*pendingCall // sent and unanswered
 	byKey  map[string]*pendingCall      // the routed ones whose caller still waits
 	closed bool                         // the wire is down: nothing more starts
 	wedge  wedgeTracker
 }
 
-func (f *inFlight) init(grace time.Duration, verdict func(string), probe func()) {
+func (f *inFlight) init(grace time.Duration, wedged func(string), probe func()) {
 	f.byID, f.byKey = map[jsonrpc2.ID]*pendingCall{}, map[string]*pendingCall{}
-	f.wedge = wedgeTracker{grace: grace, verdict: verdict, probe: probe, fire: f.checkWedge, lastAnswer: time.Now()}
+	f.wedge = wedgeTracker{grace: grace, wedged: wedged, probe: probe, fire: f.checkWedge, lastAnswer: time.Now()}
 }
 
 // add enters pc, about to be written: before the write, since its answer
@@ -111,7 +111,7 @@ func (f *inFlight) add(pc *pendingCall) bool {
 	return true
 }
 
-// answered records an answer with id, to a request owed or not: any answer
+// answered records an answer with id, to a request unanswered or not: any answer
 // shows the instance alive. It takes the request answered, if any, out of
 // the table and ends its route before returning it, so nothing the plugin
 // sends after its answer reaches the finished call.
@@ -131,7 +131,7 @@ func (f *inFlight) answered(id jsonrpc2.ID) *pendingCall {
 }
 
 // done is pc's caller no longer waiting: its timer stops and its route
-// ends. Unanswered, it stays owed: its late answer is still taken, and
+// ends. Unanswered, it stays unanswered: its late answer is still taken, and
 // still counts as one.
 func (f *inFlight) done(pc *pendingCall) {
 	pc.timer.Stop()
@@ -144,7 +144,7 @@ func (f *inFlight) done(pc *pendingCall) {
 	pc.endRoute()
 }
 
-// drop takes out pc, whose write failed: it is owed nothing.
+// drop takes out pc, whose write failed: no answer is due.
 func (f *inFlight) drop(pc *pendingCall) {
 	pc.timer.Stop()
 	f.mu.Lock()
@@ -182,8 +182,8 @@ func (f *inFlight) route(key string) *pendingCall {
 	return f.byKey[key]
 }
 
-// owes reports whether any request is unanswered.
-func (f *inFlight) owes() bool {
+// unanswered reports whether any request is unanswered.
+func (f *inFlight) unanswered() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.byID) > 0

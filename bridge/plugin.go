@@ -26,7 +26,7 @@ type Plugin struct {
 	nextStream atomic.Uint64
 	nextReq    atomic.Uint64 // names the host's requests, so an answer finds its route
 	// Goroutines that outlive the call that started them (a respawn, an
-	// idle stop, a wedge verdict); Close waits for them.
+	// idle stop, a wedge); Close waits for them.
 	watchers sync.WaitGroup
 	notices  noticeLimiter // the plugin's own notices
 	// life ends at Close: every start runs under it, so Close cancels a
@@ -50,7 +50,7 @@ type lifecycle int
 
 const (
 	notStarted lifecycle = iota // no declaration: Start has not succeeded
-	asleep                      // declared (Options.Declared, or stopped for idleness), nothing running, no death to say so: a read starts it
+	idle                        // declared (Options.Declared, or stopped for idleness), nothing running, no death to say so: a read starts it
 	starting                    // a start in flight (Plugin.start), which reads wait for
 	running                     // Plugin.inst is the live instance
 	dead                        // its instance died or a restart failed: a read past retryAt respawns it
@@ -65,9 +65,9 @@ func (s lifecycle) String() string {
 // moves lists the states each state may move to.
 var moves = [...][]lifecycle{
 	notStarted: {starting, closed},
-	asleep:     {starting, closed},
-	starting:   {notStarted, asleep, running, dead, closed},
-	running:    {asleep, dead, closed},
+	idle:       {starting, closed},
+	starting:   {notStarted, idle, running, dead, closed},
+	running:    {idle, dead, closed},
 	dead:       {starting, closed},
 	closed:     nil,
 }
@@ -86,7 +86,7 @@ func (p *Plugin) setState(s lifecycle) {
 
 // startup is a start in flight: the reads that come meanwhile wait for it.
 type startup struct {
-	from lifecycle     // notStarted, asleep or dead
+	from lifecycle     // notStarted, idle or dead
 	done chan struct{} // closed once inst or err is set
 	inst *instance
 	err  error
@@ -125,7 +125,7 @@ func New(opts Options) *Plugin {
 	p.life, p.end = context.WithCancel(context.Background())
 	if opts.Declared != nil {
 		decl := *opts.Declared
-		p.decl, p.state = &decl, asleep
+		p.decl, p.state = &decl, idle
 	}
 	return p
 }
@@ -145,7 +145,7 @@ func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
 	p.mu.Lock()
 	var st *startup
 	switch p.state {
-	case notStarted, asleep:
+	case notStarted, idle:
 		st = p.beginStart()
 	case closed:
 		p.mu.Unlock()
@@ -171,7 +171,7 @@ func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
 		st.finish(nil, err)
 		return protocol.InitializeResult{}, err
 	}
-	p.adoptDeclaration(decl, refused)
+	p.declaredAtHandshake(decl, refused)
 	st.finish(inst, nil)
 	return decl, nil
 }
@@ -202,94 +202,6 @@ func (p *Plugin) install(inst *instance) (failed int, err error) {
 	return failed, err
 }
 
-// adoptDeclaration holds what a handshake declared. The first declaration is kept, and
-// what the host refused of it costs a notice each. After that, a handshake
-// that declares the same says nothing; one that declares otherwise (a
-// cached declaration gone stale, a plugin changed between two starts)
-// replaces the declaration held, with one notice and its refusals, and the
-// host hears of it (reportRedeclared, then Options.Handshook).
-func (p *Plugin) adoptDeclaration(decl protocol.InitializeResult, refused []string) {
-	p.mu.Lock()
-	held := p.decl
-	same := held != nil && sameDeclaration(*held, decl)
-	if !same {
-		p.decl, p.refused = &decl, refused
-	}
-	p.mu.Unlock()
-	switch {
-	case held == nil:
-	case same:
-		return
-	default:
-		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "info",
-			Message: "its declaration changed since it last started; what it contributes is now what it declared this time"})
-		p.reportRedeclared(decl)
-		if p.opts.Handshook != nil {
-			p.opts.Handshook(decl)
-		}
-	}
-	p.raiseRefusals(refused, p.opts.Notify)
-}
-
-// raiseRefusals raises, through raise, a notice for each part of a
-// declaration the host refused.
-func (p *Plugin) raiseRefusals(refused []string, raise func(Notice)) {
-	const most = 20 // a declaration of a thousand bad entries needs no thousand notices
-	if len(refused) > most {
-		refused = append(refused[:most:most], fmt.Sprintf("and %d more parts of the declaration refused", len(refused)-most))
-	}
-	for _, msg := range refused {
-		raise(Notice{Plugin: p.opts.Name, Level: "warn", Message: msg})
-	}
-}
-
-// declareAgain takes a plugin/declare, held to the handshake's rules
-// (readDeclaration): what is kept becomes the declaration, a notice for
-// each part refused, and the host hears of a change (reportRedeclared).
-// One that fails outright costs one notice; one that changes nothing,
-// nothing. The plugin
-// may send it any number of times, so its notices go through its limiter.
-func (p *Plugin) declareAgain(raw json.RawMessage) {
-	err := p.opts.Budget.Take(p.opts.Name, len(raw))
-	var decl protocol.InitializeResult
-	var refused []string
-	if err == nil {
-		decl, refused, err = readDeclaration(p.opts.Name, raw)
-	}
-	if err != nil {
-		p.notices.raise(Notice{Plugin: p.opts.Name, Level: "warn", Message: "its new declaration was refused: " + err.Error()})
-		return
-	}
-	p.mu.Lock()
-	changed := p.decl == nil || !sameDeclaration(*p.decl, decl)
-	if !changed && slices.Equal(p.refused, refused) {
-		p.mu.Unlock()
-		return
-	}
-	p.decl, p.refused = &decl, refused
-	p.mu.Unlock()
-	p.raiseRefusals(refused, p.notices.raise)
-	if changed {
-		p.reportRedeclared(decl)
-	}
-}
-
-// reportRedeclared tells Options.Redeclared of the declaration now held, so
-// the host registers the new contributions.
-func (p *Plugin) reportRedeclared(decl protocol.InitializeResult) {
-	if p.opts.Redeclared != nil {
-		p.opts.Redeclared(decl)
-	}
-}
-
-// sameDeclaration reports whether two kept declarations say the same, as
-// they would cross the wire (a nil list and an empty one are the same).
-func sameDeclaration(a, b protocol.InitializeResult) bool {
-	ja, errA := json.Marshal(a)
-	jb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && string(ja) == string(jb)
-}
-
 // logName is the plugin's log for a message that sends the person to it:
 // "its log (<path>)", or "its log" where the path is not known.
 func (p *Plugin) logName() string {
@@ -297,26 +209,6 @@ func (p *Plugin) logName() string {
 		return "its log"
 	}
 	return "its log (" + p.opts.LogPath + ")"
-}
-
-// Declaration is what the host kept of what the plugin declared: at its
-// latest handshake, or Options.Declared before its first.
-func (p *Plugin) Declaration() (protocol.InitializeResult, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.decl == nil {
-		return protocol.InitializeResult{}, false
-	}
-	return *p.decl, true
-}
-
-// Refused is what the host refused of the declaration held, one message
-// each (see readDeclaration): empty for one given as Options.Declared
-// until a handshake declares otherwise.
-func (p *Plugin) Refused() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.refused...)
 }
 
 // Status is "running", "starting", "idle" (declared, but not running: the
@@ -342,8 +234,8 @@ func (p *Plugin) Close() error {
 		p.inst = nil
 		p.setState(closed)
 	}
-	if inst != nil && inst.idle != nil {
-		inst.idle.Stop()
+	if inst != nil && inst.idleStop != nil {
+		inst.idleStop.Stop()
 	}
 	p.mu.Unlock()
 	p.end()
@@ -427,13 +319,13 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 // acquire returns the live instance, starting one if there is none, and
 // holds it for the read (see hold): the caller releases it. It starts
 // again when an instance it started was stopped for idleness before the
-// read could hold it. woke says the read waited for an asleep plugin to
+// read could hold it. started says the read waited for an idle plugin to
 // start: that wait is the handshake's, not the read's.
-func (p *Plugin) acquire(ctx context.Context, bound time.Duration) (inst *instance, woke bool, err error) {
+func (p *Plugin) acquire(ctx context.Context, bound time.Duration) (inst *instance, started bool, err error) {
 	for {
-		inst, woke, err = p.current(ctx, bound)
+		inst, started, err = p.current(ctx, bound)
 		if err != nil || p.hold(inst, true) {
-			return inst, woke, err
+			return inst, started, err
 		}
 	}
 }
@@ -445,7 +337,7 @@ func (p *Plugin) acquire(ctx context.Context, bound time.Duration) (inst *instan
 // deadline, and serves the next read. A start that follows no death had
 // been put off by the host, not lost to a death: a read waits for it as
 // long as the handshake may take, as it would have at the host's start.
-func (p *Plugin) current(ctx context.Context, bound time.Duration) (inst *instance, woke bool, err error) {
+func (p *Plugin) current(ctx context.Context, bound time.Duration) (inst *instance, started bool, err error) {
 	p.mu.Lock()
 	st := p.start
 	switch p.state {
@@ -465,14 +357,14 @@ func (p *Plugin) current(ctx context.Context, bound time.Duration) (inst *instan
 			return nil, false, fmt.Errorf("plugin %s is down; next restart in %s: %w", p.opts.Name, p.retryAt.Sub(now).Round(time.Millisecond), sdk.ErrUnavailable)
 		}
 		fallthrough
-	case asleep:
+	case idle:
 		st = p.beginStart()
 		p.watchers.Add(1)
 		go p.respawn(st)
 	}
 	p.mu.Unlock()
 	if st.from != dead {
-		bound, woke = max(bound, p.opts.Deadlines.Initialize), true
+		bound, started = max(bound, p.opts.Deadlines.Initialize), true
 	}
 	timer := time.NewTimer(bound)
 	defer timer.Stop()
@@ -480,15 +372,15 @@ func (p *Plugin) current(ctx context.Context, bound time.Duration) (inst *instan
 	case <-st.done:
 		switch {
 		case errors.Is(st.err, ErrClosed):
-			return nil, woke, ErrClosed
+			return nil, started, ErrClosed
 		case st.err != nil:
-			return nil, woke, fmt.Errorf("plugin %s: %w: %w", p.opts.Name, st.err, sdk.ErrUnavailable)
+			return nil, started, fmt.Errorf("plugin %s: %w: %w", p.opts.Name, st.err, sdk.ErrUnavailable)
 		}
-		return st.inst, woke, nil
+		return st.inst, started, nil
 	case <-ctx.Done():
-		return nil, woke, fmt.Errorf("plugin %s is restarting: %w", p.opts.Name, ctx.Err())
+		return nil, started, fmt.Errorf("plugin %s is restarting: %w", p.opts.Name, ctx.Err())
 	case <-timer.C:
-		return nil, woke, fmt.Errorf("plugin %s is still restarting after %s: %w", p.opts.Name, bound, sdk.ErrUnavailable)
+		return nil, started, fmt.Errorf("plugin %s is still restarting after %s: %w", p.opts.Name, bound, sdk.ErrUnavailable)
 	}
 }
 
@@ -518,7 +410,7 @@ func (p *Plugin) respawn(st *startup) {
 		}
 		p.mu.Unlock()
 		fmt.Fprintf(p.opts.Log, "bridge: restart failed: %v\n", err)
-		if st.from == asleep {
+		if st.from == idle {
 			p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "error",
 				Message: "could not start: " + err.Error() + "; its contributions answer nothing until a later use starts it"})
 		}
@@ -526,7 +418,7 @@ func (p *Plugin) respawn(st *startup) {
 		if failed > 0 {
 			p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "info", Message: fmt.Sprintf("running again; failed restarts before this one: %d", failed)})
 		}
-		p.adoptDeclaration(decl, refused)
+		p.declaredAtHandshake(decl, refused)
 	}
 	st.finish(inst, err)
 }
@@ -536,8 +428,8 @@ func (p *Plugin) respawn(st *startup) {
 func (p *Plugin) died(inst *instance, why error) {
 	p.mu.Lock()
 	inst.ended = true
-	if inst.idle != nil {
-		inst.idle.Stop()
+	if inst.idleStop != nil {
+		inst.idleStop.Stop()
 	}
 	live := inst.live
 	current := p.inst == inst
@@ -562,13 +454,13 @@ func (p *Plugin) died(inst *instance, why error) {
 }
 
 // Notify implements proxy.Caller. A dead plugin is not respawned for a
-// notification: nothing waits on it, so nothing is lost. An asleep one is
+// notification: nothing waits on it, so nothing is lost. An idle one is
 // started: it declared it wants to hear this (a hook's observation), and
-// it is asleep only because the host had not needed it yet.
+// it is idle only because the host had not needed it yet.
 func (p *Plugin) Notify(ctx context.Context, method string, params any) error {
 	p.mu.Lock()
 	inst := p.inst
-	wake := p.state == asleep || p.state == starting && p.start.from == asleep
+	wake := p.state == idle || p.state == starting && p.start.from == idle
 	p.mu.Unlock()
 	if wake {
 		var err error

@@ -27,7 +27,9 @@ func TestRedeclare(t *testing.T) {
 		}
 		return true
 	}}
-	e := mustStart(t, s, func(o *Options) { o.Redeclared = redecl.Add })
+	e := mustStart(t, s, func(o *Options) {
+		o.Redeclared = func(d protocol.InitializeResult, _ bool) { redecl.Add(d) }
+	})
 	if _, err := call(t, e.tool("plugin__t__echo"), t.Context(), "c1", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +63,8 @@ func TestRedeclare(t *testing.T) {
 // A plugin may send plugin/declare any number of times: a flood of them
 // costs the notices of the plugin's own rate (NoticeBurst, then a summary),
 // and the host hears only of a change (Redeclared), not of each repeat;
-// and none of it is a handshake's (Handshook), for a cache to keep.
+// and none of it is a handshake's (Redeclared's handshake), for a cache to
+// keep.
 func TestRedeclareFloodIsBounded(t *testing.T) {
 	const n = 500
 	redecl := testutil.NewCollector[protocol.InitializeResult]()
@@ -84,7 +87,14 @@ func TestRedeclareFloodIsBounded(t *testing.T) {
 		return true
 	}}
 	handshook := testutil.NewCollector[protocol.InitializeResult]()
-	e := mustStart(t, s, func(o *Options) { o.Redeclared, o.Handshook = redecl.Add, handshook.Add })
+	e := mustStart(t, s, func(o *Options) {
+		o.Redeclared = func(d protocol.InitializeResult, handshake bool) {
+			redecl.Add(d)
+			if handshake {
+				handshook.Add(d)
+			}
+		}
+	})
 	start := time.Now()
 	if _, err := call(t, e.tool("plugin__t__echo"), t.Context(), "c1", nil); err != nil {
 		t.Fatal(err) // answered after every plugin/declare was handled, in wire order
@@ -95,7 +105,7 @@ func TestRedeclareFloodIsBounded(t *testing.T) {
 		t.Errorf("Redeclared %d times, want twice: the first declaration and the change", len(all))
 	}
 	if n := len(handshook.All()); n != 0 {
-		t.Errorf("Handshook %d times for plugin/declare alone, want never: the cache holds what handshakes declare", n)
+		t.Errorf("Redeclared at a handshake %d times for plugin/declare alone, want never: the cache holds what handshakes declare", n)
 	}
 	lines := e.notices.All()
 	if most := NoticeBurst + int(elapsed/NoticeEvery) + 2; len(lines) > most {

@@ -9,7 +9,7 @@ import (
 // instance is wedged when it has answered nothing since the oldest
 // deadline it has missed, for Grace after it (or after its last answer,
 // if that came later) — whatever newer requests are still within their
-// deadlines. A deadline is missed by a request still owed past it; with a
+// deadlines. A deadline is missed by a request still unanswered past it; with a
 // liveness probe (Options.Probe), also by one answered only past it, since
 // such a plugin (a translator) gives those answers itself, having stopped
 // waiting for what is behind it: that answer shows nothing, and the stretch
@@ -20,23 +20,23 @@ import (
 // with no probe outstanding: a live plugin answers it within Grace, and
 // that answer counts.
 //
-// Whenever something is owed, the timer is armed no later than the first
+// Whenever something is unanswered, the timer is armed no later than the first
 // moment the rule could hold (or, with a probe, the first deadline, when
 // the probe is due to go out); a check that finds it does not yet hold
 // re-arms for the moment it next could. Its methods are called with
 // inFlight.mu held.
 type wedgeTracker struct {
 	grace      time.Duration
-	verdict    func(why string) // the rule holds: called once, without the lock
+	wedged     func(why string) // the rule holds: called once, without the lock
 	probe      func()           // sends the liveness probe, without the lock; nil: none
 	fire       func()           // the timer's: inFlight.checkWedge
 	lastAnswer time.Time        // the last answer that shows the instance alive
 	lateSince  time.Time        // with a probe: the oldest deadline missed by a request answered past it, since lastAnswer
 	lateMethod string           // that request's method
-	probing    bool             // a probe is owed
+	probing    bool             // a probe is unanswered
 	timer      *time.Timer
 	armedAt    time.Time // when the timer fires; zero while disarmed
-	over       bool      // the instance is gone, or the verdict is given
+	over       bool      // the instance is gone, or it was found wedged
 }
 
 // lead is how long after a request's deadline the timer first looks at
@@ -60,8 +60,8 @@ func (w *wedgeTracker) moved(due time.Time) {
 }
 
 // answered records the answer to pc (nil: an answer to no request the host
-// is owed, which shows the instance alive all the same). An answer only
-// ever puts the verdict off, so the timer is left as it is.
+// is unanswered, which shows the instance alive all the same). An answer only
+// ever puts the finding off, so the timer is left as it is.
 func (w *wedgeTracker) answered(pc *pendingCall) {
 	now := time.Now()
 	if pc != nil && pc.probe {
@@ -107,9 +107,9 @@ func (f *inFlight) checkWedge() {
 	// The oldest deadline missed, the method of the request that missed
 	// it, and how many others did.
 	oldest, first := w.lateSince, w.lateMethod
-	owed, firstOwed := 0, false // requests owed past their deadlines (not counting a probe); whether first is one
+	missed, firstMissed := 0, false // requests unanswered past their deadlines (not counting a probe); whether first is one
 	now := time.Now()
-	var next time.Time // the next deadline of a request owed within it
+	var next time.Time // the next deadline of a request unanswered within it
 	for _, pc := range f.byID {
 		if pc.due.After(now) {
 			if next.IsZero() || pc.due.Before(next) {
@@ -118,10 +118,10 @@ func (f *inFlight) checkWedge() {
 			continue
 		}
 		if !pc.probe {
-			owed++
+			missed++
 		}
 		if oldest.IsZero() || pc.due.Before(oldest) {
-			oldest, first, firstOwed = pc.due, pc.method, !pc.probe
+			oldest, first, firstMissed = pc.due, pc.method, !pc.probe
 		}
 	}
 	if oldest.IsZero() {
@@ -149,18 +149,18 @@ func (f *inFlight) checkWedge() {
 	w.over = true
 	f.mu.Unlock()
 	why := first + " unanswered past its deadline"
-	if firstOwed {
-		owed--
+	if firstMissed {
+		missed--
 	}
-	if others := owed; others > 0 {
+	if others := missed; others > 0 {
 		why = fmt.Sprintf("%s and %d other requests unanswered past their deadlines", first, others)
 	}
-	w.verdict(fmt.Sprintf("%s, and nothing answered for %s", why, w.grace))
+	w.wedged(fmt.Sprintf("%s, and nothing answered for %s", why, w.grace))
 }
 
-// wedged stops an instance found wedged (owing answers it does not give,
+// wedged stops an instance found wedged (answers unsent,
 // or not reading its input), with one notice saying why. However many
-// requests and writes find it wedged, only the first verdict speaks and
+// requests and writes find it wedged, only the first finding speaks and
 // kills; a death already noticed, or a Close, says nothing more.
 func (inst *instance) wedged(why string) {
 	p := inst.p

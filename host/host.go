@@ -55,11 +55,11 @@ type Config struct {
 	// means no one can answer: the plugins are not started and one
 	// notice says how to trust the project.
 	AskTrust func(context.Context, TrustQuestion) (bool, error)
-	// Vouched are the PluginDirs that lie inside a project the person has
+	// TrustedThisRun are the PluginDirs that lie inside a project the person has
 	// not trusted (UntrustedProject) and that the person said to run this
 	// once (--trust, or yes at the terminal): their plugins are listed as
 	// trusted for this run, not as the person's own.
-	Vouched []string
+	TrustedThisRun []string
 	// SlowCompile, if set, is called with a wasm plugin's name when its
 	// start has waited more than SlowCompileAfter (0:
 	// wasm.DefaultSlowCompileAfter) for the module's compilation (a first
@@ -92,7 +92,7 @@ type PluginInfo struct {
 	Error    string `json:"error,omitempty"`
 	// Trust is "trusted", "untrusted" or "untrusted (sandboxed)" for a
 	// project plugin, "this run" for a --plugin-dir's inside a project the
-	// person has not trusted (Config.Vouched), and "" for the person's own
+	// person has not trusted (Config.TrustedThisRun), and "" for the person's own
 	// and other --plugin-dir ones.
 	Trust string `json:"trust,omitempty"`
 	Log   string `json:"log"`
@@ -434,9 +434,13 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env, DataDir: dataDir,
 		Deadlines: launchedDeadlines(m, h.settings.Deadlines), Limits: h.settings.Limits,
 		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace, Budget: budget, Backoff: h.cfg.Backoff,
-		Services:   h.routeService,
-		Redeclared: func(protocol.InitializeResult) { h.reg.Replace(m.Name, l.plugin.Contributions()) },
-		Handshook:  func(decl protocol.InitializeResult) { h.cache(l, decl) },
+		Services: h.routeService,
+		Redeclared: func(decl protocol.InitializeResult, handshake bool) {
+			h.reg.Replace(m.Name, l.plugin.Contributions())
+			if handshake {
+				h.cache(l, decl)
+			}
+		},
 	}
 	if m.Entry.Protocol == manifest.ProtocolMCP {
 		opts.Probe = mcpbridge.Probe // the translator answers for the server past a deadline
@@ -701,7 +705,7 @@ func (h *Host) info(m *manifest.Manifest) PluginInfo {
 		info.Protocol = manifest.ProtocolBingo
 	}
 	if m.Layer == manifest.LayerDir {
-		for _, dir := range h.cfg.Vouched {
+		for _, dir := range h.cfg.TrustedThisRun {
 			if within(m.Root, filepath.Clean(dir)) {
 				info.Trust = "this run"
 			}

@@ -88,7 +88,7 @@ func (s *server) request(id json.RawMessage, m *envelope) job {
 	if s.ending {
 		return nil
 	}
-	s.crew.jobs.Add(1)
+	s.workers.jobs.Add(1)
 	if c.method == protocol.MethodInitialize {
 		if s.initDone != nil {
 			c.refuse = rpcError(codeInvalidRequest, "%s: already initialized", s.p.Name)

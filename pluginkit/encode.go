@@ -12,7 +12,7 @@ import (
 
 // This file writes the wire's hot messages — a tool call's answer, its
 // progress lines, an error — without reflection, byte for byte as
-// encoding/json writes them (members in declaration order, HTML-safe
+// encoding/json writes them (workers in declaration order, HTML-safe
 // escaping, invalid UTF-8 as U+FFFD). encode_test.go holds each to
 // json.Marshal. Every other message goes through encoding/json.
 

@@ -16,7 +16,7 @@ import (
 // sandbox meters each loop header), so encoding/json (a function call per
 // byte scanned, then reflection) costs tens of times what it does
 // natively. Here a line
-// is split into its members by a hand-written scanner that accepts exactly
+// is split into its workers by a hand-written scanner that accepts exactly
 // the JSON encoding/json accepts, reading strings eight bytes at a time,
 // and a tool call's params are decoded in the same pass when they are
 // plain. Anything unusual (an escaped string, a name that matches a field
@@ -264,7 +264,7 @@ func unquote(raw []byte, plain bool) (string, bool) {
 	return v, json.Unmarshal(raw, &v) == nil
 }
 
-// memberName is a member's name as encoding/json reads it.
+// memberName is a worker's name as encoding/json reads it.
 func memberName(name []byte, plain bool) ([]byte, bool) {
 	if plain {
 		return name, true
@@ -280,9 +280,9 @@ func (s *scanner) enter(depth int) bool {
 	return depth <= maxDepth
 }
 
-// next moves to the next member of the object the scanner is in, from
-// just inside its { (first) or just after a member's value. It returns the
-// member's name as written, without its quotes (plain as str says), and
+// next moves to the next worker of the object the scanner is in, from
+// just inside its { (first) or just after a worker's value. It returns the
+// worker's name as written, without its quotes (plain as str says), and
 // leaves the scanner at its value; more is false at the object's end,
 // which it moves past.
 func (s *scanner) next(first bool) (name []byte, plain, more, ok bool) {
@@ -343,12 +343,12 @@ func (s *scanner) methodName() (string, bool) {
 }
 
 // parseEnvelope splits line into the envelope encoding/json decodes from
-// it, naming members exactly, as JSON-RPC does. It reports false for a
+// it, naming workers exactly, as JSON-RPC does. It reports false for a
 // line that is not valid JSON, not an object, or whose method is neither a
 // string nor null: encoding/json refuses those too.
 //
 // A tool call's params are decoded in the same pass when the method comes
-// before them, as the host's jsonrpc2 writes it (members sorted): into
+// before them, as the host's jsonrpc2 writes it (workers sorted): into
 // m.tool, with m.toolCall set if they were plain (see toolCallParamsAt).
 func parseEnvelope(line []byte, m *envelope) bool {
 	*m = envelope{}
@@ -423,7 +423,7 @@ func toolCallParams(raw []byte, p *protocol.ToolCallParams) error {
 }
 
 // toolCallParamsAt reads the object the scanner is at, at depth, into p
-// as encoding/json does when it is plain: members named exactly as the
+// as encoding/json does when it is plain: workers named exactly as the
 // fields, strings in ASCII without escapes, an integer turn. ok says the
 // object is valid JSON; plain false says encoding/json must decode it
 // instead.

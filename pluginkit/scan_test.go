@@ -64,8 +64,8 @@ var envelopeSeeds = []string{
 	`{"x":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + `}`,
 }
 
-// refEnvelope is what encoding/json makes of line, naming members exactly
-// (as parseEnvelope does), member by member in order as its decoder goes:
+// refEnvelope is what encoding/json makes of line, naming workers exactly
+// (as parseEnvelope does), worker by worker in order as its decoder goes:
 // ok is false where encoding/json refuses the line, or a method that is
 // neither a string nor null.
 func refEnvelope(line []byte) (m envelope, ok bool) {

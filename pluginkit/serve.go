@@ -39,7 +39,7 @@ func (p *Plugin) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) e
 
 	w := newWire(stdin, stdout)
 	s := &server{p: p, x: x, w: w, lastObs: closed}
-	s.crew = newCrew(s.nextJob)
+	s.workers = newWorkers(s.nextJob)
 	s.host = &Host{s: s, done: ctx.Done(), exit: func(err error) {
 		w.shut.Store(true) // before cancel: the caller's own answer must not go out
 		cancel(err)
@@ -53,7 +53,7 @@ func (p *Plugin) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) e
 		// the instance cancels the requests it runs itself (end).
 		s.base = context.WithoutCancel(s.ctx)
 	}
-	s.crew.start()
+	s.workers.start()
 
 	var result error
 	select {
@@ -70,7 +70,7 @@ func (p *Plugin) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) e
 	s.end()
 	s.host.close()
 	w.closeStdin()
-	s.crew.stop(w.canUnblock())
+	s.workers.stop(w.canUnblock())
 	return result
 }
 
@@ -79,13 +79,13 @@ var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c
 
 // server is one instance being served.
 type server struct {
-	p    *Plugin
-	x    *index
-	w    *wire
-	crew *crew // reads, and runs every handler and observation
-	host *Host
-	ctx  context.Context // the instance's: cancelled when it ends, carries host
-	base context.Context // the parent of every request's ctx: ctx, or ctx never cancelled
+	p       *Plugin
+	x       *index
+	w       *wire
+	workers *workers // reads, and runs every handler and observation
+	host    *Host
+	ctx     context.Context // the instance's: cancelled when it ends, carries host
+	base    context.Context // the parent of every request's ctx: ctx, or ctx never cancelled
 
 	mu       sync.Mutex
 	ending   bool          // the instance is ending: start nothing more
@@ -185,7 +185,7 @@ func (s *server) notified(method string, raw json.RawMessage) job {
 		}
 		ob := &observation{s: s, prev: s.lastObs, done: make(chan struct{}), o: o}
 		s.lastObs = ob.done
-		s.crew.jobs.Add(1)
+		s.workers.jobs.Add(1)
 		return ob
 	}
 	// Any other notification is one this kit does not know: nothing waits
@@ -279,7 +279,7 @@ func handle[P any](f func(s *server, ctx context.Context, p P) (any, error), key
 }
 
 // badParams is the refusal of params that did not decode, in the wire's
-// terms: the member whose JSON type is wrong ("args must be a string"), or
+// terms: the worker whose JSON type is wrong ("args must be a string"), or
 // params that are not an object. encoding/json's own text names Go types
 // ("Go struct field CommandRunParams.args"), which mean nothing to a host,
 // change with Go's releases, and could never be said alike by a plugin in

@@ -87,7 +87,7 @@ func (w *wire) read(m *envelope) error {
 	}
 }
 
-// The outgoing messages, with their members in the order
+// The outgoing messages, with their workers in the order
 // sourcegraph/jsonrpc2 writes them, so the bytes on the wire are the ones
 // the kit wrote when it used that library.
 type (

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The crew is driven here as Serve drives it, with jobs from a channel in
+// The workers are driven here as Serve drives it, with jobs from a channel in
 // place of stdin, on one thread (GOMAXPROCS 1), as in a wasm guest: there
 // a timer runs only when the running goroutine blocks.
 
@@ -34,25 +34,25 @@ func oneThread(t *testing.T) {
 	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
 }
 
-// testCrew is a crew whose reader takes jobs from the returned channel in
-// place of stdin until it is closed, failing the test if two members ever
+// testWorkers are workers whose reader takes jobs from the returned channel in
+// place of stdin until it is closed, failing the test if two workers ever
 // read at once. Started, it is stopped when the test ends.
 //
-// It counts a job found as Serve does: under a lock, and not once the crew
+// It counts a job found as Serve does: under a lock, and not once the workers
 // is ending, which is set under that lock before stop. stop waits for the
 // jobs counted; a job counted after its wait began (the last job, read by a
-// member the relief started, counted after the test's send returned and
+// worker the relief started, counted after the test's send returned and
 // its cleanup ran) would race the wait, and run after stop.
-func testCrew(t *testing.T) (*crew, chan<- job) {
+func testWorkers(t *testing.T) (*workers, chan<- job) {
 	jobs := make(chan job)
 	var reading atomic.Int32
 	var mu sync.Mutex
 	ending := false
-	var c *crew
-	c = newCrew(func() job {
+	var c *workers
+	c = newWorkers(func() job {
 		defer reading.Add(-1)
 		if reading.Add(1) > 1 {
-			t.Error("two members reading at once")
+			t.Error("two workers reading at once")
 		}
 		j, ok := <-jobs
 		if !ok {
@@ -76,16 +76,16 @@ func testCrew(t *testing.T) (*crew, chan<- job) {
 	return c, jobs
 }
 
-// runCrew starts a testCrew.
+// runCrew starts a testWorkers.
 func runCrew(t *testing.T) chan<- job {
-	c, jobs := testCrew(t)
+	c, jobs := testWorkers(t)
 	c.start()
 	return jobs
 }
 
-// A job that never blocks is run by the member that read it, which reads
+// A job that never blocks is run by the worker that read it, which reads
 // on: no hand-over, no goroutine switch. (Passing the reader's role before
-// every job, as the crew did, put consecutive requests on alternating
+// every job, as the workers did, put consecutive requests on alternating
 // goroutines, each switch costing tens of µs in a wasm guest.)
 func TestCrewKeepsTheReaderForAJobThatDoesNotBlock(t *testing.T) {
 	oneThread(t)
@@ -103,7 +103,7 @@ func TestCrewKeepsTheReaderForAJobThatDoesNotBlock(t *testing.T) {
 	}
 }
 
-// A job that blocks is relieved: another member reads on, so the next job
+// A job that blocks is relieved: another worker reads on, so the next job
 // (here, the one the first waits for) is read and run.
 func TestCrewRelievesAJobThatBlocks(t *testing.T) {
 	oneThread(t)
@@ -122,12 +122,12 @@ func TestCrewRelievesAJobThatBlocks(t *testing.T) {
 }
 
 // One reader at a time, however the jobs interleave: with many jobs
-// ending while the relief ticks, never are two members reading at once.
+// ending while the relief ticks, never are two workers reading at once.
 // (The role was once taken back by a Stop of the relief reporting true;
-// but Stop can report true just after its tick went to a waiting member,
-// and then two members read: a double close when both read the end of
+// but Stop can report true just after its tick went to a waiting worker,
+// and then two workers read: a double close when both read the end of
 // stdin, seen once in a benchmark. That window is too narrow for this test
-// to hit reliably; the claim under the crew's lock closes it by
+// to hit reliably; the claim under the workers's lock closes it by
 // construction.)
 func TestCrewHasOneReader(t *testing.T) {
 	jobs := runCrew(t)
@@ -143,17 +143,17 @@ func TestCrewHasOneReader(t *testing.T) {
 
 // fakeRelief is a relief the test ticks by hand; its Stop reports true
 // always, as a *time.Timer's can just after its tick went to a waiting
-// member.
+// worker.
 type fakeRelief struct{}
 
 func (fakeRelief) Reset(time.Duration) bool { return false }
 func (fakeRelief) Stop() bool               { return true }
 
-// The role goes to one claimant: a member done with its job after another
+// The role goes to one claimant: a worker done with its job after another
 // took the role on the relief's tick waits, whatever the relief's Stop
 // reports.
 func TestCrewRoleTakenOnATickIsNotTakenBack(t *testing.T) {
-	c, jobs := testCrew(t)
+	c, jobs := testWorkers(t)
 	tick := make(chan time.Time)
 	c.relief, c.tick = fakeRelief{}, tick
 	c.start()
@@ -165,10 +165,10 @@ func TestCrewRoleTakenOnATickIsNotTakenBack(t *testing.T) {
 		close(finished)
 	})
 	<-running
-	tick <- time.Time{} // an idle member takes the role, and reads
+	tick <- time.Time{} // an idle worker takes the role, and reads
 	close(release)
 	<-finished
-	// Long enough for the member done with the job to reach next() if it
+	// Long enough for the worker done with the job to reach next() if it
 	// wrongly took the role back.
 	for limit := time.Now().Add(time.Second); time.Now().Before(limit) && !t.Failed(); {
 		time.Sleep(10 * time.Millisecond)

@@ -92,11 +92,11 @@ func (a *Agent) CallTool(ctx context.Context, req sdk.ToolCallRequest, turn int,
 		call.Input = d.Value
 	}
 
-	verdict, rule := a.cfg.Gate.Decide(call.Name)
+	decision, rule := a.cfg.Gate.Decide(call.Name)
 	switch {
-	case verdict == gate.Deny:
+	case decision == gate.Deny:
 		return sdk.ToolOutput{}, &DeniedError{Tool: call.Name, Reason: "denied by " + rule}
-	case verdict == gate.Ask || d.Outcome == sdk.HookAsk:
+	case decision == gate.Ask || d.Outcome == sdk.HookAsk:
 		why := "no rule allows it"
 		if d.Outcome == sdk.HookAsk {
 			why = fmt.Sprintf("hook %s asks: %s", hook, d.Reason)

@@ -10,13 +10,13 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/proxy"
 )
 
-// Verdict is what the gate decides about one tool call.
-type Verdict int
+// Decision is what the gate decides about one tool call.
+type Decision int
 
 const (
-	// Ask: put the call to the person. It is the zero value, so a Verdict
+	// Ask: put the call to the person. It is the zero value, so a Decision
 	// nobody set means asking, never allowing.
-	Ask Verdict = iota
+	Ask Decision = iota
 	// Deny: refuse the call.
 	Deny
 	// Allow: run the call without asking.
@@ -24,7 +24,7 @@ const (
 )
 
 // String returns "ask", "deny" or "allow".
-func (v Verdict) String() string {
+func (v Decision) String() string {
 	switch v {
 	case Ask:
 		return "ask"
@@ -33,7 +33,7 @@ func (v Verdict) String() string {
 	case Allow:
 		return "allow"
 	}
-	return fmt.Sprintf("Verdict(%d)", int(v))
+	return fmt.Sprintf("Decision(%d)", int(v))
 }
 
 // ErrPattern is the error every refused pattern wraps.
@@ -141,16 +141,16 @@ func valid(pat string) bool {
 	})
 }
 
-// Decide returns the verdict on a call of the named tool and the rule that
+// Decide returns the decision on a call of the named tool and the rule that
 // decided it, as `permissions.deny "plugin__evil__*"` or
 // `--allow "plugin__wordcount__count"`. The rule is "" when none matched
-// and the verdict is the undecided Ask. When several rules of the deciding
+// and the decision is the undecided Ask. When several rules of the deciding
 // kind match, the first written one is named.
-func (g *Gate) Decide(tool string) (Verdict, string) {
+func (g *Gate) Decide(tool string) (Decision, string) {
 	untrusted := g.untrustedTool(tool)
 	for _, set := range []struct {
 		rules []rule
-		v     Verdict
+		v     Decision
 	}{{g.deny, Deny}, {g.ask, Ask}, {g.allow, Allow}} {
 		for _, r := range set.rules {
 			if set.v == Allow && untrusted && r.source != flagSource {

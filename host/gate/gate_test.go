@@ -21,7 +21,7 @@ func TestDecide(t *testing.T) {
 		// untrusted names plugins of an untrusted project.
 		untrusted []string
 		tool      string
-		want      Verdict
+		want      Decision
 		rule      string
 	}{
 		{name: "no rules asks", tool: wc, want: Ask},
@@ -169,11 +169,11 @@ func TestHowToAllow(t *testing.T) {
 }
 
 func TestVerdict(t *testing.T) {
-	var zero Verdict
+	var zero Decision
 	if zero != Ask {
-		t.Errorf("zero Verdict is %v, want ask", zero)
+		t.Errorf("zero Decision is %v, want ask", zero)
 	}
-	for v, want := range map[Verdict]string{Ask: "ask", Deny: "deny", Allow: "allow", Verdict(7): "Verdict(7)"} {
+	for v, want := range map[Decision]string{Ask: "ask", Deny: "deny", Allow: "allow", Decision(7): "Decision(7)"} {
 		if v.String() != want {
 			t.Errorf("%d.String() = %q, want %q", int(v), v.String(), want)
 		}
@@ -186,7 +186,7 @@ func TestConcurrentDecide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan Verdict)
+	done := make(chan Decision)
 	for range 8 {
 		go func() { v, _ := g.Decide("ab"); done <- v }()
 	}

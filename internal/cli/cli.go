@@ -370,12 +370,12 @@ func (c *invocation) withHost(do func(ctx context.Context, r *run, h *host.Host)
 	hc := newHostCloser()
 	ctx, stop := r.interrupts(func() { hc.quit(quitGrace) })
 	defer stop()
-	vouched, ok := r.vouchDirs(ctx)
+	thisRun, ok := r.dirsToRun(ctx)
 	if !ok {
 		return ExitError
 	}
 	cfg := host.Config{Home: r.home, Cwd: r.cwd, PluginDirs: c.o.pluginDirs, Allow: c.o.allow, Notify: r.notice,
-		Trace: c.o.trace || os.Getenv("BINGO_TRACE") == "1", Vouched: vouched, Terminal: r.interactive, Stderr: c.stderr}
+		Trace: c.o.trace || os.Getenv("BINGO_TRACE") == "1", TrustedThisRun: thisRun, Terminal: r.interactive, Stderr: c.stderr}
 	if r.interactive {
 		cfg.AskTrust = r.AskTrust
 	}

@@ -640,7 +640,7 @@ func TestNearSubcommand(t *testing.T) {
 
 // A --plugin-dir inside a project the person has not trusted runs only on
 // their yes at the terminal; outside any project nothing is asked.
-func TestVouchAsksAtTheTerminal(t *testing.T) {
+func TestRunningOnceAsksAtTheTerminal(t *testing.T) {
 	work := t.TempDir()
 	project := filepath.Join(work, "repo")
 	dir := filepath.Join(project, "plugins")
@@ -650,7 +650,7 @@ func TestVouchAsksAtTheTerminal(t *testing.T) {
 	for answer, want := range map[string]bool{"y\n": true, "n\n": false, "\n": false} {
 		r, errw := interactive(answer)
 		r.home, r.cwd = filepath.Join(work, "home"), work
-		ok, untrusted := r.vouch(context.Background(), "--plugin-dir plugins", dir)
+		ok, untrusted := r.mayRun(context.Background(), "--plugin-dir plugins", dir)
 		if ok != want || !untrusted {
 			t.Errorf("answer %q: ok=%v untrusted=%v", answer, ok, untrusted)
 		}
@@ -660,7 +660,7 @@ func TestVouchAsksAtTheTerminal(t *testing.T) {
 	}
 	r, errw := interactive("")
 	r.home, r.cwd = filepath.Join(work, "home"), work
-	if ok, untrusted := r.vouch(context.Background(), "--plugin-dir mine", work); !ok || untrusted || errw.Len() != 0 {
+	if ok, untrusted := r.mayRun(context.Background(), "--plugin-dir mine", work); !ok || untrusted || errw.Len() != 0 {
 		t.Errorf("outside a project: ok=%v untrusted=%v, said %q", ok, untrusted, errw.String())
 	}
 }

@@ -125,7 +125,7 @@ func checkPlugin(o options, dir string, stdin io.Reader, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "bingo: plugins check %s: %v\n", dir, err)
 		return ExitUsage
 	}
-	if ok, _ := r.vouch(ctx, "plugins check "+dir, abs); !ok {
+	if ok, _ := r.mayRun(ctx, "plugins check "+dir, abs); !ok {
 		return ExitError
 	}
 	rep, err := check.Run(ctx, opts)

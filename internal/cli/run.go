@@ -91,30 +91,30 @@ func pluginDir(cwd, d string) string {
 	return filepath.Clean(d)
 }
 
-// vouchDirs asks about each --plugin-dir that lies inside a project the
-// person has not trusted (vouch), and returns those the person said to run
-// this once; ok is false if one may not run, which vouch has said.
-func (r *run) vouchDirs(ctx context.Context) (vouched []string, ok bool) {
+// dirsToRun asks about each --plugin-dir that lies inside a project the
+// person has not trusted (mayRun), and returns those the person said to run
+// this once; ok is false if one may not run, which mayRun has said.
+func (r *run) dirsToRun(ctx context.Context) (thisRun []string, ok bool) {
 	for _, d := range r.o.pluginDirs {
 		dir := pluginDir(r.cwd, d)
-		ok, untrusted := r.vouch(ctx, "--plugin-dir "+d, dir)
+		ok, untrusted := r.mayRun(ctx, "--plugin-dir "+d, dir)
 		if !ok {
 			return nil, false
 		}
 		if untrusted {
-			vouched = append(vouched, dir)
+			thisRun = append(thisRun, dir)
 		}
 	}
-	return vouched, true
+	return thisRun, true
 }
 
-// vouch reports whether the plugins in dir, which what names (a
+// mayRun reports whether the plugins in dir, which what names (a
 // --plugin-dir, plugins check's DIR), may run with the person's rights.
 // Inside a project the person has not trusted (host.UntrustedProject)
 // that is their explicit act: --trust, or yes at the terminal; with no one
-// to ask and no --trust, vouch says why not and how to run them. untrusted
+// to ask and no --trust, mayRun says why not and how to run them. untrusted
 // reports whether dir lies in such a project.
-func (r *run) vouch(ctx context.Context, what, dir string) (ok, untrusted bool) {
+func (r *run) mayRun(ctx context.Context, what, dir string) (ok, untrusted bool) {
 	project, why := host.UntrustedProject(r.home, r.cwd, dir, os.Environ())
 	switch {
 	case project == "":
