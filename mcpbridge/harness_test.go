@@ -99,11 +99,14 @@ func newRig(t testing.TB, o rigOpts) *rig {
 	if o.inner == nil {
 		o.inner = faultServer(&r.starts)
 	}
+	var redeclared func(protocol.InitializeResult, bool)
+	if o.redecl != nil {
+		redeclared = func(d protocol.InitializeResult, _ bool) { o.redecl(d) }
+	}
 	r.p = bridge.New(bridge.Options{
 		Name: "fault", Transport: mcpbridge.Wrap(o.inner, o.cfg), Config: o.config,
 		Deadlines: o.deadlines, Notify: r.notices.Add, Log: r.log, Probe: mcpbridge.Probe,
-		Backoff:    bridge.Backoff{Initial: time.Millisecond, Max: time.Millisecond},
-		Redeclared: o.redecl,
+		Backoff: bridge.Backoff{Initial: time.Millisecond, Max: time.Millisecond}, Redeclared: redeclared,
 	})
 	t.Cleanup(func() { r.p.Close() })
 	if _, err := r.p.Start(context.Background()); err != nil {
