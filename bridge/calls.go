@@ -266,7 +266,7 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Reque
 	answered := make(chan error, 1)
 	go func() { answered <- pc.wait(waitCtx, nil, result) }()
 
-	cancelled := ctx.Done()
+	cancelled, told := ctx.Done(), false // told: the plugin has been sent the cancel
 	for {
 		select {
 		case err := <-answered:
@@ -277,7 +277,7 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Reque
 			// left of the current deadline to end the stream.
 			pc.mute()
 			_ = inst.notify(req.CancelMethod, req.CancelParams)
-			cancelled = nil
+			cancelled, told = nil, true
 		case <-pc.activity:
 			if pc.muted() {
 				continue
@@ -291,7 +291,7 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Reque
 		case <-timer.C:
 			stopWait()
 			<-answered
-			if cancelled != nil { // not told already: a deadline cancels as an interrupt does
+			if !told { // a deadline cancels as an interrupt does
 				_ = inst.notify(req.CancelMethod, req.CancelParams)
 			}
 			return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}

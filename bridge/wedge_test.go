@@ -324,6 +324,47 @@ func TestDeadlineSendsTheCancel(t *testing.T) {
 	}
 }
 
+// A provider stream past its deadline is cancelled as an interrupted one
+// is: the plugin hears provider/cancel, and the stream's end, if it comes,
+// is still taken.
+func TestStreamDeadlineSendsTheCancel(t *testing.T) {
+	const deadline, grace = 200 * time.Millisecond, 500 * time.Millisecond
+	cancelled := make(chan time.Time, 1)
+	var running msg // the stream, ended only once cancelled
+	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
+		switch m.Method {
+		case protocol.MethodProviderStream:
+			running = m
+		case protocol.NotifyProviderCancel:
+			cancelled <- time.Now()
+			p.reply(running, protocol.ProviderStreamResult{End: sdk.StreamEnd{StopReason: "cancelled"}})
+		}
+		return true
+	}}
+	s.decl.Providers = []protocol.ProviderDecl{{ID: "p"}}
+	e := mustStart(t, s, func(o *Options) {
+		o.Deadlines.Provider = deadline
+		o.Deadlines.Grace = grace
+	})
+	_, err := e.plugin.Contributions().Providers[0].Stream(context.Background(), sdk.ProviderRequest{}, func(sdk.StreamEvent) {})
+	missed := time.Now()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("stream = %v, want its deadline error", err)
+	}
+	select {
+	case at := <-cancelled:
+		if late := at.Sub(missed); late > time.Second {
+			t.Fatalf("provider/cancel came %s after the missed deadline", late)
+		}
+	case <-time.After(testutil.WaitLimit):
+		t.Fatal("a stream past its deadline was never cancelled")
+	}
+	<-time.After(2 * grace)
+	if n := e.notices.All(); len(n) != 0 || e.plugin.Status() != "running" {
+		t.Fatalf("a plugin that ended its cancelled stream: %s, notices %v", e.plugin.Status(), n)
+	}
+}
+
 // With a liveness probe (a translator's, Options.Probe), a call answered
 // only past its deadline shows nothing (the translator gave that answer
 // itself): the probe, sent as the deadline passes, must be answered within
