@@ -9,19 +9,19 @@ import (
 // instance is wedged when it has answered nothing since the oldest
 // deadline it has missed, for Grace after it (or after its last answer,
 // if that came later) — whatever newer requests are still within their
-// deadlines. A deadline is missed by a request still unanswered past it; with a
-// liveness probe (Options.Probe), also by one answered only past it, since
-// such a plugin (a translator) gives those answers itself, having stopped
-// waiting for what is behind it: that answer shows nothing, and the stretch
-// it missed lasts until an answer that does (lateSince).
+// deadlines. A deadline is missed by a request still unanswered past it;
+// with a liveness probe (Options.Probe), also by one answered only past it,
+// since such a plugin (a translator) gives those answers itself, having
+// stopped waiting for what is behind it: that answer shows nothing, and
+// the stretch it missed lasts until an answer that does (lateSince).
 //
 // With a probe, the bridge sends it (Options.Probe) as soon as a deadline
 // is missed and again whenever a check finds the instance not yet wedged
 // with no probe outstanding: a live plugin answers it within Grace, and
 // that answer counts.
 //
-// Whenever something is unanswered, the timer is armed no later than the first
-// moment the rule could hold (or, with a probe, the first deadline, when
+// Whenever something is unanswered, the timer is armed no later than the
+// first moment the rule could hold (or, with a probe, the first deadline, when
 // the probe is due to go out); a check that finds it does not yet hold
 // re-arms for the moment it next could. Its methods are called with
 // inFlight.mu held.
@@ -60,8 +60,8 @@ func (w *wedgeTracker) moved(due time.Time) {
 }
 
 // answered records the answer to pc (nil: an answer to no request the host
-// is unanswered, which shows the instance alive all the same). An answer only
-// ever puts the finding off, so the timer is left as it is.
+// awaits, which shows the instance alive all the same). An answer only ever
+// puts the finding off, so the timer is left as it is.
 func (w *wedgeTracker) answered(pc *pendingCall) {
 	now := time.Now()
 	if pc != nil && pc.probe {
