@@ -22,8 +22,12 @@ build:
 # The wasm example is built, not committed: the standard toolchain builds
 # it in a second, and a 3 MiB blob in every commit that touches it would
 # only go stale.
+# The C example is built by its own build.sh (clang and wasi-libc, which
+# .ci/run installs); without clang it is left out, saying so.
 wasm:
 	GOOS=wasip1 GOARCH=wasm $(GO) build -o $(WASM) ./examples/plugins/wordcount-wasm
+	@if command -v clang >/dev/null; then sh examples/plugins/wordcount-c/build.sh; \
+	else echo "wasm: no clang (apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32), so examples/plugins/wordcount-c is not built"; fi
 
 # The MCP example server (a go-sdk server), native and for WASI, from one
 # source; like the wasm example, built rather than committed.

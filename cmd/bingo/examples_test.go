@@ -43,6 +43,11 @@ func TestExamplesConform(t *testing.T) {
 			case "wordcount-mcp", "wordcount-mcp-wasm":
 				buildMCP(t)
 				dir = filepath.Join(map[string]string{"wordcount-mcp": mcpBuild.exec, "wordcount-mcp-wasm": mcpBuild.wasm}[name], name)
+			case "wordcount-c":
+				requireClang(t)
+				if out, err := exec.Command("sh", filepath.Join(dir, "build.sh")).CombinedOutput(); err != nil {
+					t.Fatalf("build.sh: %v\n%s", err, out)
+				}
 			case "wordcount-node":
 				if _, err := exec.LookPath("node"); err != nil {
 					t.Skip("node is not on PATH")

@@ -145,3 +145,22 @@ func TestWasmModuleKitPathWithASpace(t *testing.T) {
 		t.Errorf("go.mod's replace: %s (%v); want %q", out, err, kit)
 	}
 }
+
+// The C scaffold's JSON reader is the C example's (examples/plugins/
+// wordcount-c), which the parity test holds to main.py on hostile input:
+// the two copies, each standing alone, stay one.
+func TestCJSONIsTheExamples(t *testing.T) {
+	for _, f := range []string{"json.c", "json.h"} {
+		mine, err := templates.ReadFile("templates/c/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs, err := os.ReadFile(filepath.Join("..", "..", "examples", "plugins", "wordcount-c", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(mine, theirs) {
+			t.Errorf("templates/c/%s differs from examples/plugins/wordcount-c/%s: change both", f, f)
+		}
+	}
+}

@@ -348,7 +348,7 @@ func runWasm(t *testing.T, wasm []byte, dir, input string, answers int) (stdout,
 // wants, where main.py's is "wordcount". It starts the build's messages
 // and is in its handshake, and it is the one thing in which the answers
 // differ.
-var ownName = map[string]string{"go": "wordcount-wasm", "wasm": "wordcount-wasm", "node": "wordcount-node"}
+var ownName = map[string]string{"go": "wordcount-wasm", "wasm": "wordcount-wasm", "node": "wordcount-node", "c": "wordcount-c"}
 
 // asPython is a build's output with its own name put back to main.py's;
 // it fails t if the handshake does not carry that name.
@@ -602,7 +602,47 @@ func TestParityWasm(t *testing.T) {
 		t.Skip("builds the wasm module")
 	}
 	needPython(t)
-	wasm := buildWasm(t)
+	parityWasm(t, "wasm", buildWasm(t))
+}
+
+// TestParityC holds the C example (../wordcount-c, built with clang and
+// wasi-libc as its build.sh does) to main.py's answers, run as the Go
+// build is.
+func TestParityC(t *testing.T) {
+	needPython(t)
+	parityWasm(t, "c", buildC(t))
+}
+
+// buildC builds ../wordcount-c with its build.sh into a temporary
+// directory. Without clang and wasi-libc the test skips, except under CI,
+// which installs them (.ci/run).
+func buildC(t *testing.T) []byte {
+	t.Helper()
+	src, _ := filepath.Abs(filepath.Join("..", "wordcount-c"))
+	dir := t.TempDir()
+	for _, f := range []string{"build.sh", "main.c", "json.c", "json.h"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(dir, f), string(b))
+	}
+	if _, err := exec.LookPath("clang"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("no clang: apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32")
+	}
+	if out, err := exec.Command("sh", filepath.Join(dir, "build.sh")).CombinedOutput(); err != nil {
+		t.Fatalf("build.sh: %v\n%s", err, out)
+	}
+	wasm, err := os.ReadFile(filepath.Join(dir, "plugin.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wasm
+}
+
+// parityWasm runs the transcript through the module wasm, the build who,
+// and holds its answers to main.py's.
+func parityWasm(t *testing.T, who string, wasm []byte) {
 	dir := fixture(t)
 	input := strings.Join(transcript(dir), "\n") + "\n"
 	py, _ := runPython(t, input)
@@ -611,10 +651,10 @@ func TestParityWasm(t *testing.T) {
 	outside := `{"jsonrpc":"2.0","id":"outside","method":"command/run","params":{"name":"wordcount","args":"/etc/hosts","cwd":` + q(dir) + `}}`
 	wt, wErr := runWasm(t, wasm, dir, input+outside+"\n", countAnswers(py)+1)
 	got, rest := takeAnswer(t, wt, `"outside"`)
-	sameAnswers(t, "wasm", rest, "python", py, input)
-	sameValue(t, "outside the sandbox", got, `{"jsonrpc":"2.0","id":"outside","result":{"outcome":{"kind":"error","message":"wordcount-wasm: cannot read /etc/hosts: no such file or directory"}}}`)
-	if !strings.HasPrefix(wErr, "wordcount-wasm: started (protocol 5)\n") {
-		t.Errorf("wasm stderr does not start with the start line:\n%s", wErr)
+	sameAnswers(t, who, rest, "python", py, input)
+	sameValue(t, "outside the sandbox", got, `{"jsonrpc":"2.0","id":"outside","result":{"outcome":{"kind":"error","message":"`+ownName[who]+`: cannot read /etc/hosts: no such file or directory"}}}`)
+	if !strings.HasPrefix(wErr, ownName[who]+": started (protocol 5)\n") {
+		t.Errorf("%s stderr does not start with the start line:\n%s", who, wErr)
 	}
 }
 

@@ -54,8 +54,37 @@ static size_t put_utf8(char *out, unsigned c) {
 	return 4;
 }
 
-// read_string reads a string after its opening quote into v; a lone
-// surrogate escape becomes U+FFFD.
+size_t json_utf8_len(const char *p, size_t n) {
+	const unsigned char *s = (const unsigned char *)p;
+	if (n == 0)
+		return 0;
+	if (s[0] < 0x80)
+		return 1;
+	size_t len;
+	unsigned c, min;
+	if (s[0] >= 0xC2 && s[0] <= 0xDF)
+		len = 2, c = s[0] & 0x1F, min = 0x80;
+	else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+		len = 3, c = s[0] & 0x0F, min = 0x800;
+	else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+		len = 4, c = s[0] & 0x07, min = 0x10000;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3F);
+	}
+	if (c < min || c > 0x10FFFF || (c >= 0xD800 && c < 0xE000))
+		return 0;
+	return len;
+}
+
+// read_string reads a string after its opening quote into v. A byte
+// that is not part of valid UTF-8, and a lone surrogate escape, become
+// U+FFFD each.
 static int read_string(struct reader *r, json *v) {
 	const char *start = r->s;
 	while (r->s < r->end && *r->s != '"') {
@@ -65,7 +94,7 @@ static int read_string(struct reader *r, json *v) {
 	}
 	if (r->s >= r->end)
 		return 0;
-	char *out = malloc(r->s - start + 1); // decoding never lengthens
+	char *out = malloc(3 * (r->s - start) + 1); // a bad byte takes three
 	if (!out)
 		return 0;
 	size_t n = 0;
@@ -75,7 +104,14 @@ static int read_string(struct reader *r, json *v) {
 			return 0;
 		}
 		if (*p != '\\') {
-			out[n++] = *p;
+			size_t l = json_utf8_len(p, r->s - p);
+			if (l == 0) {
+				n += put_utf8(out + n, 0xFFFD);
+				continue;
+			}
+			memcpy(out + n, p, l);
+			n += l;
+			p += l - 1;
 			continue;
 		}
 		p++;
@@ -172,7 +208,7 @@ static int literal(struct reader *r, const char *word) {
 
 static json *read_value(struct reader *r) {
 	skip_space(r);
-	if (r->s >= r->end || r->depth > 64)
+	if (r->s >= r->end || r->depth > 512)
 		return NULL;
 	json *v = calloc(1, sizeof *v);
 	if (!v)
@@ -235,12 +271,13 @@ void json_free(json *v) {
 }
 
 json *json_get(const json *v, const char *key) {
+	json *found = NULL; // the last of a name given twice, as most readers take
 	if (!v || v->type != JSON_OBJECT)
 		return NULL;
 	for (json *m = v->child; m; m = m->next)
 		if (!strcmp(m->key, key))
-			return m;
-	return NULL;
+			found = m;
+	return found;
 }
 
 const char *json_string(const json *v) { return v && v->type == JSON_STRING ? v->str : NULL; }
@@ -249,7 +286,16 @@ void json_write_string(FILE *f, const char *s, size_t n) {
 	fputc('"', f);
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (c == '"' || c == '\\')
+		size_t l = json_utf8_len(s + i, n - i);
+		if (l == 3 && !memcmp(s + i, "\xE2\x80", 2) && (s[i + 2] == '\xA8' || s[i + 2] == '\xA9')) {
+			fprintf(f, "\\u%04x", s[i + 2] == '\xA8' ? 0x2028 : 0x2029); // ends a line in JavaScript
+			i += 2;
+		} else if (l > 1) {
+			fwrite(s + i, 1, l, f);
+			i += l - 1;
+		} else if (l == 0)
+			fputs("\\ufffd", f); // not UTF-8: JSON cannot carry it
+		else if (c == '"' || c == '\\')
 			fprintf(f, "\\%c", c);
 		else if (c == '\n')
 			fputs("\\n", f);

@@ -20,7 +20,9 @@ struct json {
 };
 
 // json_parse reads the whole of s (n bytes) as one value: NULL if it is
-// not JSON, or nested deeper than 64. Free it with json_free.
+// not JSON, or nested deeper than 512. In a string, a byte that is not
+// part of valid UTF-8, and a lone surrogate escape, become U+FFFD each.
+// Free it with json_free.
 json *json_parse(const char *s, size_t n);
 void json_free(json *v);
 
@@ -29,6 +31,11 @@ void json_free(json *v);
 json *json_get(const json *v, const char *key);
 const char *json_string(const json *v);
 
-// json_write_string writes n bytes of s as a JSON string, quoted.
+// json_write_string writes n bytes of s as a JSON string, quoted; a byte
+// that is not part of valid UTF-8 goes out as U+FFFD.
 void json_write_string(FILE *f, const char *s, size_t n);
+
+// json_utf8_len is the length of the valid UTF-8 sequence s starts with
+// (n bytes at most), or 0 if it starts with none.
+size_t json_utf8_len(const char *s, size_t n);
 #endif
