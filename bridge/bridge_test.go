@@ -332,7 +332,7 @@ func TestDeathRespawnBackoffAndOneNoticePerDeath(t *testing.T) {
 	ct := &countingTransport{Transport: mem.New(s.main, nil)}
 	e := mustStart(t, s, func(o *Options) {
 		o.Transport = ct
-		o.Now = clock.Now
+		o.Clock = clock
 		o.Backoff = Backoff{Initial: time.Second, Max: 4 * time.Second, Reset: time.Hour}
 	})
 	tl := e.tool("plugin__t__echo")

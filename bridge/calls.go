@@ -51,7 +51,7 @@ func (inst *instance) probe() {
 	p := inst.p
 	id := jsonrpc2.ID{Str: "h" + strconv.FormatUint(p.nextReq.Add(1), 10), IsString: true}
 	req := proxy.Request{Method: p.opts.Probe}
-	start := time.Now()
+	start := p.opts.Clock.Now()
 	pc := inst.newPendingCall(id, req, start.Add(p.opts.Deadlines.Grace))
 	pc.probe = true
 	_ = inst.sendPending(pc, req, p.opts.Deadlines.Grace, start)
@@ -170,13 +170,13 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	// The deadline counts from here: a respawn the call has to wait for
 	// is part of it.
 	deadline := req.Kind.Deadline(p.opts.Deadlines)
-	start := time.Now()
+	start := p.opts.Clock.Now()
 	inst, started, err := p.acquire(ctx, deadline)
 	if err != nil {
 		return err
 	}
 	if started {
-		start = time.Now()
+		start = p.opts.Clock.Now()
 	}
 	defer p.release(inst)
 	id := jsonrpc2.ID{Str: "h" + strconv.FormatUint(p.nextReq.Add(1), 10), IsString: true}
@@ -213,14 +213,14 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return fmt.Errorf("plugin %s: %s: %w", p.opts.Name, req.Method, ctx.Err())
-	case gone(err) && time.Since(start) >= deadline:
+	case gone(err) && p.since(start) >= deadline:
 		// The deadline passed first; the instance was then killed (as
 		// wedged, most likely) before this wait woke to see it, as it may
 		// on a starved machine. The caller hears what it would have heard
 		// on time, after the death's notice.
 		<-inst.recorded
 		return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
-	case isRemote(err) && time.Since(start) >= deadline:
+	case isRemote(err) && p.since(start) >= deadline:
 		// An error answer that came as the deadline passed, as a plugin
 		// bounded by the same deadline (the MCP translator) sends: the
 		// deadline was first, so the caller hears it, as on time.
@@ -244,7 +244,7 @@ var errPastDeadline = errors.New("past the request's deadline")
 // is wedged like any other (see wedgeTracker).
 func (p *Plugin) cutOff(inst *instance, req proxy.Request, pc *pendingCall, why string, err error) error {
 	pc.mute()
-	inst.inFlight.extend(pc, time.Now())
+	inst.inFlight.extend(pc, p.opts.Clock.Now())
 	_ = inst.notify(req.CancelMethod, req.CancelParams)
 	p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: req.Method + " " + why + "; cancelled it"})
 	return err
@@ -256,9 +256,9 @@ func (p *Plugin) cutOff(inst *instance, req proxy.Request, pc *pendingCall, why 
 // lively, a stream past its total deadline or its cap is cut off.
 func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Request, pc *pendingCall, result any) error {
 	deadline := req.Kind.Deadline(p.opts.Deadlines)
-	timer := time.NewTimer(deadline)
+	timer := p.opts.Clock.NewTimer(deadline)
 	defer timer.Stop()
-	total := time.NewTimer(p.opts.Deadlines.ProviderTotal)
+	total := p.opts.Clock.NewTimer(p.opts.Deadlines.ProviderTotal)
 	defer total.Stop()
 
 	waitCtx, stopWait := context.WithCancel(context.Background())
@@ -283,19 +283,19 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Reque
 				continue
 			}
 			if !timer.Stop() {
-				<-timer.C
+				<-timer.C()
 			}
 			deadline = p.opts.Deadlines.ProviderIdle
 			timer.Reset(deadline)
-			inst.inFlight.extend(pc, time.Now().Add(deadline))
-		case <-timer.C:
+			inst.inFlight.extend(pc, p.opts.Clock.Now().Add(deadline))
+		case <-timer.C():
 			stopWait()
 			<-answered
 			if !told { // a deadline cancels as an interrupt does
 				_ = inst.notify(req.CancelMethod, req.CancelParams)
 			}
 			return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
-		case <-total.C:
+		case <-total.C():
 			stopWait()
 			<-answered
 			return p.cutOff(inst, req, pc, "went on past its total deadline of "+p.opts.Deadlines.ProviderTotal.String(),

@@ -145,22 +145,130 @@ func (c *countingTransport) Start(ctx context.Context) (transport.Conn, error) {
 	return c.Transport.Start(ctx)
 }
 
-// fakeClock is a settable clock for the backoff.
+// fakeClock is the bridge's clock for a test that moves time rather than
+// waits for it: Advance moves Now and fires every timer it passes at once.
+// Time also passes as it does (from now, set at the start): a timer
+// nobody advances past still fires when its duration has really passed,
+// so a test moves only the time it would otherwise sleep through.
 type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu     sync.Mutex
+	now    time.Time // the clock's time when real was read
+	real   time.Time
+	timers map[*fakeTimer]bool
 }
 
 func (c *fakeClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.now
+	return c.nowLocked()
 }
 
+func (c *fakeClock) nowLocked() time.Time {
+	if c.real.IsZero() {
+		c.real = time.Now()
+	}
+	return c.now.Add(time.Since(c.real))
+}
+
+// Advance moves the clock d ahead and fires every timer now due; an
+// AfterFunc's f has run when it returns.
 func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
+	now := c.nowLocked()
+	var due []*fakeTimer
+	for t := range c.timers {
+		if !t.at.After(now) {
+			due = append(due, t)
+		}
+	}
 	c.mu.Unlock()
+	for _, t := range due {
+		t.fire(t.gen())
+	}
+}
+
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
+	t := &fakeTimer{c: c, f: f}
+	t.Reset(d)
+	return t
+}
+
+func (c *fakeClock) NewTimer(d time.Duration) Timer {
+	t := &fakeTimer{c: c, ch: make(chan time.Time, 1)}
+	t.Reset(d)
+	return t
+}
+
+// fakeTimer fires once per arming, whichever comes first: the clock
+// advanced past it, or its duration really passed.
+type fakeTimer struct {
+	c     *fakeClock
+	f     func()
+	ch    chan time.Time
+	at    time.Time
+	armed int // bumped by each Reset and Stop: a stale firing is dropped
+	real  *time.Timer
+}
+
+func (t *fakeTimer) C() <-chan time.Time { return t.ch }
+
+func (t *fakeTimer) gen() int {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	return t.armed
+}
+
+// fire runs an AfterFunc timer's f on the goroutine that fired it, or
+// sends on a NewTimer's C.
+func (t *fakeTimer) fire(gen int) {
+	t.c.mu.Lock()
+	if gen != t.armed || !t.c.timers[t] {
+		t.c.mu.Unlock()
+		return
+	}
+	delete(t.c.timers, t)
+	now := t.c.nowLocked()
+	t.c.mu.Unlock()
+	if t.f != nil {
+		t.f()
+		return
+	}
+	select {
+	case t.ch <- now:
+	default:
+	}
+}
+
+func (t *fakeTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	was := t.c.timers[t]
+	delete(t.c.timers, t)
+	t.armed++
+	if t.real != nil {
+		t.real.Stop()
+	}
+	return was
+}
+
+func (t *fakeTimer) Reset(d time.Duration) bool {
+	t.c.mu.Lock()
+	was := t.c.timers[t]
+	if t.c.timers == nil {
+		t.c.timers = map[*fakeTimer]bool{}
+	}
+	t.c.timers[t] = true
+	t.armed++
+	gen := t.armed
+	t.at = t.c.nowLocked().Add(d)
+	if t.real != nil {
+		t.real.Stop()
+	}
+	t.real = time.AfterFunc(d, func() { t.fire(gen) })
+	t.c.mu.Unlock()
+	return was
 }
 
 type env struct {

@@ -13,8 +13,8 @@ import (
 
 // armIdle starts inst's idle clock, just made live. Called with p.mu held.
 func (p *Plugin) armIdle(inst *instance) {
-	inst.lastUsed = time.Now()
-	inst.idleStop = time.AfterFunc(p.opts.Deadlines.IdleStop, func() { p.idleCheck(inst) })
+	inst.lastUsed = p.opts.Clock.Now()
+	inst.idleStop = p.opts.Clock.AfterFunc(p.opts.Deadlines.IdleStop, func() { p.idleCheck(inst) })
 }
 
 // hold counts a piece of work in on inst: with current, only if inst is
@@ -36,7 +36,7 @@ func (p *Plugin) release(inst *instance) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	inst.busy--
-	inst.lastUsed = time.Now()
+	inst.lastUsed = p.opts.Clock.Now()
 	if inst.busy == 0 && inst.idleStop != nil && p.inst == inst {
 		inst.idleStop.Reset(p.opts.Deadlines.IdleStop)
 	}
@@ -52,7 +52,7 @@ func (p *Plugin) idleCheck(inst *instance) {
 		p.mu.Unlock()
 		return
 	}
-	if left := p.opts.Deadlines.IdleStop - time.Since(inst.lastUsed); left > 0 || inst.inFlight.unanswered() {
+	if left := p.opts.Deadlines.IdleStop - p.since(inst.lastUsed); left > 0 || inst.inFlight.unanswered() {
 		inst.idleStop.Reset(max(left, p.opts.Deadlines.IdleStop/4, time.Millisecond))
 		p.mu.Unlock()
 		return

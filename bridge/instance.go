@@ -35,7 +35,7 @@ type instance struct {
 	live, ended bool
 	busy        int
 	lastUsed    time.Time
-	idleStop    *time.Timer
+	idleStop    Timer
 
 	// The instance's one notice: the first to claim it (its death, a wedge
 	// finding, or a stop that needs none) decides what it says.
@@ -61,7 +61,7 @@ type instance struct {
 func (p *Plugin) newInstance(conn transport.Conn) *instance {
 	ctx, cancel := context.WithCancel(context.Background())
 	inst := &instance{
-		p: p, conn: conn, ctx: ctx, cancel: cancel, started: p.opts.Now(),
+		p: p, conn: conn, ctx: ctx, cancel: cancel, started: p.opts.Clock.Now(),
 		exited: make(chan struct{}), recorded: make(chan struct{}), dead: make(chan struct{}),
 		handlerSlots: make(chan struct{}, MaxPluginRequests),
 	}
@@ -69,7 +69,7 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 	if p.opts.Probe != "" {
 		probe = inst.probe
 	}
-	inst.inFlight.init(p.opts.Deadlines.Grace, inst.wedged, probe)
+	inst.inFlight.init(p.opts.Deadlines.Grace, p.opts.Clock, inst.wedged, probe)
 	sopts := protocol.LineStreamOptions{
 		MaxLine: p.opts.MaxLine,
 		Skipped: func(line []byte, why error) {
@@ -173,7 +173,7 @@ func (inst *instance) claimNotice(n *Notice) bool {
 // Grace.
 func (inst *instance) guardWrite(deadline time.Duration, what string, write func() error) error {
 	bound := inst.writeBound(deadline)
-	t := time.AfterFunc(bound, func() { inst.writeBlocked(what, bound) })
+	t := inst.p.opts.Clock.AfterFunc(bound, func() { inst.writeBlocked(what, bound) })
 	defer t.Stop()
 	return write()
 }
@@ -305,5 +305,5 @@ func (inst *instance) answer(id jsonrpc2.ID, result any, rerr *jsonrpc2.Error) {
 
 // traceLine writes one wire line into the log (protocol.TraceLine).
 func (p *Plugin) traceLine(dir string, line []byte) {
-	protocol.TraceLine(p.opts.Log, p.opts.Now(), dir, line)
+	protocol.TraceLine(p.opts.Log, p.opts.Clock.Now(), dir, line)
 }

@@ -55,7 +55,7 @@ func TestDeclaredContributesWithoutStarting(t *testing.T) {
 func TestLazyFirstStartFailureIsOneNotice(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1000, 0)}
 	broken := script{init: func(p *peer, m msg) { p.replyErr(m, -32603, "no config file") }}
-	e, ct := lazy(t, broken, basicDecl(), func(o *Options) { o.Now = clock.Now })
+	e, ct := lazy(t, broken, basicDecl(), func(o *Options) { o.Clock = clock })
 	tl := e.tool("plugin__t__echo")
 	for i := range 4 {
 		_, err := call(t, tl, context.Background(), "c", nil)
@@ -143,12 +143,13 @@ func TestChangedDeclarationReplacesTheCachedOne(t *testing.T) {
 }
 
 func TestIdleStopIsQuietAndTheNextReadStartsIt(t *testing.T) {
-	release := make(chan struct{})
+	release, arrived := make(chan struct{}), make(chan struct{})
 	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
 		if m.Method == protocol.MethodToolCall {
 			var tc protocol.ToolCallParams
 			json.Unmarshal(m.Params, &tc)
 			if string(tc.Input) == `"slow"` {
+				close(arrived)
 				go func() { <-release; echoAnswer(p, m) }()
 				return true
 			}
@@ -158,7 +159,8 @@ func TestIdleStopIsQuietAndTheNextReadStartsIt(t *testing.T) {
 	}}
 	ct := &countingTransport{Transport: mem.New(s.main, nil)}
 	const idle = 30 * time.Millisecond
-	e := mustStart(t, s, func(o *Options) { o.Transport = ct; o.Deadlines.IdleStop = idle })
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	e := mustStart(t, s, func(o *Options) { o.Transport = ct; o.Deadlines.IdleStop = idle; o.Clock = clock })
 	tl := e.tool("plugin__t__echo")
 
 	// A call that outlasts IdleStop keeps its instance.
@@ -167,7 +169,10 @@ func TestIdleStopIsQuietAndTheNextReadStartsIt(t *testing.T) {
 		_, err := tl.Call(context.Background(), sdk.ToolCall{ID: "s", Input: json.RawMessage(`"slow"`)}, &ui{})
 		done <- err
 	}()
-	time.Sleep(10 * idle) // the call is in flight for ten idle periods
+	<-arrived
+	for range 10 { // the call is in flight for ten idle periods
+		clock.Advance(idle)
+	}
 	if got := e.plugin.Status(); got != "running" {
 		t.Fatalf("with a call in flight: status %s, want running", got)
 	}
@@ -246,11 +251,12 @@ func TestObservationStartsAnAsleepPlugin(t *testing.T) {
 // read: a hook or tool whose deadline is shorter than the plugin's start
 // still gets its answer, as it would had the plugin started with the host.
 func TestWakingIsNotCountedAgainstTheReadsDeadline(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1000, 0)}
 	slow := script{decl: basicDecl(), init: func(p *peer, m msg) {
-		time.Sleep(200 * time.Millisecond) // a start slower than the tool's deadline
+		clock.Advance(200 * time.Millisecond) // a start slower than the tool's deadline
 		p.reply(m, basicDecl())
 	}, handle: func(p *peer, m msg) bool { echoAnswer(p, m); return true }}
-	e, _ := lazy(t, slow, basicDecl(), func(o *Options) { o.Deadlines.Tool = 50 * time.Millisecond })
+	e, _ := lazy(t, slow, basicDecl(), func(o *Options) { o.Deadlines.Tool = 50 * time.Millisecond; o.Clock = clock })
 	if _, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c", nil); err != nil {
 		t.Fatalf("the first read of an idle plugin: %v", err)
 	}
@@ -261,7 +267,9 @@ func TestWakingIsNotCountedAgainstTheReadsDeadline(t *testing.T) {
 func TestIdleStopWaitsForWhatIsOwed(t *testing.T) {
 	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool { return true }} // never answers
 	const idle = 20 * time.Millisecond
+	clock := &fakeClock{now: time.Unix(1000, 0)}
 	e := mustStart(t, s, func(o *Options) {
+		o.Clock = clock
 		o.Deadlines.IdleStop = idle
 		o.Deadlines.Tool = 10 * time.Millisecond
 		o.Deadlines.Grace = time.Minute
@@ -269,7 +277,9 @@ func TestIdleStopWaitsForWhatIsOwed(t *testing.T) {
 	if _, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c", nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("%v, want the deadline", err)
 	}
-	time.Sleep(10 * idle)
+	for range 10 {
+		clock.Advance(idle)
+	}
 	if got := e.plugin.Status(); got != "running" {
 		t.Fatalf("owing an answer, status %s; want running", got)
 	}

@@ -44,9 +44,9 @@ type noticeLimiter struct {
 	mu         sync.Mutex
 	tokens     float64 // up to NoticeBurst
 	filled     time.Time
-	suppressed int         // notices not shown since the last summary
-	level      string      // the most severe of them
-	timer      *time.Timer // summarises them once the bucket has a token
+	suppressed int    // notices not shown since the last summary
+	level      string // the most severe of them
+	timer      Timer  // summarises them once the bucket has a token
 }
 
 // raise shows n if the bucket has a token, and otherwise logs and counts
@@ -74,7 +74,7 @@ func (l *noticeLimiter) raise(n Notice) {
 
 // refill adds the tokens earned since the last refill.
 func (l *noticeLimiter) refill() {
-	now := time.Now()
+	now := l.p.opts.Clock.Now()
 	if l.filled.IsZero() {
 		l.tokens = NoticeBurst
 	} else {
@@ -87,7 +87,7 @@ func (l *noticeLimiter) refill() {
 // is set.
 func (l *noticeLimiter) arm() {
 	if l.timer == nil {
-		l.timer = time.AfterFunc(time.Duration((1-l.tokens)*float64(NoticeEvery)), l.due)
+		l.timer = l.p.opts.Clock.AfterFunc(time.Duration((1-l.tokens)*float64(NoticeEvery)), l.due)
 	}
 }
 

@@ -106,8 +106,9 @@ type Options struct {
 	Probe string
 	// Services routes plugin → host service calls other than bingo.host.
 	Services ServiceRouter
-	// Now is the clock the backoff reads; nil is time.Now.
-	Now func() time.Time
+	// Clock is the time every deadline, the wedge rule, the idle stop and
+	// the backoff read; nil is the system's.
+	Clock Clock
 
 	// Declared, if set, is the plugin's declaration as a handshake kept
 	// it before (the host's declaration cache): the plugin contributes

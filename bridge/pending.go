@@ -30,7 +30,7 @@ type pendingCall struct {
 	// the wait, and it guards the write as guardWrite guards any other.
 	// One timer does both: one each and a context for the deadline cost
 	// every call several allocations.
-	timer      *time.Timer
+	timer      Timer
 	expired    chan struct{} // closed at the deadline
 	fired      bool          // expired is closed; the timer's own
 	writeBound time.Duration // past it a blocked write means the plugin is not reading
@@ -90,9 +90,9 @@ type inFlight struct {
 	wedge  wedgeTracker
 }
 
-func (f *inFlight) init(grace time.Duration, wedged func(string), probe func()) {
+func (f *inFlight) init(grace time.Duration, clock Clock, wedged func(string), probe func()) {
 	f.byID, f.byKey = map[jsonrpc2.ID]*pendingCall{}, map[string]*pendingCall{}
-	f.wedge = wedgeTracker{grace: grace, wedged: wedged, probe: probe, fire: f.checkWedge, lastAnswer: time.Now()}
+	f.wedge = wedgeTracker{grace: grace, clock: clock, wedged: wedged, probe: probe, fire: f.checkWedge, lastAnswer: clock.Now()}
 }
 
 // add enters pc, about to be written: before the write, since its answer
@@ -215,10 +215,11 @@ func (f *inFlight) startHandler(handlers *sync.WaitGroup) bool {
 // startTimer starts pc's deadline timer as its write begins; the deadline
 // counts from start.
 func (pc *pendingCall) startTimer(deadline time.Duration, start time.Time) {
-	pc.writeBound, pc.wrote = pc.inst.writeBound(deadline), time.Now()
+	clock := pc.inst.p.opts.Clock
+	pc.writeBound, pc.wrote = pc.inst.writeBound(deadline), clock.Now()
 	pc.writing.Store(true)
 	// Armed after pc.timer is set: tick may Reset it.
-	pc.timer = time.AfterFunc(time.Hour, pc.tick)
+	pc.timer = clock.AfterFunc(time.Hour, pc.tick)
 	pc.timer.Reset(max(deadline-pc.wrote.Sub(start), 0))
 }
 
@@ -236,7 +237,7 @@ func (pc *pendingCall) tick() {
 	if !pc.writing.Load() {
 		return
 	}
-	if left := pc.writeBound - time.Since(pc.wrote); left > 0 {
+	if left := pc.writeBound - pc.inst.p.since(pc.wrote); left > 0 {
 		pc.timer.Reset(left)
 		return
 	}

@@ -117,8 +117,8 @@ func New(opts Options) *Plugin {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
+	if opts.Clock == nil {
+		opts.Clock = SystemClock{}
 	}
 	p := &Plugin{opts: opts}
 	p.notices.p = p
@@ -352,7 +352,7 @@ func (p *Plugin) current(ctx context.Context, bound time.Duration) (inst *instan
 		p.mu.Unlock()
 		return nil, false, fmt.Errorf("plugin %s did not start: %w", p.opts.Name, sdk.ErrUnavailable)
 	case dead:
-		if now := p.opts.Now(); now.Before(p.retryAt) {
+		if now := p.opts.Clock.Now(); now.Before(p.retryAt) {
 			p.mu.Unlock()
 			return nil, false, fmt.Errorf("plugin %s is down; next restart in %s: %w", p.opts.Name, p.retryAt.Sub(now).Round(time.Millisecond), sdk.ErrUnavailable)
 		}
@@ -366,7 +366,7 @@ func (p *Plugin) current(ctx context.Context, bound time.Duration) (inst *instan
 	if st.from != dead {
 		bound, started = max(bound, p.opts.Deadlines.Initialize), true
 	}
-	timer := time.NewTimer(bound)
+	timer := p.opts.Clock.NewTimer(bound)
 	defer timer.Stop()
 	select {
 	case <-st.done:
@@ -379,7 +379,7 @@ func (p *Plugin) current(ctx context.Context, bound time.Duration) (inst *instan
 		return st.inst, started, nil
 	case <-ctx.Done():
 		return nil, started, fmt.Errorf("plugin %s is restarting: %w", p.opts.Name, ctx.Err())
-	case <-timer.C:
+	case <-timer.C():
 		return nil, started, fmt.Errorf("plugin %s is still restarting after %s: %w", p.opts.Name, bound, sdk.ErrUnavailable)
 	}
 }
@@ -404,7 +404,7 @@ func (p *Plugin) respawn(st *startup) {
 		p.mu.Lock()
 		p.deaths++
 		p.failed++
-		p.retryAt = p.opts.Now().Add(p.opts.Backoff.delay(p.deaths))
+		p.retryAt = p.opts.Clock.Now().Add(p.opts.Backoff.delay(p.deaths))
 		if p.state == starting {
 			p.setState(dead)
 		}
@@ -436,11 +436,11 @@ func (p *Plugin) died(inst *instance, why error) {
 	if current {
 		p.inst = nil
 		p.setState(dead)
-		if p.opts.Now().Sub(inst.started) >= p.opts.Backoff.Reset {
+		if p.opts.Clock.Now().Sub(inst.started) >= p.opts.Backoff.Reset {
 			p.deaths = 0
 		}
 		p.deaths++
-		p.retryAt = p.opts.Now().Add(p.opts.Backoff.delay(p.deaths))
+		p.retryAt = p.opts.Clock.Now().Add(p.opts.Backoff.delay(p.deaths))
 	}
 	p.mu.Unlock()
 	if !live {

@@ -34,7 +34,8 @@ type wedgeTracker struct {
 	lateSince  time.Time        // with a probe: the oldest deadline missed by a request answered past it, since lastAnswer
 	lateMethod string           // that request's method
 	probing    bool             // a probe is unanswered
-	timer      *time.Timer
+	clock      Clock
+	timer      Timer
 	armedAt    time.Time // when the timer fires; zero while disarmed
 	over       bool      // the instance is gone, or it was found wedged
 }
@@ -63,7 +64,7 @@ func (w *wedgeTracker) moved(due time.Time) {
 // awaits, which shows the instance alive all the same). An answer only ever
 // puts the finding off, so the timer is left as it is.
 func (w *wedgeTracker) answered(pc *pendingCall) {
-	now := time.Now()
+	now := w.clock.Now()
 	if pc != nil && pc.probe {
 		w.probing = false
 	}
@@ -89,10 +90,10 @@ func (w *wedgeTracker) stop() {
 func (w *wedgeTracker) arm(at time.Time) {
 	w.armedAt = at
 	if w.timer == nil {
-		w.timer = time.AfterFunc(time.Until(at), w.fire)
+		w.timer = w.clock.AfterFunc(at.Sub(w.clock.Now()), w.fire)
 		return
 	}
-	w.timer.Reset(time.Until(at))
+	w.timer.Reset(at.Sub(w.clock.Now()))
 }
 
 // checkWedge applies the rule when the wedge timer fires.
@@ -108,7 +109,7 @@ func (f *inFlight) checkWedge() {
 	// it, and how many others did.
 	oldest, first := w.lateSince, w.lateMethod
 	missed, firstMissed := 0, false // requests unanswered past their deadlines (not counting a probe); whether first is one
-	now := time.Now()
+	now := w.clock.Now()
 	var next time.Time // the next deadline of a request unanswered within it
 	for _, pc := range f.byID {
 		if pc.due.After(now) {

@@ -110,7 +110,7 @@ func TestFailedRestart(t *testing.T) {
 		p.reply(m, d)
 	}
 	e := mustStart(t, s, func(o *Options) {
-		o.Now = clock.Now
+		o.Clock = clock
 		o.Backoff = Backoff{Initial: time.Second, Max: time.Minute, Reset: time.Hour}
 	})
 	tl := e.tool("plugin__t__echo")
@@ -600,7 +600,7 @@ func TestCrashLoopIsOneDeath(t *testing.T) {
 			}
 			return s.main(ctx, stdin, stdout, stderr)
 		}, nil)
-		o.Now = clock.Now
+		o.Clock = clock
 		o.Backoff = Backoff{Initial: time.Millisecond, Max: time.Millisecond, Reset: time.Hour}
 	})
 	tl := e.tool("plugin__t__echo")
