@@ -188,7 +188,6 @@ func (c *fakeClock) Advance(d time.Duration) {
 	}
 }
 
-
 func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
 	t := &fakeTimer{c: c, f: f}
 	t.Reset(d)
