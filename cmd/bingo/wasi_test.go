@@ -19,11 +19,12 @@ import (
 func TestWASIGuests(t *testing.T) {
 	requireClang(t)
 	testscript.Run(t, testscript.Params{Dir: "testdata/wasi", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
-		"cguest":  cguest,
-		"status":  status,
-		"rss":     rss,
-		"secs":    secs,
-		"linemax": linemax,
+		"cguest":    cguest,
+		"rustguest": rustguest,
+		"status":    status,
+		"rss":       rss,
+		"secs":      secs,
+		"linemax":   linemax,
 	}, Condition: func(cond string) (bool, error) {
 		if cond != "rust" {
 			return false, fmt.Errorf("unknown condition %q", cond)
@@ -93,4 +94,18 @@ func haveRust(t *testing.T) bool {
 		}
 	}
 	return true
+}
+
+// rustguest OUT SRC compiles the Rust file SRC to the WASI command OUT with
+// Debian's rustc (by its path: a rustup one earlier on PATH may lack the
+// target).
+func rustguest(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: rustguest OUT SRC")
+	}
+	out := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(filepath.Dir(out), 0o755))
+	if b, err := exec.Command("/usr/bin/rustc", "--target", "wasm32-wasi", "-O", "-C", "strip=debuginfo", "-o", out, ts.MkAbs(args[1])).CombinedOutput(); err != nil {
+		ts.Fatalf("rustc: %v\n%s", err, b)
+	}
 }

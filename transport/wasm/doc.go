@@ -45,8 +45,9 @@
 //     is the caller's to Kill when its handshake deadline passes.
 //
 // The sandbox. An instance sees only: Config.Dir mounted at its own path
-// (read-only unless Config.Writable) and Config.Mounts, the longest mount
-// serving a path, each through an os.Root so that links stay inside; never
+// (read-only unless Config.Writable) and again as "/", so that a relative
+// path means it to wasi-libc (C, Rust) as to Go, and Config.Mounts, the
+// longest mount serving a path, each through an os.Root so that links stay inside; never
 // Config.Hide, nor the host's /proc, /sys and /dev, whatever mount holds
 // them, known by device and inode, not by spelling or path (hidingFS,
 // childFS), and no mount of or inside those three; no path longer than 4096 bytes
@@ -57,5 +58,8 @@
 // alone (its memory is reserved address space, so it never moves and
 // costs about the pages it touches: memory.go);
 // the real clocks, a sleep that ends with the instance (sleepUntilDone),
-// and crypto/rand. Anything wider is a person's grant, never a manifest's.
+// and crypto/rand; imports from wasi_snapshot_preview1 only (Start names
+// any other it refuses). Anything wider is a person's grant, never a
+// manifest's. A trap's Wait error is its first line; the stack goes to
+// the log.
 package wasm
