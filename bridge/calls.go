@@ -186,7 +186,7 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	}
 	defer inst.inFlight.done(pc)
 	if req.Deltas != nil {
-		return p.waitStream(ctx, inst, req, pc, result)
+		return p.waitStream(ctx, inst, req, pc, deadline, result)
 	}
 
 	// The wait ends at the deadline; a cancellable request (a tool call)
@@ -245,7 +245,7 @@ var errPastDeadline = errors.New("past the request's deadline")
 func (p *Plugin) cutOff(inst *instance, req proxy.Request, pc *pendingCall, why string, err error) error {
 	pc.mute()
 	inst.inFlight.extend(pc, p.opts.Clock.Now())
-	_ = inst.notify(req.CancelMethod, req.CancelParams)
+	pc.cancelOnWire(req)
 	p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: req.Method + " " + why + "; cancelled it"})
 	return err
 }
@@ -254,8 +254,7 @@ func (p *Plugin) cutOff(inst *instance, req proxy.Request, pc *pendingCall, why 
 // first delta, then for the silence between two: every delta resets it.
 // Cancelling ctx sends the cancel notification and keeps waiting. However
 // lively, a stream past its total deadline or its cap is cut off.
-func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Request, pc *pendingCall, result any) error {
-	deadline := req.Kind.Deadline(p.opts.Deadlines)
+func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Request, pc *pendingCall, deadline time.Duration, result any) error {
 	timer := p.opts.Clock.NewTimer(deadline)
 	defer timer.Stop()
 	total := p.opts.Clock.NewTimer(p.opts.Deadlines.ProviderTotal)
@@ -266,7 +265,7 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Reque
 	answered := make(chan error, 1)
 	go func() { answered <- pc.wait(waitCtx, nil, result) }()
 
-	cancelled, told := ctx.Done(), false // told: the plugin has been sent the cancel
+	cancelled := ctx.Done()
 	for {
 		select {
 		case err := <-answered:
@@ -276,8 +275,8 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Reque
 			// and deltas no longer extend the wait. The plugin has what is
 			// left of the current deadline to end the stream.
 			pc.mute()
-			_ = inst.notify(req.CancelMethod, req.CancelParams)
-			cancelled, told = nil, true
+			pc.cancelOnWire(req)
+			cancelled = nil
 		case <-pc.activity:
 			if pc.muted() {
 				continue
@@ -291,9 +290,7 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Reque
 		case <-timer.C():
 			stopWait()
 			<-answered
-			if !told { // a deadline cancels as an interrupt does
-				_ = inst.notify(req.CancelMethod, req.CancelParams)
-			}
+			pc.cancelOnWire(req) // a deadline cancels as an interrupt does
 			return &DeadlineError{Plugin: p.opts.Name, Method: req.Method, After: deadline}
 		case <-total.C():
 			stopWait()

@@ -146,6 +146,25 @@ func (inst *instance) stop() error {
 	return err
 }
 
+// wedged stops an instance found wedged (answers unsent,
+// or not reading its input), with one notice saying why. However many
+// requests and writes find it wedged, only the first finding speaks and
+// kills; a death already noticed, or a Close, says nothing more.
+func (inst *instance) wedged(why string) {
+	p := inst.p
+	p.mu.Lock()
+	if p.state == closed {
+		p.mu.Unlock()
+		return // Close is stopping it, and closing is not a death
+	}
+	p.watchers.Add(1)
+	p.mu.Unlock()
+	defer p.watchers.Done()
+	if inst.claimNotice(&Notice{Plugin: p.opts.Name, Level: "error", Message: why + "; stopping the wedged instance"}) {
+		inst.kill()
+	}
+}
+
 // claimNotice raises n as the instance's one notice, unless it has been
 // claimed already (a nil n claims it and says nothing). It reports whether
 // n was the one. The notice is raised under the claim, so whoever loses

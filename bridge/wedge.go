@@ -158,22 +158,3 @@ func (f *inFlight) checkWedge() {
 	}
 	w.wedged(fmt.Sprintf("%s, and nothing answered for %s", why, w.grace))
 }
-
-// wedged stops an instance found wedged (answers unsent,
-// or not reading its input), with one notice saying why. However many
-// requests and writes find it wedged, only the first finding speaks and
-// kills; a death already noticed, or a Close, says nothing more.
-func (inst *instance) wedged(why string) {
-	p := inst.p
-	p.mu.Lock()
-	if p.state == closed {
-		p.mu.Unlock()
-		return // Close is stopping it, and closing is not a death
-	}
-	p.watchers.Add(1)
-	p.mu.Unlock()
-	defer p.watchers.Done()
-	if inst.claimNotice(&Notice{Plugin: p.opts.Name, Level: "error", Message: why + "; stopping the wedged instance"}) {
-		inst.kill()
-	}
-}
