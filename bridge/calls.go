@@ -229,6 +229,19 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 	return p.callError(inst, req, err)
 }
 
+// cancelOnWire tells the plugin to stop working on pc, req's (its
+// CancelMethod), and withdraws any question it has put to the person:
+// once, whether its caller's cancellation or its deadline came first.
+func (pc *pendingCall) cancelOnWire(req proxy.Request) {
+	if pc.cancelSent.Swap(true) {
+		return
+	}
+	if pc.key != "" {
+		pc.cancel()
+	}
+	_ = pc.inst.notify(req.CancelMethod, req.CancelParams)
+}
+
 // isRemote reports whether err is the plugin's own error answer.
 func isRemote(err error) bool {
 	var rerr *jsonrpc2.Error
@@ -246,7 +259,7 @@ func (p *Plugin) cutOff(inst *instance, req proxy.Request, pc *pendingCall, why 
 	pc.mute()
 	inst.inFlight.extend(pc, p.opts.Clock.Now())
 	pc.cancelOnWire(req)
-	p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "warn", Message: req.Method + " " + why + "; cancelled it"})
+	p.opts.Raise(Notice{Plugin: p.opts.Name, Level: "warn", Message: req.Method + " " + why + "; cancelled it"})
 	return err
 }
 

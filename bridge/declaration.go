@@ -41,11 +41,11 @@ func (p *Plugin) declaredAtHandshake(decl protocol.InitializeResult, refused []s
 	case same:
 		return
 	default:
-		p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "info",
+		p.opts.Raise(Notice{Plugin: p.opts.Name, Level: "info",
 			Message: "its declaration changed since it last started; what it contributes is now what it declared this time"})
 		p.redeclared(decl, true)
 	}
-	p.raiseRefusals(refused, p.opts.Notify)
+	p.raiseRefusals(refused, p.opts.Raise)
 }
 
 // raiseRefusals raises, through raise, a notice for each part of a

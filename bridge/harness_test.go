@@ -282,7 +282,7 @@ func start(t *testing.T, s script, tweak func(*Options)) (*env, error) {
 	t.Helper()
 	n := testutil.NewCollector[Notice]()
 	log := &testutil.SyncBuffer{}
-	opts := Options{Name: "t", Root: "/plugins/t", Transport: mem.New(s.main, log), Notify: n.Add, Log: log}
+	opts := Options{Name: "t", Root: "/plugins/t", Transport: mem.New(s.main, log), Raise: n.Add, Log: log}
 	if tweak != nil {
 		tweak(&opts)
 	}

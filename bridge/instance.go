@@ -177,7 +177,7 @@ func (inst *instance) claimNotice(n *Notice) bool {
 	}
 	inst.noticeClaimed = true
 	if n != nil {
-		inst.p.opts.Notify(*n)
+		inst.p.opts.Raise(*n)
 	}
 	return true
 }

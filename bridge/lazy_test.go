@@ -22,7 +22,7 @@ func lazy(t *testing.T, s script, declared protocol.InitializeResult, tweak func
 	n := testutil.NewCollector[Notice]()
 	log := &testutil.SyncBuffer{}
 	ct := &countingTransport{Transport: mem.New(s.main, log)}
-	opts := Options{Name: "t", Root: "/plugins/t", Transport: ct, Notify: n.Add, Log: log, Declared: &declared}
+	opts := Options{Name: "t", Root: "/plugins/t", Transport: ct, Raise: n.Add, Log: log, Declared: &declared}
 	if tweak != nil {
 		tweak(&opts)
 	}

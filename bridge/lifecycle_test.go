@@ -149,7 +149,7 @@ func (c stubbornConn) Kill() error {
 // has nothing left to do.
 func TestCloseSaysWhatItCouldNotStop(t *testing.T) {
 	n := testutil.NewCollector[Notice]()
-	p := New(Options{Name: "t", Root: "/plugins/t", Transport: stubborn{mem.New(echoScript().main, nil)}, Notify: n.Add})
+	p := New(Options{Name: "t", Root: "/plugins/t", Transport: stubborn{mem.New(echoScript().main, nil)}, Raise: n.Add})
 	if _, err := p.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

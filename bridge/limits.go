@@ -61,7 +61,7 @@ func (l *noticeLimiter) raise(n Notice) {
 	}
 	if l.suppressed == 0 && l.tokens >= 1 {
 		l.tokens--
-		l.p.opts.Notify(n)
+		l.p.opts.Raise(n)
 		return
 	}
 	fmt.Fprintf(l.p.opts.Log, "bridge: notice not shown (more than %d, then one a %s): %s: %s\n", NoticeBurst, NoticeEvery, n.Level, n.Message)
@@ -110,7 +110,7 @@ func (l *noticeLimiter) due() {
 // spending a token if there is one (at Close there may be none).
 func (l *noticeLimiter) summarise() {
 	l.tokens = max(l.tokens-1, 0)
-	l.p.opts.Notify(Notice{Plugin: l.p.opts.Name, Level: l.level,
+	l.p.opts.Raise(Notice{Plugin: l.p.opts.Name, Level: l.level,
 		Message: fmt.Sprintf("… and %s more notices; see %s", thousands(l.suppressed), l.p.logName())})
 	l.suppressed, l.level = 0, ""
 }

@@ -82,8 +82,10 @@ type Options struct {
 	// declarations may hold only so much together (DeclarationBudget).
 	Budget *DeclarationBudget
 
-	// Notify receives notices: deaths, refusals, a plugin's own notice.
-	Notify func(Notice)
+	// Raise receives the notices the bridge raises for the person: deaths,
+	// refusals, a plugin's own notice. (Plugin.Notify is another thing: it
+	// sends the plugin a notification.)
+	Raise func(Notice)
 	// Log receives what the bridge has to say about the wire (skipped
 	// lines, stray answers) and the plugin's notices not shown. It should
 	// be the plugin's log, the same writer its stderr goes to. It must be

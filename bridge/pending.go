@@ -244,19 +244,6 @@ func (pc *pendingCall) tick() {
 	pc.inst.writeBlocked(pc.method, pc.writeBound)
 }
 
-// cancelOnWire tells the plugin to stop working on pc, req's (its
-// CancelMethod), and withdraws any question it has put to the person:
-// once, whether its caller's cancellation or its deadline came first.
-func (pc *pendingCall) cancelOnWire(req proxy.Request) {
-	if pc.cancelSent.Swap(true) {
-		return
-	}
-	if pc.key != "" {
-		pc.cancel()
-	}
-	_ = pc.inst.notify(req.CancelMethod, req.CancelParams)
-}
-
 // endRoute ends pc's route, if it has one: its questions are withdrawn
 // and nothing more is delivered. Idempotent.
 func (pc *pendingCall) endRoute() {

@@ -111,8 +111,8 @@ func New(opts Options) *Plugin {
 	opts.Deadlines = opts.Deadlines.WithDefaults()
 	opts.Limits = opts.Limits.WithDefaults()
 	opts.Backoff = opts.Backoff.withDefaults()
-	if opts.Notify == nil {
-		opts.Notify = func(Notice) {}
+	if opts.Raise == nil {
+		opts.Raise = func(Notice) {}
 	}
 	if opts.Log == nil {
 		opts.Log = io.Discard
@@ -411,12 +411,12 @@ func (p *Plugin) respawn(st *startup) {
 		p.mu.Unlock()
 		fmt.Fprintf(p.opts.Log, "bridge: restart failed: %v\n", err)
 		if st.from == idle {
-			p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "error",
+			p.opts.Raise(Notice{Plugin: p.opts.Name, Level: "error",
 				Message: "could not start: " + err.Error() + "; its contributions answer nothing until a later use starts it"})
 		}
 	default:
 		if failed > 0 {
-			p.opts.Notify(Notice{Plugin: p.opts.Name, Level: "info", Message: fmt.Sprintf("running again; failed restarts before this one: %d", failed)})
+			p.opts.Raise(Notice{Plugin: p.opts.Name, Level: "info", Message: fmt.Sprintf("running again; failed restarts before this one: %d", failed)})
 		}
 		p.declaredAtHandshake(decl, refused)
 	}

@@ -491,8 +491,8 @@ func TestOneNoticePerWedgedInstance(t *testing.T) {
 				o.Deadlines.Grace = 100 * time.Millisecond
 				// A slow sink (a busy terminal) holds the first notice for
 				// Grace: every other request's verdict comes due meanwhile.
-				notify, first := o.Notify, sync.Once{}
-				o.Notify = func(n Notice) {
+				notify, first := o.Raise, sync.Once{}
+				o.Raise = func(n Notice) {
 					first.Do(func() { <-time.After(o.Deadlines.Grace) })
 					notify(n)
 				}

@@ -70,7 +70,7 @@ func newTestHost(t *testing.T, s settings.Settings, plugins ...memPlugin) (*Host
 			h.trust.plugins[mp.name] = false
 		}
 		p := bridge.New(bridge.Options{Name: mp.name, Transport: mem.New(mp.main, nil),
-			Deadlines: s.Deadlines, Limits: s.Limits, Notify: n.Add, Services: h.routeService})
+			Deadlines: s.Deadlines, Limits: s.Limits, Raise: n.Add, Services: h.routeService})
 		h.plugins = append(h.plugins, &loaded{m: m, plugin: p})
 		if _, err := p.Start(context.Background()); err != nil {
 			t.Fatalf("start %s: %v", mp.name, err)

@@ -433,7 +433,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		Name: m.Name, Root: m.Root, Transport: tr,
 		Config: h.settings.Plugins[m.Name], Env: m.Entry.Env, DataDir: dataDir,
 		Deadlines: launchedDeadlines(m, h.settings.Deadlines), Limits: h.settings.Limits,
-		Notify: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace, Budget: budget, Backoff: h.cfg.Backoff,
+		Raise: h.cfg.Notify, Log: log, LogPath: log.Path(), Trace: h.cfg.Trace, Budget: budget, Backoff: h.cfg.Backoff,
 		Services: h.routeService,
 		Redeclared: func(decl protocol.InitializeResult, handshake bool) {
 			h.reg.Replace(m.Name, l.plugin.Contributions())

@@ -105,7 +105,7 @@ func newRig(t testing.TB, o rigOpts) *rig {
 	}
 	r.p = bridge.New(bridge.Options{
 		Name: "fault", Transport: mcpbridge.Wrap(o.inner, o.cfg), Config: o.config,
-		Deadlines: o.deadlines, Notify: r.notices.Add, Log: r.log, Probe: mcpbridge.Probe,
+		Deadlines: o.deadlines, Raise: r.notices.Add, Log: r.log, Probe: mcpbridge.Probe,
 		Backoff: bridge.Backoff{Initial: time.Millisecond, Max: time.Millisecond}, Redeclared: redeclared,
 	})
 	t.Cleanup(func() { r.p.Close() })

@@ -136,7 +136,7 @@ func TestNeverAnswers(t *testing.T) {
 		return legacy(method)
 	}
 	p := bridge.New(bridge.Options{Name: "raw", Probe: mcpbridge.Probe, Transport: mcpbridge.Wrap(rawServer(silent), mcpbridge.Config{Name: "raw"}),
-		Deadlines: bounds.Deadlines{Tool: 100 * time.Millisecond, Grace: 100 * time.Millisecond}, Notify: notices.Add})
+		Deadlines: bounds.Deadlines{Tool: 100 * time.Millisecond, Grace: 100 * time.Millisecond}, Raise: notices.Add})
 	defer p.Close()
 	if _, err := p.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -338,7 +338,7 @@ func TestContributeEndsAtItsDeadline(t *testing.T) {
 	cancelled, pinged := make(chan struct{}), make(chan struct{})
 	var once, pingOnce sync.Once
 	notices := testutil.NewCollector[bridge.Notice]()
-	p := bridge.New(bridge.Options{Name: "raw", Probe: mcpbridge.Probe, Deadlines: deadlines, Notify: notices.Add, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
+	p := bridge.New(bridge.Options{Name: "raw", Probe: mcpbridge.Probe, Deadlines: deadlines, Raise: notices.Add, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
 		switch method {
 		case "initialize":
 			starts.Add(1)
@@ -390,7 +390,7 @@ func TestContributeEndsAtItsDeadline(t *testing.T) {
 // A tool that requires tasks is not declared, and one notice says so.
 func TestTaskRequiredNotOffered(t *testing.T) {
 	notices := testutil.NewCollector[bridge.Notice]()
-	p := bridge.New(bridge.Options{Name: "raw", Probe: mcpbridge.Probe, Notify: notices.Add, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
+	p := bridge.New(bridge.Options{Name: "raw", Probe: mcpbridge.Probe, Raise: notices.Add, Transport: mcpbridge.Wrap(rawServer(func(method string) (any, error) {
 		if method == "tools/list" {
 			obj := map[string]any{"type": "object"}
 			return map[string]any{"tools": []any{

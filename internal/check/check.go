@@ -296,7 +296,7 @@ func (c *checker) run(ctx context.Context) {
 	}
 	opts := bridge.Options{
 		Name: m.Name, Root: m.Root, Transport: &tapTransport{tr, c.tap}, Env: m.Entry.Env,
-		Deadlines: c.dl, Limits: c.limits, Notify: c.notify, Log: c.stderr.log(), Services: c.services,
+		Deadlines: c.dl, Limits: c.limits, Raise: c.notify, Log: c.stderr.log(), Services: c.services,
 		// The check kills instances itself (one stuck, the respawn step):
 		// those deaths are no crash loop, and the next call starts a fresh
 		// instance at once rather than after a backoff.

@@ -52,7 +52,7 @@ func tryStartRig(t testing.TB, name string, nt newTransport, tweak func(*bridge.
 		Name:      name,
 		Root:      "/plugins/" + name,
 		Transport: r.tap,
-		Notify:    r.notices.Add,
+		Raise:     r.notices.Add,
 		Log:       r.log,
 		// The first respawn after a death is immediate (so is the default);
 		// spelled out because the death cases depend on it.
