@@ -36,7 +36,7 @@ const (
 )
 
 // noticeLimiter is the token bucket a plugin's own notices pass through.
-// Options.Notify is called with mu held, so the notices, the summary and
+// Options.Raise is called with mu held, so the notices, the summary and
 // the notice after it reach the person in order.
 type noticeLimiter struct {
 	p *Plugin
