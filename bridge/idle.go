@@ -61,7 +61,7 @@ func (p *Plugin) idleCheck(inst *instance) {
 	p.setState(idle)
 	// It lived and was left alone: whatever deaths came before, it is
 	// healthy now.
-	p.deaths, p.retryAt = 0, time.Time{}
+	p.backoff.healthy()
 	p.watchers.Add(1)
 	p.mu.Unlock()
 	defer p.watchers.Done()

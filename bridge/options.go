@@ -45,6 +45,31 @@ func (b Backoff) delay(n int) time.Duration {
 	return min(d, b.Max)
 }
 
+// backoff is where a plugin stands in its Backoff: its deaths in a row,
+// and when the next respawn may begin. It changes only through its
+// methods.
+type backoff struct {
+	policy  Backoff
+	deaths  int       // in a row
+	retryAt time.Time // no respawn before this
+}
+
+// died counts a death, or a failed restart (lived 0), at now. An instance
+// that lived policy.Reset or longer starts the count again.
+func (b *backoff) died(now time.Time, lived time.Duration) {
+	if lived >= b.policy.Reset {
+		b.deaths = 0
+	}
+	b.deaths++
+	b.retryAt = now.Add(b.policy.delay(b.deaths))
+}
+
+// healthy forgets the deaths: the instance lived and was left alone.
+func (b *backoff) healthy() { b.deaths, b.retryAt = 0, time.Time{} }
+
+// wait is how long from now until a respawn may begin: 0 if it may now.
+func (b *backoff) wait(now time.Time) time.Duration { return max(b.retryAt.Sub(now), 0) }
+
 // Notice is one line for the person, under a plugin's name.
 type Notice struct {
 	Plugin  string // "" for the host's own notices

@@ -39,10 +39,9 @@ type Plugin struct {
 	inst    *instance // the live instance, while running
 	start   *startup  // the start in flight, while starting
 	decl    *protocol.InitializeResult
-	refused []string  // what the handshake that gave decl refused
-	deaths  int       // in a row
-	failed  int       // restarts failed since the last death
-	retryAt time.Time // no respawn before this
+	refused []string // what the handshake that gave decl refused
+	backoff backoff
+	failed  int // restarts failed since the last death
 }
 
 // lifecycle is where a Plugin is in its life.
@@ -120,7 +119,7 @@ func New(opts Options) *Plugin {
 	if opts.Clock == nil {
 		opts.Clock = SystemClock{}
 	}
-	p := &Plugin{opts: opts}
+	p := &Plugin{opts: opts, backoff: backoff{policy: opts.Backoff}}
 	p.notices.p = p
 	p.life, p.end = context.WithCancel(context.Background())
 	if opts.Declared != nil {
@@ -352,9 +351,9 @@ func (p *Plugin) current(ctx context.Context, bound time.Duration) (inst *instan
 		p.mu.Unlock()
 		return nil, false, fmt.Errorf("plugin %s did not start: %w", p.opts.Name, sdk.ErrUnavailable)
 	case dead:
-		if now := p.opts.Clock.Now(); now.Before(p.retryAt) {
+		if wait := p.backoff.wait(p.opts.Clock.Now()); wait > 0 {
 			p.mu.Unlock()
-			return nil, false, fmt.Errorf("plugin %s is down; next restart in %s: %w", p.opts.Name, p.retryAt.Sub(now).Round(time.Millisecond), sdk.ErrUnavailable)
+			return nil, false, fmt.Errorf("plugin %s is down; next restart in %s: %w", p.opts.Name, wait.Round(time.Millisecond), sdk.ErrUnavailable)
 		}
 		fallthrough
 	case idle:
@@ -402,9 +401,8 @@ func (p *Plugin) respawn(st *startup) {
 	case errors.Is(err, ErrClosed):
 	case err != nil:
 		p.mu.Lock()
-		p.deaths++
+		p.backoff.died(p.opts.Clock.Now(), 0)
 		p.failed++
-		p.retryAt = p.opts.Clock.Now().Add(p.opts.Backoff.delay(p.deaths))
 		if p.state == starting {
 			p.setState(dead)
 		}
@@ -436,11 +434,8 @@ func (p *Plugin) died(inst *instance, why error) {
 	if current {
 		p.inst = nil
 		p.setState(dead)
-		if p.opts.Clock.Now().Sub(inst.started) >= p.opts.Backoff.Reset {
-			p.deaths = 0
-		}
-		p.deaths++
-		p.retryAt = p.opts.Clock.Now().Add(p.opts.Backoff.delay(p.deaths))
+		now := p.opts.Clock.Now()
+		p.backoff.died(now, now.Sub(inst.started))
 	}
 	p.mu.Unlock()
 	if !live {
