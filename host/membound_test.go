@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -78,6 +79,14 @@ func TestMemoryBound(t *testing.T) {
 			_, err := h.Turn(context.Background(), "endless", &discardingUI{fakeUI: ui})
 			if tooLarge := (*bridge.TooLargeError)(nil); !errors.As(err, &tooLarge) {
 				t.Errorf("err = %v", err)
+			}
+			// It streams on past the cancel, so a grace later it is stopped
+			// as wedged; wait for that here rather than have it land in
+			// the middle of the next flood, as it did on a loaded machine.
+			for limit := time.Now().Add(testutil.WaitLimit); !strings.Contains(notices.text(), "stopping the wedged instance"); time.Sleep(50 * time.Millisecond) {
+				if time.Now().After(limit) {
+					t.Fatalf("the plugin streaming past its cancel was not stopped:\n%s", notices.text())
+				}
 			}
 		},
 	}, {
