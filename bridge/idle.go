@@ -23,7 +23,7 @@ func (p *Plugin) armIdle(inst *instance) {
 func (p *Plugin) hold(inst *instance, current bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if current && p.inst != inst {
+	if current && p.sup.inst != inst {
 		return false
 	}
 	inst.busy++
@@ -37,7 +37,7 @@ func (p *Plugin) release(inst *instance) {
 	defer p.mu.Unlock()
 	inst.busy--
 	inst.lastUsed = p.opts.Clock.Now()
-	if inst.busy == 0 && inst.idleStop != nil && p.inst == inst {
+	if inst.busy == 0 && inst.idleStop != nil && p.sup.inst == inst {
 		inst.idleStop.Reset(p.opts.Deadlines.IdleStop)
 	}
 }
@@ -48,7 +48,7 @@ func (p *Plugin) release(inst *instance) {
 // the wedge rule's, so the check waits it out.
 func (p *Plugin) idleCheck(inst *instance) {
 	p.mu.Lock()
-	if p.inst != inst || inst.busy > 0 {
+	if p.sup.inst != inst || inst.busy > 0 {
 		p.mu.Unlock()
 		return
 	}
@@ -57,11 +57,10 @@ func (p *Plugin) idleCheck(inst *instance) {
 		p.mu.Unlock()
 		return
 	}
-	p.inst = nil
-	p.setState(idle)
+	p.sup.move(idle)
 	// It lived and was left alone: whatever deaths came before, it is
 	// healthy now.
-	p.backoff.healthy()
+	p.sup.backoff.healthy()
 	p.watchers.Add(1)
 	p.mu.Unlock()
 	defer p.watchers.Done()

@@ -153,7 +153,7 @@ func (inst *instance) stop() error {
 func (inst *instance) wedged(why string) {
 	p := inst.p
 	p.mu.Lock()
-	if p.state == closed {
+	if p.sup.state == closed {
 		p.mu.Unlock()
 		return // Close is stopping it, and closing is not a death
 	}

@@ -35,3 +35,34 @@ func TestBackoffValue(t *testing.T) {
 		t.Errorf("the first death after a healthy spell waits %s, want none", b.wait(now))
 	}
 }
+
+// The supervisor holds the instance exactly while running and the start
+// exactly while starting: running cannot be reached without an instance,
+// and leaving it drops the instance.
+func TestSupervisorKeepsStateAndInstanceTogether(t *testing.T) {
+	s := supervisor{name: "t", state: notStarted}
+	st := &startup{from: notStarted}
+	s.begin(st)
+	if s.state != starting || s.start != st {
+		t.Fatalf("begun: %s, start %v", s.state, s.start)
+	}
+	inst := &instance{}
+	s.run(inst)
+	if s.state != running || s.inst != inst || s.start != nil {
+		t.Fatalf("running: %s, inst %v, start %v", s.state, s.inst, s.start)
+	}
+	s.move(dead)
+	if s.inst != nil {
+		t.Fatal("dead, and still holding its instance")
+	}
+	for _, bad := range []lifecycle{running, starting} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("move(%s) without what goes with it did not panic", bad)
+				}
+			}()
+			s.move(bad)
+		}()
+	}
+}

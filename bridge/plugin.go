@@ -35,13 +35,10 @@ type Plugin struct {
 	end  context.CancelFunc
 
 	mu      sync.Mutex
-	state   lifecycle // changed only by setState
-	inst    *instance // the live instance, while running
-	start   *startup  // the start in flight, while starting
+	sup     supervisor
 	decl    *protocol.InitializeResult
 	refused []string // what the handshake that gave decl refused
-	backoff backoff
-	failed  int // restarts failed since the last death
+	failed  int      // restarts failed since the last death
 }
 
 // lifecycle is where a Plugin is in its life.
@@ -71,16 +68,46 @@ var moves = [...][]lifecycle{
 	closed:     nil,
 }
 
-// setState moves the plugin to s, which must be a move its state allows.
-// Called with p.mu held.
-func (p *Plugin) setState(s lifecycle) {
-	if !slices.Contains(moves[p.state], s) {
-		panic(fmt.Sprintf("bridge: plugin %s cannot go from %s to %s", p.opts.Name, p.state, s))
+// supervisor is where the plugin stands in its life, with what goes with
+// it: running holds its live instance and starting its start in flight,
+// and no other state holds either, so a plugin running without an
+// instance cannot be written. It changes only through its methods, under
+// Plugin.mu, and only by a move its state allows (moves).
+type supervisor struct {
+	name  string
+	state lifecycle
+	inst  *instance // the live instance: set exactly while running
+	start *startup  // the start in flight: set exactly while starting
+	// backoff spaces the respawns that follow deaths.
+	backoff backoff
+}
+
+// to moves to s, dropping the instance or start of the state it leaves.
+func (s *supervisor) to(next lifecycle) {
+	if !slices.Contains(moves[s.state], next) {
+		panic(fmt.Sprintf("bridge: plugin %s cannot go from %s to %s", s.name, s.state, next))
 	}
-	p.state = s
-	if s != starting {
-		p.start = nil
+	s.state, s.inst, s.start = next, nil, nil
+}
+
+// move moves to a state that holds nothing: not running or starting.
+func (s *supervisor) move(next lifecycle) {
+	if next == running || next == starting {
+		panic(fmt.Sprintf("bridge: plugin %s cannot be %s without what goes with it", s.name, next))
 	}
+	s.to(next)
+}
+
+// run makes inst the live instance.
+func (s *supervisor) run(inst *instance) {
+	s.to(running)
+	s.inst = inst
+}
+
+// begin makes st the start in flight.
+func (s *supervisor) begin(st *startup) {
+	s.to(starting)
+	s.start = st
 }
 
 // startup is a start in flight: the reads that come meanwhile wait for it.
@@ -94,9 +121,8 @@ type startup struct {
 // beginStart moves the plugin to starting and returns the start. Called
 // with p.mu held.
 func (p *Plugin) beginStart() *startup {
-	st := &startup{from: p.state, done: make(chan struct{})}
-	p.setState(starting)
-	p.start = st
+	st := &startup{from: p.sup.state, done: make(chan struct{})}
+	p.sup.begin(st)
 	return st
 }
 
@@ -119,12 +145,12 @@ func New(opts Options) *Plugin {
 	if opts.Clock == nil {
 		opts.Clock = SystemClock{}
 	}
-	p := &Plugin{opts: opts, backoff: backoff{policy: opts.Backoff}}
+	p := &Plugin{opts: opts, sup: supervisor{name: opts.Name, backoff: backoff{policy: opts.Backoff}}}
 	p.notices.p = p
 	p.life, p.end = context.WithCancel(context.Background())
 	if opts.Declared != nil {
 		decl := *opts.Declared
-		p.decl, p.state = &decl, idle
+		p.decl, p.sup.state = &decl, idle
 	}
 	return p
 }
@@ -143,7 +169,7 @@ func (p *Plugin) Kind() string { return p.opts.Transport.Kind() }
 func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
 	p.mu.Lock()
 	var st *startup
-	switch p.state {
+	switch p.sup.state {
 	case notStarted, idle:
 		st = p.beginStart()
 	case closed:
@@ -151,7 +177,7 @@ func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
 		return protocol.InitializeResult{}, ErrClosed
 	default:
 		p.mu.Unlock()
-		return protocol.InitializeResult{}, fmt.Errorf("plugin %s is %s already", p.opts.Name, p.state)
+		return protocol.InitializeResult{}, fmt.Errorf("plugin %s is %s already", p.opts.Name, p.sup.state)
 	}
 	p.mu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
@@ -163,8 +189,8 @@ func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
 	}
 	if err != nil {
 		p.mu.Lock()
-		if p.state == starting {
-			p.setState(st.from) // a first start that fails is no death
+		if p.sup.state == starting {
+			p.sup.move(st.from) // a first start that fails is no death
 		}
 		p.mu.Unlock()
 		st.finish(nil, err)
@@ -184,13 +210,13 @@ func (p *Plugin) Start(ctx context.Context) (protocol.InitializeResult, error) {
 func (p *Plugin) install(inst *instance) (failed int, err error) {
 	p.mu.Lock()
 	switch {
-	case p.state == closed:
+	case p.sup.state == closed:
 		err = ErrClosed
 	case inst.ended:
 		err = fmt.Errorf("exited right after the handshake (%v); see %s", inst.waitReason(), p.logName())
 	default:
-		p.inst, failed, p.failed = inst, p.failed, 0
-		p.setState(running)
+		failed, p.failed = p.failed, 0
+		p.sup.run(inst)
 		inst.live = true
 		p.armIdle(inst)
 	}
@@ -216,7 +242,7 @@ func (p *Plugin) logName() string {
 func (p *Plugin) Status() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.state.String()
+	return p.sup.state.String()
 }
 
 // ErrClosed is the error of a call on a closed Plugin.
@@ -228,10 +254,9 @@ var ErrClosed = errors.New("plugin closed")
 // close the instance's stdin, or kill it.
 func (p *Plugin) Close() error {
 	p.mu.Lock()
-	inst := p.inst
-	if p.state != closed {
-		p.inst = nil
-		p.setState(closed)
+	inst := p.sup.inst
+	if p.sup.state != closed {
+		p.sup.move(closed)
 	}
 	if inst != nil && inst.idleStop != nil {
 		inst.idleStop.Stop()
@@ -338,20 +363,20 @@ func (p *Plugin) acquire(ctx context.Context, bound time.Duration) (inst *instan
 // long as the handshake may take, as it would have at the host's start.
 func (p *Plugin) current(ctx context.Context, bound time.Duration) (inst *instance, started bool, err error) {
 	p.mu.Lock()
-	st := p.start
-	switch p.state {
+	st := p.sup.start
+	switch p.sup.state {
 	case closed:
 		p.mu.Unlock()
 		return nil, false, ErrClosed
 	case running:
-		inst = p.inst
+		inst = p.sup.inst
 		p.mu.Unlock()
 		return inst, false, nil
 	case notStarted:
 		p.mu.Unlock()
 		return nil, false, fmt.Errorf("plugin %s did not start: %w", p.opts.Name, sdk.ErrUnavailable)
 	case dead:
-		if wait := p.backoff.wait(p.opts.Clock.Now()); wait > 0 {
+		if wait := p.sup.backoff.wait(p.opts.Clock.Now()); wait > 0 {
 			p.mu.Unlock()
 			return nil, false, fmt.Errorf("plugin %s is down; next restart in %s: %w", p.opts.Name, wait.Round(time.Millisecond), sdk.ErrUnavailable)
 		}
@@ -401,10 +426,10 @@ func (p *Plugin) respawn(st *startup) {
 	case errors.Is(err, ErrClosed):
 	case err != nil:
 		p.mu.Lock()
-		p.backoff.died(p.opts.Clock.Now(), 0)
+		p.sup.backoff.died(p.opts.Clock.Now(), 0)
 		p.failed++
-		if p.state == starting {
-			p.setState(dead)
+		if p.sup.state == starting {
+			p.sup.move(dead)
 		}
 		p.mu.Unlock()
 		fmt.Fprintf(p.opts.Log, "bridge: restart failed: %v\n", err)
@@ -430,12 +455,11 @@ func (p *Plugin) died(inst *instance, why error) {
 		inst.idleStop.Stop()
 	}
 	live := inst.live
-	current := p.inst == inst
+	current := p.sup.inst == inst
 	if current {
-		p.inst = nil
-		p.setState(dead)
+		p.sup.move(dead)
 		now := p.opts.Clock.Now()
-		p.backoff.died(now, now.Sub(inst.started))
+		p.sup.backoff.died(now, now.Sub(inst.started))
 	}
 	p.mu.Unlock()
 	if !live {
@@ -454,8 +478,8 @@ func (p *Plugin) died(inst *instance, why error) {
 // it is idle only because the host had not needed it yet.
 func (p *Plugin) Notify(ctx context.Context, method string, params any) error {
 	p.mu.Lock()
-	inst := p.inst
-	wake := p.state == idle || p.state == starting && p.start.from == idle
+	inst := p.sup.inst
+	wake := p.sup.state == idle || p.sup.state == starting && p.sup.start.from == idle
 	p.mu.Unlock()
 	if wake {
 		var err error

@@ -653,7 +653,7 @@ func TestDroppedRequestIsOwedUntilThePluginFallsQuiet(t *testing.T) {
 		t.Fatalf("contributor = %v, want its deadline error", err)
 	}
 	e.plugin.mu.Lock()
-	inst := e.plugin.inst
+	inst := e.plugin.sup.inst
 	e.plugin.mu.Unlock()
 	inst.inFlight.mu.Lock()
 	routes, owed := len(inst.inFlight.byKey), len(inst.inFlight.byID)
