@@ -17,7 +17,7 @@ import (
 )
 
 // npmServers is where make mcp-servers installs the official MCP servers
-// (server-everything, -filesystem, -memory), pinned by
+// (server-everything, -filesystem, -memory) and the TypeScript SDK, pinned by
 // testdata/mcp-servers at the repository's root.
 const npmServers = "../../.cache/mcp-servers/node_modules/@modelcontextprotocol"
 
@@ -43,6 +43,11 @@ func TestNPMServers(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, s, "dist", "index.js")); err != nil {
 			missing(err.Error())
 		}
+	}
+	// The TypeScript SDK's example server, which oauth.txtar runs with
+	// --oauth.
+	if _, err := os.Stat(filepath.Join(dir, "sdk", "dist", "esm", "examples", "server", "simpleStreamableHttp.js")); err != nil {
+		missing(err.Error())
 	}
 	model, err := filepath.Abs("testdata/npmmodel")
 	if err != nil {

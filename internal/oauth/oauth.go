@@ -119,7 +119,8 @@ func New(o Options) (*Handler, error) {
 		o.Wait = 5 * time.Minute
 	}
 	if o.Open == nil {
-		o.Open = open
+		stderr := o.Stderr
+		o.Open = func(browser, u string) error { return open(browser, u, stderr) }
 	}
 	if o.Shown == "" {
 		o.Shown = o.URL
@@ -178,13 +179,12 @@ type listenerKey struct{}
 // sdk's contract), the browser step as Options say.
 func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	why := "it asks for authorization"
-	h.mu.Lock()
-	had := h.stored != nil || h.inner != nil
-	h.mu.Unlock()
 	switch {
 	case resp.StatusCode == http.StatusForbidden:
 		why = "it asks for more scope than was granted"
-	case had:
+	case req.Header.Get("Authorization") != "":
+		// A token went with the request: it expired, or its refresh
+		// token was refused.
 		why = "its authorization has expired or was refused"
 	}
 	ln, err := h.listen()
@@ -237,6 +237,12 @@ func (h *Handler) handler() (*auth.AuthorizationCodeHandler, error) {
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
 			ClientName: "bingo", RedirectURIs: []string{redirect},
 			GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
+			// A native app keeps no secret (RFC 8252): a public client,
+			// PKCE its proof. Unsaid, an authorization server that
+			// answers without a method leaves the sdk sending a secret
+			// by HTTP Basic, which one that reads the client from the
+			// form (the TypeScript SDK's) refuses.
+			TokenEndpointAuthMethod: "none",
 		}},
 		RequestRefreshToken: true,
 		// A step-up asks for what was granted before too (SEP-2350):
@@ -458,8 +464,9 @@ func (h *Handler) browse(ctx context.Context, args *auth.AuthorizationArgs) (*au
 
 // open opens u with browser ($BROWSER: a command, its words split on
 // spaces, the first of a colon-separated list), else the system's opener.
-// It does not wait for the browser, only reaps it.
-func open(browser, u string) error {
+// It does not wait for the browser, only reaps it, saying on stderr (if
+// not nil) when it failed.
+func open(browser, u string, stderr io.Writer) error {
 	var cmd *exec.Cmd
 	switch {
 	case browser != "":
@@ -476,7 +483,11 @@ func open(browser, u string) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	go func() { _ = cmd.Wait() }()
+	go func() {
+		if err := cmd.Wait(); err != nil && stderr != nil {
+			fmt.Fprintf(stderr, "bingo: the browser (%s) failed: %v; open the URL above yourself\n", cmd.Path, err)
+		}
+	}()
 	return nil
 }
 
