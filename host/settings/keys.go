@@ -244,7 +244,7 @@ func buildTable() []Key {
 		t = append(t, Key{Path: "limits." + key, Kind: KindCount, Unit: limitUnits[key],
 			Default: strconv.Itoa(*limitField(&def.Limits, key)), Doc: limitDocs[key]})
 	}
-	return append(t, []Key{
+	t = append(t, []Key{
 		{Path: "sandbox", Kind: KindNames, Layer: LayerUser,
 			Doc: "What the person grants a wasm plugin beyond the default sandbox (the working directory read-only, no environment but the manifest's entry.env, no network, 256 MiB of memory), by plugin name. An untrusted project plugin never gets the grant made for its name."},
 		{Path: "sandbox.<name>", Kind: KindSection,
@@ -290,20 +290,20 @@ func buildTable() []Key {
 			Doc: "The most of one tool result the model is sent, in bytes of its text (about 4 bytes a token: the default is near 25000 tokens). A longer result reaches the model cut: its start, then a line saying how much was left out, where the whole is, and how to read it in parts (bingo__read_result); the whole is kept in ~/.bingo/data/results/, and a notice on stderr names the file."},
 		{Path: "turn.toolsMax", Kind: KindCount, Unit: "bytes", Default: strconv.Itoa(def.Turn.ToolsMax),
 			Doc: "The most bytes of tool definitions (each tool's name, description and input schema as JSON; about 4 bytes a token: the default is near 15000 tokens) a model request offers in full. Past it, the tools the conversation has called and then whole plugins, smallest first, are offered while they fit; the model finds the rest with the built-in bingo__tool_search, and a tool it found is offered from its next request of the turn on. bingo plugins shows what each plugin's definitions cost."},
-
-		{Path: "wasmCompile", Kind: KindSection, Layer: LayerTrusted,
-			Doc: "What compiling one wasm module may cost, for your plugins and a trusted project's: an untrusted project's plugins always get the defaults, and at most 25s of wall time. A module past a bound is refused with a notice naming the key that raises it. A later file wins key by key."},
-		{Path: "wasmCompile.moduleMiB", Kind: KindCount, Unit: "MiB", Default: strconv.Itoa(def.WasmCompile.ModuleMiB),
-			Doc: "The module file's size."},
-		{Path: "wasmCompile.functionKiB", Kind: KindCount, Unit: "KiB", Default: strconv.Itoa(def.WasmCompile.FunctionKiB),
-			Doc: "One function's code."},
-		{Path: "wasmCompile.blocksPerFunction", Kind: KindCount, Unit: "blocks", Default: strconv.Itoa(def.WasmCompile.BlocksPerFunction),
-			Doc: "The block, if and loop instructions of one function, a loop counting four: wazero's compile time grows with their square."},
-		{Path: "wasmCompile.time", Kind: KindDuration, Default: formatDuration(def.WasmCompile.Time),
-			Doc: "Compiling a module not compiled before, which runs in a process of its own that is stopped when it runs out: its CPU time on Linux (with five times as much wall time, for a busy machine), its wall time elsewhere. A module that ran out of CPU time (or an untrusted project's module that ran out of its 25s) is remembered and not compiled again under the same bounds."},
-		{Path: "wasmCompile.memoryMiB", Kind: KindCount, Unit: "MiB", Default: strconv.Itoa(def.WasmCompile.MemoryMiB),
-			Doc: "That process's resident memory (watched on Linux); a module that needs more is remembered as one that ran out of time is."},
-
+	}...)
+	t = append(t, Key{Path: wasmCompileKey, Kind: KindSection, Layer: LayerTrusted,
+		Doc: "What compiling one wasm module may cost, for your plugins and a trusted project's: an untrusted project's plugins always get the defaults, and at most 25s of wall time. A module past a bound is refused with a notice naming the key that raises it. A later file wins key by key."})
+	for _, k := range wasmCompileKeys {
+		key := Key{Path: wasmCompileKey + "." + k.key, Unit: k.unit, Doc: k.doc}
+		switch v := k.field(&def.WasmCompile).(type) {
+		case *int:
+			key.Kind, key.Default = KindCount, strconv.Itoa(*v)
+		case *time.Duration:
+			key.Kind, key.Default = KindDuration, formatDuration(*v)
+		}
+		t = append(t, key)
+	}
+	return append(t, []Key{
 		{Path: "untrustedWasm", Kind: KindSection, Layer: LayerUser,
 			Doc: "What the wasm plugins of a project you have not trusted may cost the host together, however many it ships."},
 		{Path: "untrustedWasm.memoryMiB", Kind: KindCount, Unit: "MiB", Default: strconv.Itoa(def.UntrustedWasm.MemoryMiB),

@@ -62,8 +62,7 @@ const DefaultUntrustedMemoryMiB = 2 * wasm.DefaultMemoryLimitMiB
 // WasmCompile bounds what compiling one wasm module may cost the host
 // (package wasm's Bounds): the module's size, a function's size and
 // blocks, and the time and memory of the compilation. In JSON each is
-// under wasmCompile.<key>: moduleMiB, functionKiB, blocksPerFunction and
-// memoryMiB are counts, time a duration.
+// under wasmCompile.<key> (wasmCompileKeys).
 type WasmCompile struct {
 	ModuleMiB, FunctionKiB, BlocksPerFunction int
 	Time                                      time.Duration
@@ -82,23 +81,26 @@ func DefaultWasmCompile() WasmCompile {
 // key of this section that raises the bound it met.
 func (w WasmCompile) Bounds() wasm.Bounds {
 	return wasm.Bounds{ModuleMiB: w.ModuleMiB, FunctionKiB: w.FunctionKiB, BlocksPerFunction: w.BlocksPerFunction,
-		CompileTime: w.Time, CompileMemoryMiB: w.MemoryMiB, Key: "wasmCompile"}
+		CompileTime: w.Time, CompileMemoryMiB: w.MemoryMiB, Key: wasmCompileKey}
 }
 
-// count returns the count field wasmCompile.<key> names, or nil for time
-// or an unknown key.
-func (w *WasmCompile) count(key string) *int {
-	switch key {
-	case "moduleMiB":
-		return &w.ModuleMiB
-	case "functionKiB":
-		return &w.FunctionKiB
-	case "blocksPerFunction":
-		return &w.BlocksPerFunction
-	case "memoryMiB":
-		return &w.MemoryMiB
-	}
-	return nil
+// wasmCompileKey is the section of the compile bounds; each key under it
+// is named as the wasm transport names the bound it raises (wasm.Bound*),
+// which is also what a refusal names after it (Bounds.Key).
+const wasmCompileKey = "wasmCompile"
+
+// wasmCompileKeys are the keys of wasmCompile, in the order a file is
+// described in, each with its field of WasmCompile: a *int for a count, a
+// *time.Duration for the time.
+var wasmCompileKeys = []struct {
+	key, unit, doc string
+	field          func(*WasmCompile) any
+}{
+	{wasm.BoundModuleMiB, "MiB", "The module file's size.", func(w *WasmCompile) any { return &w.ModuleMiB }},
+	{wasm.BoundFunctionKiB, "KiB", "One function's code.", func(w *WasmCompile) any { return &w.FunctionKiB }},
+	{wasm.BoundBlocks, "blocks", "The block, if and loop instructions of one function, a loop counting four: wazero's compile time grows with their square.", func(w *WasmCompile) any { return &w.BlocksPerFunction }},
+	{wasm.BoundTime, "", "Compiling a module not compiled before, which runs in a process of its own that is stopped when it runs out: its CPU time on Linux (with five times as much wall time, for a busy machine), its wall time elsewhere. A module that ran out of CPU time (or an untrusted project's module that ran out of its 25s) is remembered and not compiled again under the same bounds.", func(w *WasmCompile) any { return &w.Time }},
+	{wasm.BoundMemory, "MiB", "That process's resident memory (watched on Linux); a module that needs more is remembered as one that ran out of time is.", func(w *WasmCompile) any { return &w.MemoryMiB }},
 }
 
 // Permissions are tool-name patterns, as written in permissions.allow,
@@ -319,12 +321,14 @@ func (s *Settings) apply(l *layer) {
 	setFrom(l, "turn.compactAt", &s.Turn.CompactAt)
 	setFrom(l, "turn.toolResultMax", &s.Turn.ToolResultMax)
 	setFrom(l, "turn.toolsMax", &s.Turn.ToolsMax)
-	for _, key := range children("wasmCompile") {
-		if n := s.WasmCompile.count(key); n != nil {
-			setFrom(l, "wasmCompile."+key, n)
+	for _, k := range wasmCompileKeys {
+		switch dst := k.field(&s.WasmCompile).(type) {
+		case *int:
+			setFrom(l, wasmCompileKey+"."+k.key, dst)
+		case *time.Duration:
+			setFrom(l, wasmCompileKey+"."+k.key, dst)
 		}
 	}
-	setFrom(l, "wasmCompile.time", &s.WasmCompile.Time)
 	setFrom(l, "untrustedWasm.memoryMiB", &s.UntrustedWasm.MemoryMiB)
 }
 
