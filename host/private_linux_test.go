@@ -3,9 +3,9 @@ package host
 import (
 	"os"
 	"path/filepath"
-	"runtime"
-	"syscall"
 	"testing"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
 )
 
 // Another name for ~/.bingo is ~/.bingo: on a case-insensitive disk
@@ -21,33 +21,14 @@ func TestPrivateByIdentity(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	type result struct {
-		skip      string
-		err, data error
+	var err, data error
+	if skip := testutil.WithBindMount(bingo, alias, func() {
+		err, data = Private(home, alias), Private(home, filepath.Join(alias, "data"))
+	}); skip != "" {
+		t.Skip(skip)
 	}
-	ch := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with its namespace
-		if err := syscall.Unshare(syscall.CLONE_NEWNS); err != nil {
-			ch <- result{skip: "unshare: " + err.Error()}
-			return
-		}
-		if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
-			ch <- result{skip: "private mounts: " + err.Error()}
-			return
-		}
-		if err := syscall.Mount(bingo, alias, "", syscall.MS_BIND, ""); err != nil {
-			ch <- result{skip: "bind: " + err.Error()}
-			return
-		}
-		ch <- result{err: Private(home, alias), data: Private(home, filepath.Join(alias, "data"))}
-	}()
-	r := <-ch
-	if r.skip != "" {
-		t.Skip(r.skip)
-	}
-	if r.err == nil || r.data == nil {
-		t.Errorf("Private of ~/.bingo under another name: %v; of its data dir: %v; want both refused", r.err, r.data)
+	if err == nil || data == nil {
+		t.Errorf("Private of ~/.bingo under another name: %v; of its data dir: %v; want both refused", err, data)
 	}
 }
 

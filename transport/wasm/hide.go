@@ -590,15 +590,7 @@ func (h *hidingFS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
 			// No fchmodat that leaves links alone everywhere: the
 			// entry is opened without following one, and changed.
 			f, e := h.OpenFile(pl.whole(), experimentalsys.O_RDONLY, 0)
-			if e != 0 {
-				return e
-			}
-			defer f.Close()
-			rf, ok := f.(*rootFile)
-			if !ok {
-				return experimentalsys.ENOTSUP
-			}
-			return errno(rf.f.Chmod(perm))
+			return chmodOpened(f, e, perm)
 		})
 }
 

@@ -3,9 +3,9 @@ package wasm
 import (
 	"os"
 	"path/filepath"
-	"runtime"
-	"syscall"
 	"testing"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 )
@@ -31,26 +31,8 @@ func TestHidingFSBindMount(t *testing.T) {
 	if err := os.Symlink("alias/plugins", filepath.Join(d, "work", "p")); err != nil {
 		t.Fatal(err)
 	}
-	type result struct {
-		skip   string
-		failed []string
-	}
-	ch := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with its namespace
-		if err := syscall.Unshare(syscall.CLONE_NEWNS); err != nil {
-			ch <- result{skip: "unshare: " + err.Error()}
-			return
-		}
-		if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
-			ch <- result{skip: "private mounts: " + err.Error()}
-			return
-		}
-		if err := syscall.Mount(bingo, alias, "", syscall.MS_BIND, ""); err != nil {
-			ch <- result{skip: "bind: " + err.Error()}
-			return
-		}
-		var failed []string
+	var failed []string
+	if skip := testutil.WithBindMount(bingo, alias, func() {
 		for _, m := range []struct{ dir, in string }{{d, "work/"}, {filepath.Join(d, "work"), ""}} {
 			root, err := os.OpenRoot(m.dir)
 			if err != nil {
@@ -68,13 +50,10 @@ func TestHidingFSBindMount(t *testing.T) {
 			}
 			root.Close()
 		}
-		ch <- result{failed: failed}
-	}()
-	r := <-ch
-	if r.skip != "" {
-		t.Skip(r.skip)
+	}); skip != "" {
+		t.Skip(skip)
 	}
-	for _, f := range r.failed {
+	for _, f := range failed {
 		t.Error(f)
 	}
 }

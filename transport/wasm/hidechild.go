@@ -345,6 +345,13 @@ func (c *childFS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
 		return experimentalsys.EROFS
 	}
 	f, e := c.OpenFile(p, experimentalsys.O_RDONLY, 0)
+	return chmodOpened(f, e, perm)
+}
+
+// chmodOpened changes the mode of f, just opened (with e its error)
+// without following a link, and closes it: the one chmod that cannot be
+// sent through a link swapped in after the name was checked.
+func chmodOpened(f experimentalsys.File, e experimentalsys.Errno, perm fs.FileMode) experimentalsys.Errno {
 	if e != 0 {
 		return e
 	}
