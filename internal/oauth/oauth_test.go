@@ -255,6 +255,37 @@ func TestLoginStoreRefresh(t *testing.T) {
 		t.Errorf("with no one to ask: %v", err)
 	}
 
+	// At a terminal, the same: bingo says why, and opens the browser.
+	var said []string
+	o := opts(false)
+	o.Terminal = true
+	o.Say = func(msg string) { said = append(said, msg) }
+	h5, err := oauth.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.call(t, h5); err != nil {
+		t.Fatalf("at a terminal: %v", err)
+	}
+	if want := "prot: its authorization has expired or was refused; opening your browser to authorize at " + p.as.URL; len(said) != 1 || said[0] != want {
+		t.Errorf("said %q, want %q", said, want)
+	}
+	// Without one, where $BROWSER is set: no word, the browser opens.
+	p.mu.Lock()
+	for k := range p.tokens {
+		p.tokens[k] = time.Now().Add(-time.Second)
+	}
+	p.mu.Unlock()
+	o = opts(false)
+	o.Getenv = func(k string) string { return map[string]string{"BROWSER": "stand-in"}[k] }
+	h6, err := oauth.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.call(t, h6); err != nil {
+		t.Fatalf("with $BROWSER: %v", err)
+	}
+
 	// Logged out: nothing stored.
 	if had, err := h.Store().Forget("prot"); !had || err != nil {
 		t.Errorf("Forget = %v, %v", had, err)
