@@ -399,7 +399,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 			}
 			name := m.Name
 			o.Say = func(msg string) { h.cfg.Notify(bridge.Notice{Plugin: name, Level: "info", Message: msg}) }
-			oh, err := oauth.New(o)
+			oh, err := oauth.Handle(o)
 			if err != nil {
 				l.err = err
 				h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: its stored authorization: " + err.Error()})

@@ -87,13 +87,20 @@ type Entry struct {
 // as Claude Code's .mcp.json spells it: a client ID registered beforehand
 // and its secret (a ${VAR}, read when the server starts), the loopback
 // port its redirect URI was registered with, or the URL of a client ID
-// metadata document for bingo.
+// metadata document for bingo. Grant GrantClientCredentials has bingo
+// authorize as the client itself, with no person (its ID and secret
+// required).
 type OAuth struct {
 	ClientID          string `json:"clientId,omitempty"`
 	ClientSecret      string `json:"clientSecret,omitempty"`
 	CallbackPort      int    `json:"callbackPort,omitempty"`
 	ClientMetadataURL string `json:"clientMetadataUrl,omitempty"`
+	Grant             string `json:"grant,omitempty"`
 }
+
+// GrantClientCredentials is OAuth.Grant for unattended use: the OAuth
+// client credentials grant.
+const GrantClientCredentials = "client_credentials"
 
 // Transport returns the transport the entry selects: [TransportExec] when
 // Command is set, [TransportHTTP] when URL is, [TransportWasm] otherwise.
@@ -366,12 +373,12 @@ func parseRemote(entry map[string]json.RawMessage) (Entry, error) {
 // parseOAuth reads "entry.oauth": strings, each without a NUL; a client
 // secret only with a client ID, and a metadata document's URL https.
 func parseOAuth(raw json.RawMessage) (*OAuth, error) {
-	fields, _, err := object(raw, `"entry.oauth"`, "entry.oauth.", []string{"clientId", "clientSecret", "callbackPort", "clientMetadataUrl"})
+	fields, _, err := object(raw, `"entry.oauth"`, "entry.oauth.", []string{"clientId", "clientSecret", "callbackPort", "clientMetadataUrl", "grant"})
 	if err != nil {
 		return nil, err
 	}
 	o := &OAuth{}
-	for k, dst := range map[string]*string{"clientId": &o.ClientID, "clientSecret": &o.ClientSecret, "clientMetadataUrl": &o.ClientMetadataURL} {
+	for k, dst := range map[string]*string{"clientId": &o.ClientID, "clientSecret": &o.ClientSecret, "clientMetadataUrl": &o.ClientMetadataURL, "grant": &o.Grant} {
 		if _, ok := fields[k]; !ok {
 			continue
 		}
@@ -386,6 +393,15 @@ func parseOAuth(raw json.RawMessage) (*OAuth, error) {
 		if json.Unmarshal(raw, &o.CallbackPort) != nil || o.CallbackPort < 1 || o.CallbackPort > 65535 {
 			return nil, fmt.Errorf(`"entry.oauth.callbackPort" is %s; it must be a port, 1 to 65535`, raw)
 		}
+	}
+	switch o.Grant {
+	case "", "authorization_code":
+	case GrantClientCredentials:
+		if o.ClientID == "" || o.ClientSecret == "" {
+			return nil, errors.New(`"entry.oauth.grant" "client_credentials" needs "clientId" and "clientSecret"`)
+		}
+	default:
+		return nil, fmt.Errorf(`"entry.oauth.grant" is %q; it must be "authorization_code" (the default: you authorize in a browser) or "client_credentials" (unattended, with the client's own secret)`, o.Grant)
 	}
 	if o.ClientSecret != "" && o.ClientID == "" {
 		return nil, errors.New(`"entry.oauth.clientSecret" needs "clientId", the client it is the secret of`)

@@ -370,6 +370,10 @@ func (m mcpRun) login(name string) int {
 		return m.fail("login %s: its entry sends its own Authorization header, so bingo does no OAuth for it; remove the header to log in", name)
 	}
 	o := oauth.ForEntry(name, r.Entry, m.home)
+	if o.Grant == manifest.GrantClientCredentials {
+		fmt.Fprintf(m.stdout, "%s authorizes itself with its client's credentials (its entry's \"grant\"): there is nothing to log in\n", name)
+		return ExitOK
+	}
 	o.Shown, o.Login, o.Stderr = p.Entry.URL, true, m.stderr
 	oh, err := oauth.New(o)
 	if err != nil {

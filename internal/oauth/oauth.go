@@ -23,9 +23,10 @@
 //     0600 in a 0700 directory, written again on each refresh. A grant
 //     is used only for the URL it was given for.
 //
-// Client credentials (the sdk's extauth.ClientCredentialsHandler) are not
-// offered: in go-sdk v1.8.0 it is an extension, and the authorization code
-// flow is what servers people use ask for.
+// For unattended use, an entry's "grant": "client_credentials" has bingo
+// authorize as its client alone, with its ID and secret
+// (ClientCredentials: the sdk's extauth.ClientCredentialsHandler, an
+// extension in go-sdk v1.8.0); nothing is stored then, and no one asked.
 package oauth
 
 import (
@@ -49,6 +50,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
@@ -65,6 +67,7 @@ type Options struct {
 	Shown string
 	// The entry's registration, if any (its ${VAR}s expanded).
 	ClientID, ClientSecret, ClientMetadataURL string
+	Grant                                     string // manifest.GrantClientCredentials, or the authorization code flow
 	Store                                     Store
 	// HTTP makes the requests to the authorization server; nil is
 	// http.DefaultClient.
@@ -491,6 +494,38 @@ func open(browser, u string, stderr io.Writer) error {
 	return nil
 }
 
+// ClientCredentials is the handler of a server whose entry authorizes by
+// the client credentials grant (manifest.GrantClientCredentials).
+func ClientCredentials(o Options) (auth.OAuthHandler, error) {
+	h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
+		Credentials: &oauthex.ClientCredentials{ClientID: o.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: o.ClientSecret}},
+		HTTPClient:  o.HTTP,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("authorizing %s by its client's credentials: %v", o.Server, err)
+	}
+	return &serial{h: h}, nil
+}
+
+// serial runs the sdk's client credentials handler one call at a time:
+// it sets its token source in Authorize without a lock.
+type serial struct {
+	mu sync.Mutex
+	h  auth.OAuthHandler
+}
+
+func (s *serial) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.h.TokenSource(ctx)
+}
+
+func (s *serial) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.h.Authorize(ctx, req, resp)
+}
+
 // Manages reports whether e's own headers authorize it (an
 // Authorization header, a token the person gives): then bingo does no
 // OAuth for it, since the header would replace the token OAuth got.
@@ -509,8 +544,18 @@ func ForEntry(name string, e manifest.Entry, home string) Options {
 	o := Options{Server: name, URL: e.URL, Store: Store{Dir: DefaultDir(home)}}
 	if e.OAuth != nil {
 		o.ClientID, o.ClientSecret, o.ClientMetadataURL, o.Port = e.OAuth.ClientID, e.OAuth.ClientSecret, e.OAuth.ClientMetadataURL, e.OAuth.CallbackPort
+		o.Grant = e.OAuth.Grant
 	}
 	return o
+}
+
+// Handle is the handler for o: ClientCredentials for an entry that says
+// so, else New's.
+func Handle(o Options) (auth.OAuthHandler, error) {
+	if o.Grant == manifest.GrantClientCredentials {
+		return ClientCredentials(o)
+	}
+	return New(o)
 }
 
 // Store is where the handler keeps its grants.

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/bingo/bingo-plugin-rpc/internal/oauth"
+	"github.com/bingo/bingo-plugin-rpc/manifest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -89,6 +90,12 @@ func newProtected(t *testing.T, life time.Duration) *protected {
 			delete(p.codes, r.Form.Get("code"))
 		case "refresh_token":
 			ok = p.refresh[r.Form.Get("refresh_token")] && !p.refuse
+		case "client_credentials":
+			id, secret, basic := r.BasicAuth()
+			if !basic {
+				id, secret = r.Form.Get("client_id"), r.Form.Get("client_secret")
+			}
+			ok = id == "svc" && secret == "s3cret"
 		}
 		w.Header().Set("Content-Type", "application/json")
 		if !ok {
@@ -145,6 +152,11 @@ func follow(_, u string) error {
 
 // call connects to the server with h and calls its tool.
 func (p *protected) call(t *testing.T, h *oauth.Handler) error {
+	t.Helper()
+	return p.callWith(t, h)
+}
+
+func (p *protected) callWith(t *testing.T, h auth.OAuthHandler) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -312,5 +324,27 @@ func TestGrantIsForItsURL(t *testing.T) {
 	}
 	if ts, _ := h2.TokenSource(context.Background()); ts != nil {
 		t.Error("a grant for another URL was used")
+	}
+}
+
+// An entry's client credentials grant: bingo authorizes as the client,
+// with no one asked and nothing stored.
+func TestClientCredentials(t *testing.T) {
+	p := newProtected(t, time.Hour)
+	home := t.TempDir()
+	h, err := oauth.Handle(oauth.Options{Server: "svc", URL: p.mcp.URL + "/mcp", Store: oauth.Store{Dir: oauth.DefaultDir(home)},
+		ClientID: "svc", ClientSecret: "s3cret", Grant: manifest.GrantClientCredentials,
+		Open: func(string, string) error { t.Error("a browser was opened"); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.callWith(t, h); err != nil {
+		t.Fatal(err)
+	}
+	if g := p.grantTypes(); len(g) != 1 || g[0] != "client_credentials" {
+		t.Errorf("grants %v", g)
+	}
+	if _, err := os.Stat(oauth.DefaultDir(home)); !os.IsNotExist(err) {
+		t.Errorf("something was stored: %v", err)
 	}
 }

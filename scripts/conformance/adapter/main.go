@@ -155,6 +155,10 @@ func (b bingo) add(home, url, scenario string, cc conformanceContext) error {
 	if scenario == "auth/basic-cimd" {
 		oauth["clientMetadataUrl"] = "https://conformance-test.local/client-metadata.json"
 	}
+	if scenario == "auth/client-credentials-basic" {
+		// Unattended: the client authorizes as itself.
+		oauth["grant"] = "client_credentials"
+	}
 	m, _ := json.Marshal(map[string]any{"name": "conf", "version": "1",
 		"entry": map[string]any{"url": url, "protocol": "mcp", "oauth": oauth}})
 	dir := filepath.Join(home, ".bingo", "plugins", "conf")
