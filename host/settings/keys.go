@@ -48,6 +48,11 @@ type Key struct {
 	Zero string
 	// Doc says what the key does.
 	Doc string
+
+	// field, for a key a later file sets key by key at a path of its own,
+	// is where in Settings its value goes: reading a file sets each such
+	// key through it (Settings.apply), so no path is written twice.
+	field func(*Settings) any
 }
 
 // Kind is what a settings key holds, as a settings file writes it.
@@ -236,13 +241,15 @@ func buildTable() []Key {
 	}
 	for _, key := range deadlineKeys {
 		t = append(t, Key{Path: "deadlines." + key, Kind: KindDuration,
-			Default: formatDuration(*DeadlineField(&def.Deadlines, key)), Zero: deadlineZero[key], Doc: deadlineDocs[key]})
+			Default: formatDuration(*DeadlineField(&def.Deadlines, key)), Zero: deadlineZero[key], Doc: deadlineDocs[key],
+			field: func(s *Settings) any { return DeadlineField(&s.Deadlines, key) }})
 	}
 	t = append(t, Key{Path: "limits", Kind: KindSection, Layer: LayerTrusted,
 		Doc: "How much one crossing to a plugin may make the host hold; a later file wins key by key."})
 	for _, key := range limitKeys {
 		t = append(t, Key{Path: "limits." + key, Kind: KindCount, Unit: limitUnits[key],
-			Default: strconv.Itoa(*limitField(&def.Limits, key)), Doc: limitDocs[key]})
+			Default: strconv.Itoa(*limitField(&def.Limits, key)), Doc: limitDocs[key],
+			field: func(s *Settings) any { return limitField(&s.Limits, key) }})
 	}
 	t = append(t, []Key{
 		{Path: "sandbox", Kind: KindNames, Layer: LayerUser,
@@ -283,18 +290,23 @@ func buildTable() []Key {
 		{Path: "turn", Kind: KindSection, Layer: LayerTrusted,
 			Doc: "Bounds on one turn; a later file wins key by key."},
 		{Path: "turn.maxSteps", Kind: KindCount, Unit: "model responses", Default: strconv.Itoa(def.Turn.MaxSteps),
-			Doc: "How many model responses one turn may take. Past it the turn stops and fails (bingo exits 1): the model did not finish."},
+			field: func(s *Settings) any { return &s.Turn.MaxSteps },
+			Doc:   "How many model responses one turn may take. Past it the turn stops and fails (bingo exits 1): the model did not finish."},
 		{Path: "turn.compactAt", Kind: KindCount, Unit: "bytes", Default: strconv.Itoa(def.Turn.CompactAt),
-			Doc: "The conversation's size at which it is compacted before the next model request: the bytes of every message's content and of its tool calls' names and inputs (the system prompt is not counted). The built-in compaction keeps the newest messages that fit in half of it, and when the current turn alone does not fit, cuts that turn's largest tool results until it does."},
+			field: func(s *Settings) any { return &s.Turn.CompactAt },
+			Doc:   "The conversation's size at which it is compacted before the next model request: the bytes of every message's content and of its tool calls' names and inputs (the system prompt is not counted). The built-in compaction keeps the newest messages that fit in half of it, and when the current turn alone does not fit, cuts that turn's largest tool results until it does."},
 		{Path: "turn.toolResultMax", Kind: KindCount, Unit: "bytes", Default: strconv.Itoa(def.Turn.ToolResultMax),
-			Doc: "The most of one tool result the model is sent, in bytes of its text (about 4 bytes a token: the default is near 25000 tokens). A longer result reaches the model cut: its start, then a line saying how much was left out, where the whole is, and how to read it in parts (bingo__read_result); the whole is kept in ~/.bingo/data/results/, and a notice on stderr names the file."},
+			field: func(s *Settings) any { return &s.Turn.ToolResultMax },
+			Doc:   "The most of one tool result the model is sent, in bytes of its text (about 4 bytes a token: the default is near 25000 tokens). A longer result reaches the model cut: its start, then a line saying how much was left out, where the whole is, and how to read it in parts (bingo__read_result); the whole is kept in ~/.bingo/data/results/, and a notice on stderr names the file."},
 		{Path: "turn.toolsMax", Kind: KindCount, Unit: "bytes", Default: strconv.Itoa(def.Turn.ToolsMax),
-			Doc: "The most bytes of tool definitions (each tool's name, description and input schema as JSON; about 4 bytes a token: the default is near 15000 tokens) a model request offers in full. Past it, the tools the conversation has called and then whole plugins, smallest first, are offered while they fit; the model finds the rest with the built-in bingo__tool_search, and a tool it found is offered from its next request of the turn on. bingo plugins shows what each plugin's definitions cost."},
+			field: func(s *Settings) any { return &s.Turn.ToolsMax },
+			Doc:   "The most bytes of tool definitions (each tool's name, description and input schema as JSON; about 4 bytes a token: the default is near 15000 tokens) a model request offers in full. Past it, the tools the conversation has called and then whole plugins, smallest first, are offered while they fit; the model finds the rest with the built-in bingo__tool_search, and a tool it found is offered from its next request of the turn on. bingo plugins shows what each plugin's definitions cost."},
 	}...)
 	t = append(t, Key{Path: wasmCompileKey, Kind: KindSection, Layer: LayerTrusted,
 		Doc: "What compiling one wasm module may cost, for your plugins and a trusted project's: an untrusted project's plugins always get the defaults, and at most 25s of wall time. A module past a bound is refused with a notice naming the key that raises it. A later file wins key by key."})
 	for _, k := range wasmCompileKeys {
-		key := Key{Path: wasmCompileKey + "." + k.key, Unit: k.unit, Doc: k.doc}
+		key := Key{Path: wasmCompileKey + "." + k.key, Unit: k.unit, Doc: k.doc,
+			field: func(s *Settings) any { return k.field(&s.WasmCompile) }}
 		switch v := k.field(&def.WasmCompile).(type) {
 		case *int:
 			key.Kind, key.Default = KindCount, strconv.Itoa(*v)
@@ -307,7 +319,8 @@ func buildTable() []Key {
 		{Path: "untrustedWasm", Kind: KindSection, Layer: LayerUser,
 			Doc: "What the wasm plugins of a project you have not trusted may cost the host together, however many it ships."},
 		{Path: "untrustedWasm.memoryMiB", Kind: KindCount, Unit: "MiB", Default: strconv.Itoa(def.UntrustedWasm.MemoryMiB),
-			Doc: "The memory they share: each grows into it as well as up to its own 256 MiB, and one that would pass what the others left dies alone, with a notice, and starts again at its next use."},
+			field: func(s *Settings) any { return &s.UntrustedWasm.MemoryMiB },
+			Doc:   "The memory they share: each grows into it as well as up to its own 256 MiB, and one that would pass what the others left dies alone, with a notice, and starts again at its next use."},
 
 		{Path: "env", Kind: KindSection, Layer: LayerUser,
 			Doc: "Which of the host's environment variables exec plugins do not see (a wasm plugin sees only its manifest's entry.env). Every entry is a variable's name, never its value."},

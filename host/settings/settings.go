@@ -296,11 +296,18 @@ func (s *Settings) apply(l *layer) {
 		at := "env.plugins." + name + "."
 		put(&s.Env.Plugins, name, PluginEnv{Withhold: strs(l, at+"withhold"), Pass: strs(l, at+"pass")})
 	}
-	for _, key := range deadlineKeys {
-		setFrom(l, "deadlines."+key, DeadlineField(&s.Deadlines, key))
-	}
-	for _, key := range limitKeys {
-		setFrom(l, "limits."+key, limitField(&s.Limits, key))
+	for _, k := range table {
+		if k.field == nil {
+			continue
+		}
+		switch dst := k.field(s).(type) {
+		case *int:
+			setFrom(l, k.Path, dst)
+		case *time.Duration:
+			setFrom(l, k.Path, dst)
+		default:
+			panic(fmt.Sprintf("settings: %s is bound to a %T", k.Path, dst))
+		}
 	}
 	switch {
 	case l.has("provider.plugin"):
@@ -317,19 +324,6 @@ func (s *Settings) apply(l *layer) {
 		setFrom(l, "provider.openai.apiKeyEnv", &o.APIKeyEnv)
 		s.Provider = ProviderChoice{OpenAI: &o}
 	}
-	setFrom(l, "turn.maxSteps", &s.Turn.MaxSteps)
-	setFrom(l, "turn.compactAt", &s.Turn.CompactAt)
-	setFrom(l, "turn.toolResultMax", &s.Turn.ToolResultMax)
-	setFrom(l, "turn.toolsMax", &s.Turn.ToolsMax)
-	for _, k := range wasmCompileKeys {
-		switch dst := k.field(&s.WasmCompile).(type) {
-		case *int:
-			setFrom(l, wasmCompileKey+"."+k.key, dst)
-		case *time.Duration:
-			setFrom(l, wasmCompileKey+"."+k.key, dst)
-		}
-	}
-	setFrom(l, "untrustedWasm.memoryMiB", &s.UntrustedWasm.MemoryMiB)
 }
 
 // setFrom sets *dst to the value of the key at path, if the file sets it.
