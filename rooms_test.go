@@ -26,8 +26,7 @@ const maxDocLines = 60
 // shrink.
 var (
 	tooLong = map[string]bool{
-		"host/host.go":                 true,
-		"transport/mcphttp/mcphttp.go": true,
+		"host/host.go": true,
 	}
 	longDocs = map[string]bool{}
 )
