@@ -25,9 +25,7 @@ const maxDocLines = 60
 // yet cut; each must still be over its bound, so that the lists only
 // shrink.
 var (
-	tooLong = map[string]bool{
-		"host/host.go": true,
-	}
+	tooLong  = map[string]bool{}
 	longDocs = map[string]bool{}
 )
 
