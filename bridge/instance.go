@@ -29,13 +29,13 @@ type instance struct {
 	// own (pending.go): the one table of what is in flight on it.
 	inFlight inFlight
 
-	// Guarded by p.mu: whether it was made the live instance, and whether
-	// its end has been recorded (died); the work in flight on it, when
-	// the last ended, and the clock that stops it once unused (idle.go).
-	live, ended bool
-	busy        int
-	lastUsed    time.Time
-	idleStop    Timer
+	// Guarded by p.mu: where it is in its life (phase, changed only by
+	// to); the work in flight on it, when the last ended, and the clock
+	// that stops it once unused (idle.go).
+	phase    phase
+	busy     int
+	lastUsed time.Time
+	idleStop Timer
 
 	// The instance's one notice: the first to claim it (its death, a wedge
 	// finding, or a stop that needs none) decides what it says.
@@ -56,6 +56,38 @@ type instance struct {
 
 	handlerSlots chan struct{} // a token per request of the plugin's being answered (MaxPluginRequests)
 	answering    sync.Mutex    // one answer written at a time, each guarded from its turn on
+}
+
+// phase is where an instance is in its life: through its handshake, the
+// live instance, then at its end: ended, never having been live (a failed
+// start, which says nothing of its own), or endedLive, having been live (a
+// death, with its notice).
+type phase int
+
+const (
+	handshaking phase = iota
+	live
+	ended
+	endedLive
+)
+
+// to moves inst to next, from where it is: only handshaking goes live;
+// to(ended) ends it, as endedLive if it was live; an end is final. It reports
+// whether it moved. Called with p.mu held.
+func (inst *instance) to(next phase) bool {
+	switch {
+	case inst.phase >= ended:
+		return false
+	case next == live && inst.phase != handshaking:
+		return false
+	case next >= ended:
+		next = ended
+		if inst.phase == live {
+			next = endedLive
+		}
+	}
+	inst.phase = next
+	return true
 }
 
 func (p *Plugin) newInstance(conn transport.Conn) *instance {

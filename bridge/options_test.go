@@ -66,3 +66,19 @@ func TestSupervisorKeepsStateAndInstanceTogether(t *testing.T) {
 		}()
 	}
 }
+
+// An instance's phase moves one way: only one through its handshake goes
+// live, its end is final, and the end remembers whether it had been live.
+func TestInstancePhase(t *testing.T) {
+	a := &instance{}
+	if !a.to(live) || a.to(live) {
+		t.Fatal("handshaking goes live once")
+	}
+	if !a.to(ended) || a.phase != endedLive || a.to(ended) || a.to(live) {
+		t.Fatalf("a live instance ends as endedLive, once, for good: %d", a.phase)
+	}
+	b := &instance{}
+	if !b.to(ended) || b.phase != ended || b.to(live) {
+		t.Fatalf("one that ended before going live stays ended: %d", b.phase)
+	}
+}

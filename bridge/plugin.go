@@ -212,12 +212,11 @@ func (p *Plugin) install(inst *instance) (failed int, err error) {
 	switch {
 	case p.sup.state == closed:
 		err = ErrClosed
-	case inst.ended:
+	case !inst.to(live):
 		err = fmt.Errorf("exited right after the handshake (%v); see %s", inst.waitReason(), p.logName())
 	default:
 		failed, p.failed = p.failed, 0
 		p.sup.run(inst)
-		inst.live = true
 		p.armIdle(inst)
 	}
 	p.mu.Unlock()
@@ -450,11 +449,11 @@ func (p *Plugin) respawn(st *startup) {
 // that never went live raises none: its failed start says why.
 func (p *Plugin) died(inst *instance, why error) {
 	p.mu.Lock()
-	inst.ended = true
+	inst.to(ended)
 	if inst.idleStop != nil {
 		inst.idleStop.Stop()
 	}
-	live := inst.live
+	wasLive := inst.phase == endedLive
 	current := p.sup.inst == inst
 	if current {
 		p.sup.move(dead)
@@ -462,7 +461,7 @@ func (p *Plugin) died(inst *instance, why error) {
 		p.sup.backoff.died(now, now.Sub(inst.started))
 	}
 	p.mu.Unlock()
-	if !live {
+	if !wasLive {
 		return
 	}
 	msg := "stopped"
