@@ -45,21 +45,15 @@
 //     is the caller's to Kill when its handshake deadline passes.
 //
 // The sandbox. An instance sees only: Config.Dir mounted at its own path
-// (read-only unless Config.Writable) and again as "/", so that a relative
-// path means it to wasi-libc (C, Rust) as to Go, and Config.Mounts, the
-// longest mount serving a path, each through an os.Root so that links stay inside; never
-// Config.Hide, nor the host's /proc, /sys and /dev, whatever mount holds
-// them, known by device and inode, not by spelling or path (hidingFS,
-// childFS), and no mount of or inside those three; no path longer than 4096 bytes
-// (ENAMETOOLONG); a directory rewound is the one opened, not its name
-// reopened; Config.Env and nothing of the host's; no network; at most
-// Config.MemoryLimitMiB of memory (default 256), and no more than its
-// Config.Budget, shared with other plugins, has left, past which it dies
-// alone (its memory is reserved address space, so it never moves and
-// costs about the pages it touches: memory.go);
-// the real clocks, a sleep that ends with the instance (sleepUntilDone),
-// and crypto/rand; imports from wasi_snapshot_preview1 only (Start names
-// any other it refuses). Anything wider is a person's grant, never a
-// manifest's. A trap's Wait error is its first line; the stack goes to
-// the log.
+// (read-only unless Config.Writable) and again as "/", so a relative path
+// means it in every language; Config.Mounts, the longest serving a path,
+// each through an os.Root; never Config.Hide, nor the host's /proc, /sys
+// and /dev, known by device and inode rather than spelling (hidingFS,
+// childFS); no path over 4096 bytes; a rewound directory is the one
+// opened; Config.Env and nothing of the host's; no network; at most
+// Config.MemoryLimitMiB of memory and what Config.Budget has left
+// (reserved address space: memory.go); the real clocks, a sleep that ends
+// with the instance, crypto/rand; imports from wasi_snapshot_preview1
+// only. Anything wider is a person's grant, never a manifest's. A trap's
+// Wait error is its first line; the stack goes to the log.
 package wasm
