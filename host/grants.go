@@ -99,6 +99,29 @@ func envRuleOf(s settings.Settings, environ []string) envRule {
 
 func (r envRule) of(name string) []string { return r.env.Filter(name, r.environ, r.keyEnv) }
 
+// resolve reads m's ${VAR}s from what r gives the plugin, which is also
+// what its process inherits (given); a variable r keeps from it is named
+// in the error with how the person hands it over.
+func (r envRule) resolve(m *manifest.Manifest) (resolved *manifest.Manifest, given []string, err error) {
+	given = r.of(m.Name)
+	if resolved, err = m.Resolve(given); err != nil {
+		return nil, nil, r.unresolved(m.Name, err)
+	}
+	return resolved, given, nil
+}
+
+// Resolve is m as a run starts it by the person's own settings in home
+// (the defaults' for home ""), with the environment its process is given:
+// its ${VAR}s read only what the environment rule gives it of environ.
+// What bingo does with a plugin outside a run (bingo plugins check, bingo
+// mcp login) reads no more.
+func Resolve(home string, m *manifest.Manifest, environ []string) (*manifest.Manifest, []string, error) {
+	if home == "" {
+		return envRuleOf(settings.Default(), environ).resolve(m)
+	}
+	return userEnvRule(home, environ).resolve(m)
+}
+
 // keyStaysHome sends an API key only to the endpoint the user's own file
 // sends it to, trusted project or not: a project may choose the model but
 // not where the person's key goes.

@@ -298,9 +298,9 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		// ${VAR} in an MCP server's entry reads only what the plugin is
 		// given of the person's environment, and only into what the
 		// person trusts (manifest.Manifest.Resolve).
-		r, err := m.Resolve(env)
+		r, _, err := h.env.resolve(m)
 		if err != nil {
-			l.err = h.env.unresolved(m.Name, err)
+			l.err = err
 			h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: " + l.err.Error()})
 			return l
 		}

@@ -69,8 +69,10 @@ type Options struct {
 	Home string
 	// CacheDir is the wasm compilation cache; "" compiles every time.
 	CacheDir string
-	// Environ is the environment an exec plugin inherits; nil is the
-	// process's.
+	// Environ is the environment the plugin's is drawn from; nil is the
+	// process's. The plugin is given, for its process and its ${VAR}s,
+	// only what the person's settings in Home give it there
+	// (host.Resolve).
 	Environ []string
 }
 
@@ -244,8 +246,9 @@ func (c *checker) run(ctx context.Context) {
 
 	shownURL := m.Entry.URL // as written: an expanded ${VAR} may be a secret
 	// ${VAR} read in as the host reads it into a server it starts, from
-	// the environment the checked plugin is given.
-	m, err = m.Resolve(c.opts.Environ)
+	// the environment the checked plugin is given: withheld variables and
+	// the provider's key are not in it.
+	m, environ, err := host.Resolve(c.opts.Home, m, c.opts.Environ)
 	if err != nil {
 		c.add(Fail, "start", "%v", err)
 		return
@@ -286,7 +289,7 @@ func (c *checker) run(ctx context.Context) {
 		tr = wh.Transport(wasm.Config{Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
 			Dir: dir, Hide: hide, Stderr: c.stderr, InstantiateTimeout: c.dl.Initialize, Bounds: c.bounds})
 	default:
-		tr = exec.New(exec.Config{Command: m.Entry.Command, Args: m.Entry.Args, Env: m.Environ(c.opts.Environ),
+		tr = exec.New(exec.Config{Command: m.Entry.Command, Args: m.Entry.Args, Env: m.Environ(environ),
 			Dir: c.opts.Cwd, Stderr: c.stderr})
 	}
 	if m.Entry.Protocol == manifest.ProtocolMCP {

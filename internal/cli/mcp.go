@@ -19,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/bingo/bingo-plugin-rpc/host"
 	"github.com/bingo/bingo-plugin-rpc/internal/capped"
 	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
 	"github.com/bingo/bingo-plugin-rpc/internal/oauth"
@@ -362,7 +363,10 @@ func (m mcpRun) login(name string) int {
 	if p == nil {
 		return code
 	}
-	r, err := p.Resolve(os.Environ())
+	// Read from what a run gives the server, not bingo's whole
+	// environment: a withheld variable or the provider's key would
+	// otherwise go out in a header or as its client's secret.
+	r, _, err := host.Resolve(m.home, p, os.Environ())
 	if err != nil {
 		return m.fail("login %s: %v", name, err)
 	}

@@ -12,9 +12,11 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,7 +38,7 @@ func main() {
 	addr := flag.String("http", "", "serve Streamable HTTP on `ADDR` (127.0.0.1:0 picks a port) rather than stdio")
 	addrFile := flag.String("addr-file", "", "with -http: write the address listened on to `FILE`")
 	token := flag.String("token", "", "with -http: answer 401 to a request without Authorization: Bearer `TOKEN`")
-	seen := flag.String("requests", "", "with -http: append each request's method, path and Authorization header to `FILE`")
+	seen := flag.String("requests", "", "with -http: append each request's method, path, Authorization and X- headers to `FILE`")
 	redirect := flag.String("redirect", "", "with -http: answer every request 307 to `ORIGIN` and the request's path")
 	huge := flag.Int("huge", 0, "with -http: answer every tools/call with one JSON-RPC answer of `MIB` MiB")
 	hugeSSE := flag.Bool("huge-sse", false, "with -huge: send that answer as one server-sent event")
@@ -79,7 +81,15 @@ func serveHTTP(addr, addrFile, token, seen, redirect string, huge int, hugeSSE b
 		if seen != "" {
 			mu.Lock()
 			if f, err := os.OpenFile(seen, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-				fmt.Fprintf(f, "%s %s %s\n", r.Method, r.URL.Path, r.Header.Get("Authorization"))
+				// And any X- header after it, for a test of what else
+				// a client sends.
+				line := fmt.Sprintf("%s %s %s", r.Method, r.URL.Path, r.Header.Get("Authorization"))
+				for _, k := range slices.Sorted(maps.Keys(r.Header)) {
+					if strings.HasPrefix(k, "X-") {
+						line += " " + k + "=" + r.Header.Get(k)
+					}
+				}
+				fmt.Fprintln(f, line)
 				f.Close()
 			}
 			mu.Unlock()
