@@ -10,8 +10,8 @@ import (
 )
 
 // Private reports why dir may not be mounted into a wasm plugin's
-// sandbox, or returns nil: it lies inside the host's /proc, /sys or /dev
-// (wasm.HostDir), or it is, or lies inside, the person's ~/.bingo
+// sandbox, or returns nil: it lies inside the host's /proc, /sys or /dev,
+// or a file system of the host's mounted elsewhere (wasm.HostDir), or it is, or lies inside, the person's ~/.bingo
 // (their trust record, settings, plugins, caches and logs), which a plugin
 // that could write it would use to trust a repository or install a plugin
 // of its own, and a plugin that could read it would learn every plugin's

@@ -43,3 +43,24 @@ func TestPrivateHostDirs(t *testing.T) {
 		t.Errorf("Private(a temporary directory) = %v", err)
 	}
 }
+
+// A proc of its own (a chroot's) is the host's as /proc is: neither it
+// nor a directory inside it is a working directory for a plugin.
+func TestPrivateHostFS(t *testing.T) {
+	proc := filepath.Join(t.TempDir(), "chroot", "proc")
+	if err := os.MkdirAll(proc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var errs []error
+	if skip := testutil.WithProcMount(proc, func() {
+		errs = []error{Private("", proc), Private("", filepath.Join(proc, "self")), Private("", filepath.Dir(proc))}
+	}); skip != "" {
+		t.Skip(skip)
+	}
+	if errs[0] == nil || errs[1] == nil {
+		t.Errorf("Private of a chroot's proc: %v; of its self: %v; want both refused", errs[0], errs[1])
+	}
+	if errs[2] != nil {
+		t.Errorf("Private of the chroot = %v, want it allowed", errs[2])
+	}
+}

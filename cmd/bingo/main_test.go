@@ -207,7 +207,25 @@ func TestCLI(t *testing.T) {
 		"status":   status,
 		"wasmloop": wasmloop,
 		"waitlog":  waitlog,
-	}})
+	}, Condition: condition})
+}
+
+// condition answers a script's [mountproc]: whether unshare -m is here
+// and may mount a proc of its own in a mount namespace (root, not a
+// container that forbids it).
+func condition(cond string) (bool, error) {
+	if cond != "mountproc" {
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		return false, nil
+	}
+	dir, err := os.MkdirTemp("", "mountproc")
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(dir)
+	return runCmd([]string{"unshare", "-m", "mount", "-t", "proc", "proc", dir}, nil) == nil, nil
 }
 
 // A repository's plugins and settings as a stranger's: what runs before

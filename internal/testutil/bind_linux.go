@@ -13,6 +13,16 @@ import (
 // (not root, a container), f does not run and the reason is returned,
 // for the test to skip with.
 func WithBindMount(dir, alias string, f func()) (skip string) {
+	return withMount(dir, alias, "", syscall.MS_BIND, f)
+}
+
+// WithProcMount is WithBindMount with a proc file system of its own
+// mounted at dir (as a chroot or a container's root has one).
+func WithProcMount(dir string, f func()) (skip string) {
+	return withMount("proc", dir, "proc", 0, f)
+}
+
+func withMount(source, target, fstype string, flags uintptr, f func()) (skip string) {
 	ch := make(chan string, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -24,8 +34,8 @@ func WithBindMount(dir, alias string, f func()) (skip string) {
 			ch <- "private mounts: " + err.Error()
 			return
 		}
-		if err := syscall.Mount(dir, alias, "", syscall.MS_BIND, ""); err != nil {
-			ch <- "bind: " + err.Error()
+		if err := syscall.Mount(source, target, fstype, flags, ""); err != nil {
+			ch <- "mount " + source + ": " + err.Error()
 			return
 		}
 		f()

@@ -49,7 +49,9 @@
 // means it in every language; Config.Mounts, the longest serving a path,
 // each through an os.Root; never Config.Hide, nor the host's /proc, /sys
 // and /dev, known by device and inode rather than spelling (hidingFS,
-// childFS); no path over 4096 bytes; a rewound directory is the one
+// childFS), nor anything on a file system that is a window onto the
+// host (proc, sysfs, cgroup… mounted anywhere: hostFSes, Linux); no
+// device, FIFO or socket; no path over 4096 bytes; a rewound directory is the one
 // opened; Config.Env and nothing of the host's; no network; at most
 // Config.MemoryLimitMiB of memory and what Config.Budget has left
 // (reserved address space: memory.go); the real clocks, a sleep that ends

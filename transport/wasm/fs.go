@@ -297,13 +297,32 @@ func osFlags(flag experimentalsys.Oflag) int {
 }
 
 // adopt makes f, just opened, the guest's: a regular file or a directory,
-// nothing else (a FIFO, a device).
+// nothing else (a FIFO, a device), and none on a file system of the
+// host's (hostFSOf: /proc/<pid>/mem is a regular file).
 func adopt(f *os.File, p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
 	if st, err := f.Stat(); err != nil || !(st.Mode().IsRegular() || st.IsDir()) {
 		f.Close()
 		return nil, experimentalsys.ENOTSUP
 	}
+	if onHostFS(f) {
+		f.Close()
+		return nil, experimentalsys.EACCES
+	}
 	return newRootFile(f, p, flag, perm)
+}
+
+// onHostFS reports whether f lies on a file system of the host's, or
+// cannot be told not to.
+func onHostFS(f *os.File) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return true
+	}
+	kind := ""
+	if err := rc.Control(func(fd uintptr) { kind = hostFSOf(int(fd)) }); err != nil {
+		return true
+	}
+	return kind != ""
 }
 
 func (r *rootFS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {

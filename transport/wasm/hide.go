@@ -164,8 +164,10 @@ func resolved(p string) string {
 }
 
 // HostDir returns the host directory (/proc, /sys or /dev) that dir is
-// or lies inside, by identity (a bind of /proc elsewhere is /proc), or "":
-// Start refuses to mount such a directory.
+// or lies inside, by identity (a bind of /proc elsewhere is /proc), or the
+// directory of a file system of the host's (hostFSOf: a chroot's proc)
+// that dir is or lies inside, with its kind, or "": Start refuses to
+// mount such a directory.
 func HostDir(dir string) string {
 	var ids []fs.FileInfo
 	var names []string
@@ -181,6 +183,19 @@ func HostDir(dir string) string {
 					return names[i]
 				}
 			}
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	// The nearest on a host's file system, named by the top of it (where
+	// it is mounted).
+	for d := resolved(dir); ; d = filepath.Dir(d) {
+		if kind := hostFSAt(d); kind != "" {
+			for filepath.Dir(d) != d && hostFSAt(filepath.Dir(d)) == kind {
+				d = filepath.Dir(d)
+			}
+			return d + " (" + kind + ")"
 		}
 		if filepath.Dir(d) == d {
 			return ""
@@ -471,7 +486,7 @@ func (h *hidingFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMo
 	// following a link, in the call that creates or truncates it.
 	var fd int
 	if e := h.at(pl, func(dir int) (err error) {
-		fd, err = unix.Openat(dir, pl.name, osFlags(flag)|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, uint32(perm.Perm()))
+		fd, err = openAt(dir, pl.name, osFlags(flag)|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, perm)
 		return err
 	}); e != 0 {
 		return nil, e

@@ -3,6 +3,7 @@ package wasm
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
@@ -85,4 +86,100 @@ func aliasReached(fsys experimentalsys.FS, in string) (failed []string) {
 		failed = append(failed, in+" itself: "+e.Error())
 	}
 	return failed
+}
+
+// A proc of its own mounted in a mount (a chroot's, a container root's)
+// is the host's as /proc is: nothing on it is served, by path or through
+// a link, in a mount that holds nothing hidden (a childFS) or something
+// (a hidingFS, where it is the child itself or lies inside one), and a
+// mount of it, or inside it, is refused. /proc/self/environ held bingo's
+// environment, and /proc/self/mem, a regular file there, wrote into
+// bingo. A device node made with mknod is not opened either.
+func TestHostFSRefused(t *testing.T) {
+	d := t.TempDir()
+	bingo, procDir := filepath.Join(d, ".bingo"), filepath.Join(d, "work", "chroot", "proc")
+	for _, dir := range []string{bingo, procDir} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("chroot/proc/self", filepath.Join(d, "work", "self")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mknod(filepath.Join(d, "work", "null"), syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+		t.Logf("mknod: %v (the device case is not tried)", err)
+	}
+	var failed []string
+	if skip := testutil.WithProcMount(procDir, func() {
+		for _, m := range []struct{ dir, in string }{
+			{d, "work/"},                   // a hidingFS: work is a child
+			{filepath.Join(d, "work"), ""}, // a childFS
+		} {
+			root, err := os.OpenRoot(m.dir)
+			if err != nil {
+				failed = append(failed, err.Error())
+				continue
+			}
+			fsys, closer, err := mountFS(root, m.dir, true, []string{bingo})
+			if err != nil {
+				failed = append(failed, err.Error())
+				continue
+			}
+			for _, p := range []string{"chroot/proc/self/environ", "self/environ", "chroot/proc/self/mem", "chroot/proc", "chroot/proc/self", "null"} {
+				if f, e := fsys.OpenFile(m.in+p, experimentalsys.O_RDONLY, 0); e == 0 {
+					f.Close()
+					failed = append(failed, "opened "+m.in+p)
+				}
+			}
+			if f, e := fsys.OpenFile(m.in+"chroot/proc/self/mem", experimentalsys.O_RDWR, 0); e == 0 {
+				f.Close()
+				failed = append(failed, "opened "+m.in+"chroot/proc/self/mem to write")
+			}
+			if _, e := fsys.Stat(m.in + "chroot/proc/self/environ"); e == 0 {
+				failed = append(failed, "stat "+m.in+"chroot/proc/self/environ")
+			}
+			if f, e := fsys.OpenFile(m.in+"chroot", experimentalsys.O_RDONLY, 0); e != 0 {
+				failed = append(failed, m.in+"chroot, not the host's: "+e.Error())
+			} else {
+				f.Close()
+			}
+			if closer != nil {
+				closer.Close()
+			}
+			root.Close()
+		}
+		// The proc as a child of a hidingFS: the child itself is the
+		// host's.
+		root, err := os.OpenRoot(filepath.Join(d, "work", "chroot"))
+		if err != nil {
+			failed = append(failed, err.Error())
+			return
+		}
+		defer root.Close()
+		fsys, closer, err := mountFS(root, filepath.Join(d, "work", "chroot"), false, []string{filepath.Join(d, "work", "chroot", ".bingo")})
+		if err != nil {
+			failed = append(failed, err.Error())
+			return
+		}
+		defer closer.Close()
+		for _, p := range []string{"proc/self/environ", "proc", "proc/1/environ"} {
+			if f, e := fsys.OpenFile(p, experimentalsys.O_RDONLY, 0); e == 0 {
+				f.Close()
+				failed = append(failed, "opened "+p+" in a hidingFS of chroot")
+			}
+		}
+		for _, dir := range []string{procDir, filepath.Join(procDir, "self"), filepath.Join(procDir, "sys", "kernel")} {
+			if got := HostDir(dir); got != procDir+" (proc)" {
+				failed = append(failed, "HostDir("+dir+") = "+got)
+			}
+		}
+		if got := HostDir(filepath.Join(d, "work")); got != "" {
+			failed = append(failed, "HostDir(work) = "+got)
+		}
+	}); skip != "" {
+		t.Skip(skip)
+	}
+	for _, f := range failed {
+		t.Error(f)
+	}
 }

@@ -73,7 +73,9 @@ func (c *childFS) at(parent string, op func(dirfd int) error) experimentalsys.Er
 }
 
 // above fails with ENOENT if the directory dirfd, or one above it up to
-// the child, is hidden.
+// the child, is hidden, and with EACCES if one of them, the child
+// included, lies on a file system of the host's (hostFSOf): a proc
+// mounted in a chroot under the working directory.
 func (c *childFS) above(dirfd int) error {
 	hidden := c.hidden()
 	cur, own := dirfd, false
@@ -90,6 +92,8 @@ func (c *childFS) above(dirfd int) error {
 		}
 		id := fileID{uint64(st.Dev), st.Ino}
 		switch {
+		case hostFSOf(cur) != "":
+			return syscall.EACCES
 		case id == c.self: // the child, or the mount: its caller's to allow
 			return nil
 		case slices.Contains(hidden, id):
@@ -148,7 +152,7 @@ func (c *childFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMod
 	for range maxLinks {
 		var fd int
 		e := c.at(parent, func(dirfd int) (err error) {
-			fd, err = unix.Openat(dirfd, name, of, uint32(perm.Perm()))
+			fd, err = openAt(dirfd, name, of, perm)
 			return err
 		})
 		if isLinkErr(e) && flag&experimentalsys.O_NOFOLLOW == 0 && flag&(experimentalsys.O_CREAT|experimentalsys.O_EXCL) != experimentalsys.O_CREAT|experimentalsys.O_EXCL {
@@ -393,6 +397,21 @@ func (c *childFS) pair(from, to string, op func(fromfd int, fromName string, tof
 		return e
 	}
 	return inner
+}
+
+// openAt opens name at dirfd with the host's flags of, unless it is a
+// device, a FIFO or a socket: those are not the guest's (adopt refuses
+// them once open), and opening one may act already (a copy of
+// /dev/watchdog made with mknod arms it).
+func openAt(dirfd int, name string, of int, perm fs.FileMode) (int, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+		switch uint32(st.Mode) & unix.S_IFMT {
+		case unix.S_IFCHR, unix.S_IFBLK, unix.S_IFIFO, unix.S_IFSOCK:
+			return -1, syscall.ENOTSUP
+		}
+	}
+	return unix.Openat(dirfd, name, of, uint32(perm.Perm()))
 }
 
 // ignoringEINTR retries op while it is interrupted.

@@ -61,7 +61,8 @@ type Config struct {
 	// ~/.bingo): a mount that holds it serves it as not there (hidingFS),
 	// as it does the host's /proc, /sys and /dev. A mount of Hide, or
 	// inside it, is the caller's to refuse or allow; Start refuses a
-	// mount of one of those three, or inside one (HostDir).
+	// mount of one of those three, or inside one, or inside a file
+	// system of the host's such as a chroot's proc (HostDir).
 	Hide string
 	// MemoryLimitMiB caps the guest's linear memory; 0 means
 	// DefaultMemoryLimitMiB.
