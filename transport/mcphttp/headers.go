@@ -144,12 +144,14 @@ func (h *headers) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return resp, err
 	}
-	// An event stream is told by its media type, as the sdk reads it.
+	// An event stream is told by its media type, as the sdk reads it, and
+	// only in a success: an error's body the sdk (and forgot) reads whole,
+	// whatever its media type.
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	sse := mt == "text/event-stream"
+	sse := mt == "text/event-stream" && resp.StatusCode >= 200 && resp.StatusCode < 300
 	if !sse {
-		// The sdk reads a JSON answer (and an error's body) whole; an
-		// event stream it reads event by event, each under MaxEventSize.
+		// Read whole, so under the cap; an event stream the sdk reads
+		// event by event, each under MaxEventSize.
 		resp.Body = &capped{rc: resp.Body, max: h.max, left: h.max, c: h.c}
 	}
 	if req.Header.Get("Mcp-Session-Id") != "" && forgot(resp) {

@@ -42,10 +42,11 @@ func main() {
 	redirect := flag.String("redirect", "", "with -http: answer every request 307 to `ORIGIN` and the request's path")
 	huge := flag.Int("huge", 0, "with -http: answer every tools/call with one JSON-RPC answer of `MIB` MiB")
 	hugeSSE := flag.Bool("huge-sse", false, "with -huge: send that answer as one server-sent event")
+	huge400 := flag.Bool("huge-400", false, "with -huge: send it instead as the 400 answer to notifications/initialized, the first request carrying the session's id")
 	flag.Parse()
 	proc := mcpfault.Process{Exit: os.Exit, Freeze: freeze, Print: stray, Hangup: hangup}
 	if *addr != "" {
-		log.Fatal(serveHTTP(*addr, *addrFile, *token, *seen, *redirect, *huge, *hugeSSE, proc))
+		log.Fatal(serveHTTP(*addr, *addrFile, *token, *seen, *redirect, *huge, *hugeSSE, *huge400, proc))
 	}
 	proc.Sideband = mcpfault.NewSideband(os.Stdin, os.Stdout)
 	t := &mcp.IOTransport{Reader: io.NopCloser(proc.Sideband), Writer: os.Stdout}
@@ -57,7 +58,7 @@ func main() {
 // serveHTTP serves the server as a remote one: each session its own
 // server, as a Streamable HTTP endpoint at /mcp. It has no stdout to
 // print junk on nor close.
-func serveHTTP(addr, addrFile, token, seen, redirect string, huge int, hugeSSE bool, proc mcpfault.Process) error {
+func serveHTTP(addr, addrFile, token, seen, redirect string, huge int, hugeSSE, huge400 bool, proc mcpfault.Process) error {
 	proc.Print, proc.Hangup = func(string) {}, nil
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -112,9 +113,15 @@ func serveHTTP(addr, addrFile, token, seen, redirect string, huge int, hugeSSE b
 				ID     json.RawMessage `json:"id"`
 				Method string          `json:"method"`
 			}
-			if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" {
-				answerHuge(w, m.ID, huge, hugeSSE)
-				return
+			if json.Unmarshal(body, &m) == nil {
+				switch {
+				case huge400 && m.Method == "notifications/initialized":
+					answerHuge(w, http.StatusBadRequest, m.ID, huge, hugeSSE)
+					return
+				case !huge400 && m.Method == "tools/call":
+					answerHuge(w, http.StatusOK, m.ID, huge, hugeSSE)
+					return
+				}
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
@@ -123,10 +130,10 @@ func serveHTTP(addr, addrFile, token, seen, redirect string, huge int, hugeSSE b
 	return http.Serve(ln, mux)
 }
 
-// answerHuge answers the call id with one text of mib MiB, written as it
-// goes (the server never holds it): as a JSON body, or as one server-sent
-// event.
-func answerHuge(w http.ResponseWriter, id json.RawMessage, mib int, sse bool) {
+// answerHuge answers the call id, with status, with one text of mib MiB,
+// written as it goes (the server never holds it): as a JSON body, or as
+// one server-sent event.
+func answerHuge(w http.ResponseWriter, status int, id json.RawMessage, mib int, sse bool) {
 	head := `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"`
 	tail := `"}]}}`
 	if sse {
@@ -136,6 +143,7 @@ func answerHuge(w http.ResponseWriter, id json.RawMessage, mib int, sse bool) {
 	} else {
 		w.Header().Set("Content-Type", "application/json")
 	}
+	w.WriteHeader(status)
 	if _, err := io.WriteString(w, head); err != nil {
 		return
 	}
