@@ -17,11 +17,13 @@ import (
 
 // followable reports whether a redirect from the configured URL to to
 // may be followed with the entry's headers: to the same origin, or from
-// http to https on the same host (the same port, or the default ports).
-// Go's client drops Authorization on a redirect to another host, but the
-// round tripper would put every header back: such a redirect is refused
-// rather than followed bare, since a server that moved is for the person
-// to configure anew.
+// http to https on the same host (the same port, or the default ports),
+// the one origin the person's headers go to beside their own (an upgrade
+// hides them better than the plain request that was redirected). Go's
+// client drops Authorization on a redirect to another host, but the round
+// tripper would put every header back: such a redirect is refused rather
+// than followed bare, since a server that moved is for the person to
+// configure anew.
 func followable(from, to *url.URL) bool {
 	if !strings.EqualFold(from.Hostname(), to.Hostname()) {
 		return false
@@ -44,11 +46,6 @@ func port(u *url.URL) string {
 		return "443"
 	}
 	return "80"
-}
-
-// sameOrigin reports whether u is at origin's scheme, host and port.
-func sameOrigin(origin, u *url.URL) bool {
-	return origin.Scheme == u.Scheme && strings.EqualFold(origin.Hostname(), u.Hostname()) && port(origin) == port(u)
 }
 
 // scrubbed is err's text with the URL as expanded replaced by how it is
@@ -115,7 +112,7 @@ func authorizeAt(resp *http.Response) string {
 
 func (h *headers) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
-	if sameOrigin(h.origin, req.URL) {
+	if followable(h.origin, req.URL) {
 		// Only there: CheckRedirect refuses a redirect elsewhere, and
 		// this holds even for a client that follows one.
 		for k, v := range h.set {

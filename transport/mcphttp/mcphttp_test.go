@@ -25,9 +25,16 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 // Authorization: Bearer token (when token is set); seen gets each
 // request's Authorization header.
 func server(t *testing.T, token string, seen chan<- string) *httptest.Server {
+	srv := httptest.NewServer(handler(token, seen))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// handler is server's.
+func handler(token string, seen chan<- string) http.Handler {
 	s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if seen != nil {
 			select {
 			case seen <- r.Header.Get("Authorization"):
@@ -40,9 +47,7 @@ func server(t *testing.T, token string, seen chan<- string) *httptest.Server {
 			return
 		}
 		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	})
 }
 
 // syncLog is a log the session's goroutines may write while the test reads.
@@ -215,6 +220,42 @@ func TestRedirectElsewhere(t *testing.T) {
 	case h := <-heard:
 		t.Errorf("the redirect's target was asked (Authorization %q)", h)
 	default:
+	}
+}
+
+// upgrading answers a plain http request with a 307 to its https form at
+// the same host and port, as a server upgrading its scheme does, and
+// sends the https one on to base.
+type upgrading struct{ base http.RoundTripper }
+
+func (u upgrading) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme == "http" {
+		to := *req.URL
+		to.Scheme = "https"
+		return &http.Response{StatusCode: http.StatusTemporaryRedirect, Header: http.Header{"Location": {to.String()}},
+			Body: http.NoBody, Request: req}, nil
+	}
+	return u.base.RoundTrip(req)
+}
+
+// The https upgrade of the configured origin is the origin: it is followed
+// with the entry's headers, so the token the person gave reaches it (the
+// server refuses a request without it).
+func TestUpgradeKeepsHeaders(t *testing.T) {
+	seen := make(chan string, 16)
+	tls := httptest.NewTLSServer(handler("secret", seen))
+	t.Cleanup(tls.Close)
+	client := tls.Client()
+	client.Transport = upgrading{client.Transport}
+	plain := "http://" + strings.TrimPrefix(tls.URL, "https://") + "/mcp"
+	conn, r := start(t, mcphttp.Config{URL: plain, Client: client, Headers: map[string]string{"Authorization": "Bearer secret"}})
+	conn.Write([]byte(initialize))
+	line, err := r.ReadString('\n')
+	if err != nil || !strings.Contains(line, `"result"`) {
+		t.Fatalf("answer %q, error %v", line, err)
+	}
+	if got := <-seen; got != "Bearer secret" {
+		t.Errorf("the upgraded request carried Authorization %q", got)
 	}
 }
 
