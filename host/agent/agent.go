@@ -42,7 +42,8 @@ type Config struct {
 	Cwd      string        // the session's working directory
 	Session  string        // names the session
 	// ResultsDir is where a tool result cut for the model is kept whole,
-	// one file each (~/.bingo/data/results).
+	// one file each (~/.bingo/data/results), pruned as turns start
+	// (pruneResults).
 	ResultsDir string
 	// Notify receives the conversation's notices. It must be safe for
 	// concurrent use.

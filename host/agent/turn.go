@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
@@ -52,6 +53,7 @@ func (a *Agent) Turn(ctx context.Context, prompt string, ui TurnUI) (TurnResult,
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.turns++
+	a.pruneResults(time.Now())
 	a.found = nil // what the model found last turn it finds again if it needs it
 	a.conv = append(a.conv, sdk.Message{Role: sdk.RoleUser, Content: prompt})
 	var res TurnResult
