@@ -2,15 +2,16 @@ package render
 
 import (
 	"fmt"
-	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
 // URL returns the URL s as it may be shown or logged: its userinfo (a
 // user and password) becomes "***", and so does the value of every query
-// parameter whose name looks like it carries a secret (api_key, token,
-// access_token, key, secret, password, sig, …), unless that value is a
+// or fragment parameter whose name, unescaped, looks like it carries a
+// secret (api_key, token, access_token, key, secret, password, sig, …),
+// unless that value is a
 // bare ${VAR}, which names the secret rather than holding it. It works on
 // the text, not on a parsed URL, so that a URL still holding ${VAR}s (as
 // the person wrote it) reads as they wrote it. The result is for a
@@ -35,19 +36,34 @@ func HideURLSecrets(s string) string {
 			rest = rest[at:]
 		}
 	}
-	q := strings.IndexByte(rest, '?')
-	if q < 0 {
-		b.WriteString(rest)
-		return b.String()
+	// A fragment is hidden as a query is: an OAuth implicit grant puts its
+	// access_token there.
+	frag, hasFrag := "", false
+	if h := strings.IndexByte(rest, '#'); h >= 0 {
+		rest, frag, hasFrag = rest[:h], rest[h+1:], true
 	}
-	b.WriteString(rest[:q+1])
-	query, frag := rest[q+1:], ""
-	if h := strings.IndexByte(query, '#'); h >= 0 {
-		query, frag = query[:h], query[h:]
+	path, query, hasQuery := strings.Cut(rest, "?")
+	b.WriteString(path)
+	if hasQuery {
+		b.WriteByte('?')
+		hideParams(&b, query)
 	}
-	for i, pair := range strings.Split(query, "&") {
-		if i > 0 {
-			b.WriteByte('&')
+	if hasFrag {
+		b.WriteByte('#')
+		hideParams(&b, frag)
+	}
+	return b.String()
+}
+
+// hideParams writes the parameters in s (name=value, split at & and, as
+// some servers split them, ;) to b, the value of each secretName hidden.
+func hideParams(b *strings.Builder, s string) {
+	for s != "" {
+		pair, sep := s, ""
+		if i := strings.IndexAny(s, "&;"); i >= 0 {
+			pair, sep, s = s[:i], s[i:i+1], s[i+1:]
+		} else {
+			s = ""
 		}
 		k, v, ok := strings.Cut(pair, "=")
 		if ok && v != "" && secretName(k) && !bareVar.MatchString(v) {
@@ -57,9 +73,8 @@ func HideURLSecrets(s string) string {
 		if ok {
 			b.WriteString("=" + v)
 		}
+		b.WriteString(sep)
 	}
-	b.WriteString(frag)
-	return b.String()
 }
 
 // bareVar is a value that is only a ${VAR}: the name of a secret, not one.
@@ -70,9 +85,7 @@ var bareVar = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`)
 // wrongly costs a person a look at their configuration, one shown wrongly
 // is a leaked key.
 func secretName(k string) bool {
-	if u, err := url.QueryUnescape(k); err == nil {
-		k = u
-	}
+	k = unescaped(k)
 	k = strings.ToLower(strings.NewReplacer("-", "_", ".", "_").Replace(k))
 	switch k {
 	case "key", "auth", "code", "sig", "pass", "pwd", "jwt", "bearer", "session", "sessionid":
@@ -84,6 +97,37 @@ func secretName(k string) bool {
 		}
 	}
 	return false
+}
+
+// unescaped is the name k as a server may read it: its %XX escapes and
+// + decoded, over again while that changes it (a few times at most, for a
+// name escaped twice), an escape that is not one left as it is, where
+// url.QueryUnescape would give up on the whole name.
+func unescaped(k string) string {
+	for range 4 {
+		var b strings.Builder
+		for i := 0; i < len(k); i++ {
+			switch c := k[i]; {
+			case c == '+':
+				b.WriteByte(' ')
+			case c == '%' && i+2 < len(k) && ishex(k[i+1]) && ishex(k[i+2]):
+				n, _ := strconv.ParseUint(k[i+1:i+3], 16, 8)
+				b.WriteByte(byte(n))
+				i += 2
+			default:
+				b.WriteByte(c)
+			}
+		}
+		if b.String() == k {
+			break
+		}
+		k = b.String()
+	}
+	return k
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // Escape returns s with every character Clean would remove (ESC and the

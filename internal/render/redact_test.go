@@ -13,6 +13,13 @@ func TestURL(t *testing.T) {
 		"http://${HOST}/mcp?token=${TOKEN:-ghp_x}":                 "http://${HOST}/mcp?token=***",
 		"https://example.com/a@b/mcp":                              "https://example.com/a@b/mcp",
 		"https://example.com/mcp?x=\x1b]0;title\x07":               "https://example.com/mcp?x=]0;title",
+		// Names as a server reads them: escaped, escaped twice, with a
+		// broken escape beside; and parameters in the fragment.
+		"https://example.com/mcp?api%5Fkey=abc&ap%69_key=d":                  "https://example.com/mcp?api%5Fkey=***&ap%69_key=***",
+		"https://example.com/mcp?api%255Fkey=abc&api%5Fkey%ZZ=d":             "https://example.com/mcp?api%255Fkey=***&api%5Fkey%ZZ=***",
+		"https://example.com/mcp#access_token=abc&token_type=bearer&state=s": "https://example.com/mcp#access_token=***&token_type=***&state=s",
+		"https://example.com/mcp?q=1#x=1&id%5Ftoken=abc":                     "https://example.com/mcp?q=1#x=1&id%5Ftoken=***",
+		"https://example.com/mcp?q=1;token=abc":                              "https://example.com/mcp?q=1;token=***",
 	} {
 		if got := URL(in); got != want {
 			t.Errorf("URL(%q) = %q, want %q", in, got, want)
