@@ -91,9 +91,12 @@ func (c *childFS) above(dirfd int) error {
 			return err
 		}
 		id := fileID{uint64(st.Dev), st.Ino}
-		switch {
-		case hostFSOf(cur) != "":
+		// A file system is looked at where the walk enters it: a
+		// device is one file system while a descriptor on it is open.
+		if (i == 0 || id.dev != last.dev) && hostFSOf(cur) != "" {
 			return syscall.EACCES
+		}
+		switch {
 		case id == c.self: // the child, or the mount: its caller's to allow
 			return nil
 		case slices.Contains(hidden, id):
