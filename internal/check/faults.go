@@ -75,22 +75,13 @@ func (c *checker) cancel(ctx context.Context) {
 	}
 
 	const id = "check-cancel"
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sent := c.tap.watch(`"callId":"` + id + `"`)
-	var cancelled time.Time
-	go func() {
-		select {
-		case <-sent:
-			cancelled = time.Now()
-			cancel()
-		case <-cctx.Done():
-		}
-	}()
+	cctx, cancelled := cancelOnSend(ctx, c.tap.watch(`"callId":"`+id+`"`))
 	elapsed, err := call(cctx, id)
+	end := time.Now()
+	at := cancelled()
 	cancelSeen := c.tap.saw("host", `"method":"tool/cancel"`)
-	after := time.Since(cancelled)
-	if cancelled.IsZero() {
+	after := end.Sub(at)
+	if at.IsZero() {
 		after = elapsed
 	}
 	switch {
@@ -109,6 +100,29 @@ func (c *checker) cancel(ctx context.Context) {
 			"a plugin must see tool/cancel while it works (see Cancel in docs/plugins.md)", round(after), round(work))
 	default:
 		c.timed(subject, after, c.dl.Tool, nil, fmt.Sprintf(" after tool/cancel (%s uncancelled)", round(work)))
+	}
+}
+
+// cancelOnSend returns a context of ctx cancelled as soon as sent is
+// closed (the call is on the wire), and cancelled, which stops the
+// watching, waits for it to end and says when it cancelled (zero if it
+// did not): the one read of that time, after its one write.
+func cancelOnSend(ctx context.Context, sent <-chan struct{}) (context.Context, func() time.Time) {
+	cctx, cancel := context.WithCancel(ctx)
+	at := make(chan time.Time, 1)
+	go func() {
+		var t time.Time
+		select {
+		case <-sent:
+			t = time.Now()
+			cancel()
+		case <-cctx.Done():
+		}
+		at <- t
+	}()
+	return cctx, func() time.Time {
+		cancel()
+		return <-at
 	}
 }
 
