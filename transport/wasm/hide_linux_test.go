@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
 
@@ -181,5 +182,56 @@ func TestHostFSRefused(t *testing.T) {
 	}
 	for _, f := range failed {
 		t.Error(f)
+	}
+}
+
+// A FIFO, a device or a socket is refused before it is opened, since
+// opening one acts already: here a writer's open of a FIFO would release
+// a reader blocked in its own open (as opening a copy of /dev/watchdog
+// would arm it), though the file was refused once open.
+func TestSpecialNotOpened(t *testing.T) {
+	d := t.TempDir()
+	fifo := filepath.Join(d, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	opened := make(chan *os.File, 1)
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_RDONLY, 0) // blocks until a writer opens it
+		if err != nil {
+			t.Error(err)
+		}
+		opened <- f
+	}()
+	root, err := os.OpenRoot(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	fsys, _, err := mountFS(root, d, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the reader is in its open
+	if f, e := fsys.OpenFile("fifo", experimentalsys.O_WRONLY, 0); e == 0 {
+		f.Close()
+		t.Error("opened the FIFO")
+	} else if e != experimentalsys.ENOTSUP {
+		t.Errorf("open of the FIFO: %v, want ENOTSUP", e)
+	}
+	select {
+	case f := <-opened:
+		f.Close()
+		t.Error("the guest's open of the FIFO released its reader")
+	case <-time.After(300 * time.Millisecond):
+		// Release the reader.
+		w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		if f := <-opened; f != nil {
+			f.Close()
+		}
 	}
 }
