@@ -24,6 +24,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/host/trust"
 	"github.com/bingo/bingo-plugin-rpc/internal/oauth"
 	"github.com/bingo/bingo-plugin-rpc/internal/par"
+	"github.com/bingo/bingo-plugin-rpc/internal/shepherd"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/mcpbridge"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
@@ -90,6 +91,10 @@ type PluginInfo struct {
 	Protocol string `json:"protocol"`
 	Status   string `json:"status"` // running, idle, dead, not started, failed, shadowed, …
 	Error    string `json:"error,omitempty"`
+	// Isolation is how an exec plugin or stdio MCP server is confined:
+	// "landlock+netns" (the default), "landlock", "netns" or "none"
+	// (docs/plugins.md); "" for a plugin of another transport.
+	Isolation string `json:"isolation,omitempty"`
 	// Trust is "trusted", "untrusted" or "untrusted (sandboxed)" for a
 	// project plugin, "this run" for a --plugin-dir's inside a project the
 	// person has not trusted (Config.TrustedThisRun), and "" for the person's own
@@ -116,6 +121,10 @@ type loaded struct {
 	err    error
 	key    declcache.Key    // its declaration's key in the cache
 	cached *declcache.Entry // its declaration as cached, if current: it is not started at Open
+	// isolation is how an exec plugin is confined ("landlock+netns",
+	// "landlock", "netns", "none"), and less why that is less than its
+	// sandbox asks for, or "" (shepherd.Isolation).
+	isolation, less string
 }
 
 // Host owns the plugins of one run and the registry of what they
@@ -218,6 +227,7 @@ func Open(ctx context.Context, cfg Config) (*Host, error) {
 	// of what a run that starts nothing does.
 	h.plugins = make([]*loaded, len(found))
 	par.Each(len(found), func(i int) { h.plugins[i] = h.build(ctx, found[i]) })
+	h.sayLessIsolated()
 	// The cache keeps a file per plugin name: one uninstalled or renamed
 	// would keep its file forever. Whether a name this run did not find
 	// is gone, or another project's, its entries' files say (Prune); a
@@ -413,9 +423,16 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 			env = withConfig(env, h.settings.Plugins[m.Name])
 		}
 		start.Env = m.Environ(env)
+		sandbox := h.execSandbox(m, dataDir)
+		l.isolation, l.less = shepherd.Isolation(sandbox)
+		if l.less != "" && h.settings.SandboxRequire {
+			l.err = fmt.Errorf("not started: sandbox.require is set, and here it would run with less than the default sandbox: %s", l.less)
+			h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: l.err.Error()})
+			return l
+		}
 		l.exec = exec.New(exec.Config{
 			Command: m.Entry.Command, Args: m.Entry.Args, Env: start.Env,
-			Dir: h.cfg.Cwd, Stderr: log,
+			Dir: h.cfg.Cwd, Stderr: log, Sandbox: sandbox,
 		})
 		tr = l.exec
 	}
@@ -574,6 +591,7 @@ func (h *Host) Plugins() []PluginInfo {
 	for _, l := range h.plugins {
 		info := h.info(l.m)
 		info.Status = "failed"
+		info.Isolation = l.isolation
 		if l.log != nil {
 			info.Log = l.log.Path()
 		}

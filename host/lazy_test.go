@@ -40,8 +40,10 @@ func newLazyRig(t *testing.T) *lazyRig {
 	if err != nil {
 		t.Skip("no python3")
 	}
-	r := &lazyRig{t: t, home: t.TempDir(), marker: filepath.Join(t.TempDir(), "starts"), tools: filepath.Join(t.TempDir(), "tools.txt")}
+	files := t.TempDir()
+	r := &lazyRig{t: t, home: t.TempDir(), marker: filepath.Join(files, "starts"), tools: filepath.Join(files, "tools.txt")}
 	r.dir = filepath.Join(r.home, ".bingo", "plugins", "counter")
+	r.settings("")
 	r.write("plugin.json", `{"name": "counter", "version": "1", "entry": {"command": "`+strings.TrimSpace(string(out))+`", "args": ["${PLUGIN_ROOT}/main.py"]}}`)
 	r.write("main.py", startCounter)
 	r.setTools("one")
@@ -54,6 +56,23 @@ func (r *lazyRig) write(name, data string) {
 		r.t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(r.dir, name), []byte(data), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// settings writes the person's settings: more (keys, JSON) beside the
+// grant that lets the plugin write its marker and read its tools (an exec
+// plugin is sandboxed).
+func (r *lazyRig) settings(more string) {
+	r.t.Helper()
+	grant := `"sandbox": {"counter": {"write": ["` + filepath.Dir(r.marker) + `"]}}`
+	if more != "" {
+		grant += ", " + more
+	}
+	if err := os.MkdirAll(filepath.Join(r.home, ".bingo"), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.home, ".bingo", "settings.json"), []byte("{"+grant+"}"), 0o600); err != nil {
 		r.t.Fatal(err)
 	}
 }
@@ -157,8 +176,7 @@ func TestAChangedScriptOrConfigIsStartedAgain(t *testing.T) {
 		t.Fatalf("a changed script: %d starts, want 2", r.starts())
 	}
 	h.Close()
-	os.MkdirAll(filepath.Join(r.home, ".bingo"), 0o755)
-	os.WriteFile(filepath.Join(r.home, ".bingo", "settings.json"), []byte(`{"plugins": {"counter": {"x": 1}}}`), 0o644)
+	r.settings(`"plugins": {"counter": {"x": 1}}`)
 	r.open()
 	if r.starts() != 3 {
 		t.Fatalf("a changed config: %d starts, want 3", r.starts())
@@ -280,9 +298,7 @@ func TestIdleStopZeroNeverStops(t *testing.T) {
 	r := newLazyRig(t)
 	setIdleStop := func(v string) {
 		t.Helper()
-		if err := os.WriteFile(filepath.Join(r.home, ".bingo", "settings.json"), []byte(`{"deadlines": {"idleStop": "`+v+`"}}`), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		r.settings(`"deadlines": {"idleStop": "` + v + `"}`)
 	}
 	call := func(h *Host) {
 		t.Helper()

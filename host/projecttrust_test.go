@@ -28,12 +28,16 @@ type trustRig struct {
 func newTrustRig(t *testing.T) *trustRig {
 	r := &trustRig{t: t, home: t.TempDir(), project: t.TempDir()}
 	r.marker = filepath.Join(t.TempDir(), "marker")
+	// The person grants the plugin its marker's directory (it runs
+	// sandboxed).
+	grant := `{"sandbox": {"deploy": {"write": ["` + filepath.Dir(r.marker) + `"]}}}`
 	dir := filepath.Join(r.project, ".bingo", "plugins", "deploy")
 	r.script = filepath.Join(dir, "run.sh")
 	for path, data := range map[string]string{
-		filepath.Join(r.project, ".git", "HEAD"): "ref: refs/heads/main\n",
-		filepath.Join(dir, "plugin.json"):        `{"name": "deploy", "version": "1", "entry": {"command": "sh", "args": ["${PLUGIN_ROOT}/run.sh"]}}`,
-		r.script:                                 "echo ran >> \"$MARKER\"\n",
+		filepath.Join(r.project, ".git", "HEAD"):         "ref: refs/heads/main\n",
+		filepath.Join(dir, "plugin.json"):                `{"name": "deploy", "version": "1", "entry": {"command": "sh", "args": ["${PLUGIN_ROOT}/run.sh"]}}`,
+		r.script:                                         "echo ran >> \"$MARKER\"\n",
+		filepath.Join(r.home, ".bingo", "settings.json"): grant,
 	} {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -210,7 +214,7 @@ func TestTrustMessages(t *testing.T) {
 func TestLoadSettingsIsOpens(t *testing.T) {
 	r := newTrustRig(t)
 	for file, data := range map[string]string{
-		filepath.Join(r.home, ".bingo", "settings.json"):    `{"deadlines": {"tool": "5s"}}`,
+		filepath.Join(r.home, ".bingo", "settings.json"):    `{"deadlines": {"tool": "5s"}, "sandbox": {"deploy": {"write": ["` + filepath.Dir(r.marker) + `"]}}}`,
 		filepath.Join(r.project, ".bingo", "settings.json"): `{"deadlines": {"tool": "1s", "hook": "10s"}}`,
 	} {
 		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {

@@ -119,12 +119,25 @@ func (g *settingsGen) node(k settings.Key) object {
 	case settings.KindSection:
 		return append(o, g.section(k.Path, k)...)
 	case settings.KindNames:
-		names := g.under(k.Path)
-		if len(names) != 1 || names[0].Path != k.Path+".<name>" {
-			g.fail("%s: a section of names has exactly one key under it, %s.<name>", k.Path, k.Path)
+		var named *settings.Key
+		props := object{}
+		for _, c := range g.under(k.Path) {
+			if c.Path == k.Path+".<name>" {
+				named = &c
+				continue
+			}
+			props = append(props, member{c.Path[len(k.Path)+1:], g.node(c)})
+		}
+		if named == nil {
+			g.fail("%s: a section of names has a key %s.<name> under it", k.Path, k.Path)
 			return o
 		}
-		return append(o, member{"type", "object"}, member{"additionalProperties", g.node(names[0])})
+		o = append(o, member{"type", "object"})
+		if len(props) > 0 {
+			// Keys of the section itself, beside the names.
+			o = append(o, member{"properties", props})
+		}
+		return append(o, member{"additionalProperties", g.node(*named)})
 	case settings.KindPatterns:
 		o = append(o, member{"type", "array"}, member{"items", ref("pattern")})
 	case settings.KindDuration:
@@ -145,6 +158,10 @@ func (g *settingsGen) node(k settings.Key) object {
 		o = append(o, member{"$ref", "#/$defs/envName"})
 	case settings.KindEnvNames:
 		o = append(o, member{"type", "array"}, member{"items", ref("envName")})
+	case settings.KindPaths:
+		o = append(o, member{"type", "array"}, member{"items", object{{"type", "string"}, {"pattern", "^(/|~/)"}}})
+	case settings.KindHosts:
+		o = append(o, member{"type", "array"}, member{"items", object{{"type", "string"}, {"pattern", settings.HostPattern}}})
 	case settings.KindProvider:
 		o = append(o, member{"type", "string"}, member{"pattern", settings.ProviderPattern})
 	case settings.KindJSON:

@@ -69,6 +69,8 @@ const (
 	KindURL      Kind = "URL"                     // an http or https URL
 	KindEnvName  Kind = "variable name"           // an environment variable's name (EnvNamePattern)
 	KindEnvNames Kind = "array of variable names" // environment variables' names
+	KindPaths    Kind = "array of paths"          // absolute paths, or paths from the home directory ("~/...")
+	KindHosts    Kind = "array of host:port"      // "host:port" each, or "*" for any host (HostPattern)
 	KindProvider Kind = "provider id"             // "<plugin>/<providerId>" (ProviderPattern)
 	KindJSON     Kind = "any JSON"                // any JSON value, passed on as written
 )
@@ -123,7 +125,40 @@ const (
 	DurationNonZero = `[1-9]`
 	// URLPattern is the start of an http or https URL with a host.
 	URLPattern = `^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]+`
+	// HostPattern is what a plugin may connect to (isHostPort): "*", or
+	// a host (a name, an address, [an IPv6 address], or * for any) and a
+	// port.
+	HostPattern = `^(\*|(\[[0-9A-Fa-f:.]+\]|[^\s:\[\]]+):[0-9]{1,5})$`
 )
+
+// isHostPort reports whether s is "*" or "host:port" (HostPattern).
+func isHostPort(s string) bool {
+	if s == "*" {
+		return true
+	}
+	i := strings.LastIndexByte(s, ':')
+	if i <= 0 || len(s)-i-1 < 1 || len(s)-i-1 > 5 {
+		return false
+	}
+	for _, c := range []byte(s[i+1:]) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	host := s[:i]
+	if host[0] == '[' {
+		if len(host) < 3 || host[len(host)-1] != ']' {
+			return false
+		}
+		for _, c := range []byte(host[1 : len(host)-1]) {
+			if !(c == ':' || c == '.' || '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+		return true
+	}
+	return !strings.ContainsAny(host, " \t\n\r\v\f:[]")
+}
 
 // deadlineDocs and limitDocs say what each field of Deadlines and Limits
 // bounds, by JSON key. A field without an entry fails the tests and the
@@ -253,13 +288,21 @@ func buildTable() []Key {
 	}
 	t = append(t, []Key{
 		{Path: "sandbox", Kind: KindNames, Layer: LayerUser,
-			Doc: "What the person grants a wasm plugin beyond the default sandbox (the working directory read-only, no environment but the manifest's entry.env, no network, 256 MiB of memory), by plugin name. An untrusted project plugin never gets the grant made for its name."},
+			Doc: "What the person grants a plugin beyond the default sandbox, by plugin name (wasm: the working directory read-only, no environment but the manifest's entry.env, no network, 256 MiB of memory; an exec plugin or stdio MCP server on Linux: the system, what it runs from and the working directory read-only, its data directory and a private temporary directory writable, no network; see docs/plugins.md). An untrusted project plugin never gets the grant made for its name."},
+		{Path: "sandbox.require", Kind: KindBool, Default: "false",
+			Doc: "Refuse to start an exec plugin or stdio MCP server that would run with less than the default sandbox (no Landlock, or no network namespace where it has no network), instead of starting it with less and saying so once. (So no plugin named require can be granted anything here.)"},
 		{Path: "sandbox.<name>", Kind: KindSection,
-			Doc: "The grant for the wasm plugin named <name>. A later file replaces it whole."},
+			Doc: "The grant for the plugin named <name>. A later file replaces it whole."},
 		{Path: "sandbox.<name>.writable", Kind: KindBool, Default: "false",
-			Doc: "Mount the working directory read-write instead of read-only."},
+			Doc: "Let the plugin write the working directory, not only read it (a wasm plugin: mount it read-write)."},
+		{Path: "sandbox.<name>.read", Kind: KindPaths,
+			Doc: "Further files and directories an exec plugin may read, with everything beneath a directory."},
+		{Path: "sandbox.<name>.write", Kind: KindPaths,
+			Doc: "Further files and directories an exec plugin may read and write, create in and remove from."},
+		{Path: "sandbox.<name>.network", Kind: KindHosts,
+			Doc: "What an exec plugin may connect to: \"host:port\" each (through the egress proxy bingo runs, see docs/plugins.md), or \"*\" for the whole network."},
 		{Path: "sandbox.<name>.memoryMiB", Kind: KindCount, Unit: "MiB", Default: "256",
-			Doc: "The most memory the module may have; past it the instance dies and the next use starts it again."},
+			Doc: "The most memory a wasm module may have; past it the instance dies and the next use starts it again."},
 
 		{Path: "mcp", Kind: KindNames, Layer: LayerUser,
 			Doc: "What the person allows an MCP server plugin (entry.protocol \"mcp\") beyond its tools, prompts and logs, by plugin name. An untrusted project plugin never gets what is allowed for its name."},
@@ -406,8 +449,12 @@ func layerOf(path string) Layer {
 
 // spelling returns the table's path of the key top.sub of a file: sub is
 // a plugin's name under a section of names ("plugins.deploy" is
-// "plugins.<name>").
+// "plugins.<name>"), unless the section has a key of that name itself
+// ("sandbox.require").
 func spelling(top, sub string) string {
+	if _, fixed := lookup(top + "." + sub); fixed {
+		return top + "." + sub
+	}
 	if k, _ := lookup(top); k.Kind == KindNames {
 		return top + ".<name>"
 	}
@@ -436,6 +483,10 @@ func (k Key) Example() string {
 		return `"OPENAI_API_KEY"`
 	case KindEnvNames:
 		return `["GITHUB_TOKEN"]`
+	case KindPaths:
+		return `["~/.cache/tool"]`
+	case KindHosts:
+		return `["registry.npmjs.org:443"]`
 	case KindProvider:
 		return `"scripted-model/model"`
 	case KindJSON:

@@ -166,6 +166,13 @@ func TestPatternsAreTheParsers(t *testing.T) {
 		}
 	}
 
+	host := regexp.MustCompile(HostPattern)
+	for _, s := range []string{"*", "*:443", "a:1", "registry.npmjs.org:443", "[::1]:8080", "[fe80::1%eth0]:1", "127.0.0.1:65535", "a:123456", "a:", ":80", "a b:1", "a:b", "[::1:80", "::1:80", "a:1x", "", "*:*"} {
+		if got, want := host.MatchString(s), isHostPort(s); got != want {
+			t.Errorf("HostPattern on %q: %v, isHostPort %v", s, got, want)
+		}
+	}
+
 	dur, nonZero := regexp.MustCompile(DurationPattern), regexp.MustCompile(DurationNonZero)
 	for _, s := range []string{"1s", "150ms", "1m30s", "1.5h", ".5s", "5.s", "+3s", "1us", "1µs", "1μs", "2ns", "1h2m3s4ms5us6ns", "0.001s",
 		"60", "0", "0s", "-1s", "1x", "s", ".s", "1 s", " 1s", "1s ", "+-1s", "1.2.3s", "0h0m0s", "+0s"} {
@@ -196,7 +203,7 @@ func TestChildren(t *testing.T) {
 		"":                   {"permissions", "plugins", "deadlines", "limits", "sandbox", "mcp", "provider", "turn", "wasmCompile", "untrustedWasm", "env"},
 		"mcp.<name>":         {"resources", "sampling", "maxTokens"},
 		"permissions":        {"allow", "deny", "ask"},
-		"sandbox.<name>":     {"writable", "memoryMiB"},
+		"sandbox.<name>":     {"writable", "read", "write", "network", "memoryMiB"},
 		"provider":           {"plugin", "model", "openai"},
 		"env.plugins.<name>": {"withhold", "pass"},
 		"deadlines":          deadlineKeys,

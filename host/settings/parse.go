@@ -397,7 +397,7 @@ func (p *parser) section(l *layer, k Key, spell, path string) error {
 		if spell == "" {
 			child, childPath = key, key
 		}
-		if k.Kind == KindNames {
+		if _, fixed := lookup(spell + "." + key); k.Kind == KindNames && (!fixed || key == "<name>") {
 			child = spell + ".<name>"
 			l.names[path] = append(l.names[path], key)
 		}
@@ -472,6 +472,20 @@ func (p *parser) scalar(k Key, path string) (any, error) {
 		return p.raw()
 	case KindEnvNames:
 		return p.envNames(path)
+	case KindPaths:
+		return p.strs(path, func(elem, s string, at int64) error {
+			if !strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "~/") {
+				return p.errAt(at, "%s must be an absolute path or one from ~/, not %q", elem, s)
+			}
+			return nil
+		})
+	case KindHosts:
+		return p.strs(path, func(elem, s string, at int64) error {
+			if !isHostPort(s) {
+				return p.errAt(at, "%s must be \"host:port\" or \"*\", not %q", elem, s)
+			}
+			return nil
+		})
 	}
 	s, err := p.str(path)
 	if err != nil {

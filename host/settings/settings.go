@@ -28,6 +28,9 @@ type Settings struct {
 	// them, never a manifest; a plugin with no entry gets the narrowest
 	// sandbox.
 	Sandbox map[string]Sandbox
+	// SandboxRequire refuses to start an exec plugin that would run with
+	// less than the default sandbox (sandbox.require).
+	SandboxRequire bool
 	// MCP holds what the person allows each MCP server plugin beyond its
 	// tools, prompts and logs, by plugin name. Like Sandbox, only the
 	// person's own file grants it.
@@ -137,6 +140,12 @@ type Sandbox struct {
 	// MemoryMiB caps the module's memory. Zero means the wasm transport's
 	// default (256 MiB).
 	MemoryMiB int
+	// Read and Write are further paths an exec plugin may read, or also
+	// write (a wasm plugin's mounts are the host's alone).
+	Read, Write []string
+	// Network is what an exec plugin may connect to: "host:port" each,
+	// or "*" for anything.
+	Network []string
 }
 
 // MCP is what the person allows one MCP server plugin (see package
@@ -276,11 +285,13 @@ func (s *Settings) apply(l *layer) {
 		raw, _ := get[json.RawMessage](l, "plugins."+name)
 		put(&s.Plugins, name, raw)
 	}
+	setFrom(l, "sandbox.require", &s.SandboxRequire)
 	for _, name := range l.names["sandbox"] {
 		at := "sandbox." + name + "."
 		var sb Sandbox
 		setFrom(l, at+"writable", &sb.Writable)
 		setFrom(l, at+"memoryMiB", &sb.MemoryMiB)
+		sb.Read, sb.Write, sb.Network = strs(l, at+"read"), strs(l, at+"write"), strs(l, at+"network")
 		put(&s.Sandbox, name, sb)
 	}
 	for _, name := range l.names["mcp"] {

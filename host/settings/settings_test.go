@@ -197,10 +197,10 @@ func TestMerge(t *testing.T) {
 	if got := string(s.Plugins["kept"]); got != `{"k": true}` {
 		t.Errorf("plugins.kept = %s, want the user's", got)
 	}
-	if got := s.Sandbox["wc"]; got != (Sandbox{MemoryMiB: 128}) {
+	if got := s.Sandbox["wc"]; !reflect.DeepEqual(got, Sandbox{MemoryMiB: 128}) {
 		t.Errorf("sandbox.wc = %+v, want the project's whole (not writable)", got)
 	}
-	if got := s.Sandbox["kept"]; got != (Sandbox{MemoryMiB: 64}) {
+	if got := s.Sandbox["kept"]; !reflect.DeepEqual(got, Sandbox{MemoryMiB: 64}) {
 		t.Errorf("sandbox.kept = %+v", got)
 	}
 	// Deadlines, limits and turn: per field, where set.
@@ -307,7 +307,10 @@ func TestMalformed(t *testing.T) {
 		{"unknown limit", `{"limits": {"providerResponse": 1}}`, 1, 13, `unknown key "providerResponse" in limits (known keys: providerResponseMiB)`},
 		{"limit zero", `{"limits": {"providerResponseMiB": 0}}`, 1, 36, "limits.providerResponseMiB must be a positive whole number, not 0"},
 		{"limit a string", `{"limits": {"providerResponseMiB": "32"}}`, 1, 36, "limits.providerResponseMiB must be a positive whole number, not a string"},
-		{"unknown sandbox key", `{"sandbox": {"wc": {"memory": 1}}}`, 1, 21, `unknown key "memory" in sandbox.wc (known keys: writable, memoryMiB)`},
+		{"unknown sandbox key", `{"sandbox": {"wc": {"memory": 1}}}`, 1, 21, `unknown key "memory" in sandbox.wc (known keys: writable, read, write, network, memoryMiB)`},
+		{"sandbox path relative", `{"sandbox": {"wc": {"read": ["notes"]}}}`, 1, 30, `sandbox.wc.read[0] must be an absolute path or one from ~/, not "notes"`},
+		{"sandbox host without port", `{"sandbox": {"wc": {"network": ["a:1", "example.com"]}}}`, 1, 40, `sandbox.wc.network[1] must be "host:port" or "*", not "example.com"`},
+		{"sandbox require not a bool", `{"sandbox": {"require": {}}}`, 1, 25, "sandbox.require must be true or false"},
 		{"unknown provider key", `{"provider": {"anthropic": {}}}`, 1, 15, `unknown key "anthropic" in provider (known keys: plugin, model, openai)`},
 		{"unknown openai key", `{"provider": {"openai": {"apiKey": "sk-secret"}}}`, 1, 26, `unknown key "apiKey" in provider.openai`},
 		{"unknown turn key", `{"turn": {"steps": 1}}`, 1, 11, `unknown key "steps" in turn`},
@@ -457,4 +460,24 @@ func FuzzParse(f *testing.F) {
 		var s Settings
 		s.apply(l) // must not panic
 	})
+}
+
+// sandbox.require is the section's own key beside the plugins' names;
+// a grant's paths and hosts are read as written.
+func TestSandboxGrants(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "settings.json")
+	if err := os.WriteFile(file, []byte(`{"sandbox": {"require": true, "wc": {"read": ["~/.cache/x", "/opt/y"], "write": ["/tmp/z"], "network": ["registry.npmjs.org:443", "*"]}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, errs := Load(file)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	want := Sandbox{Read: []string{"~/.cache/x", "/opt/y"}, Write: []string{"/tmp/z"}, Network: []string{"registry.npmjs.org:443", "*"}}
+	if !s.SandboxRequire || !reflect.DeepEqual(s.Sandbox["wc"], want) {
+		t.Errorf("require %v, sandbox.wc %+v; want true, %+v", s.SandboxRequire, s.Sandbox["wc"], want)
+	}
+	if _, ok := s.Sandbox["require"]; ok {
+		t.Error("sandbox.require was read as a plugin's grant")
+	}
 }

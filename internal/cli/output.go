@@ -93,6 +93,13 @@ func (r *run) plugins(h *host.Host) int {
 			// What fills the model's context is the person's to see.
 			note = fmt.Sprintf("tool definitions: %d bytes a model request (about %d tokens; turn.toolsMax)", p.ToolDefinitionBytes, (p.ToolDefinitionBytes+3)/4)
 		}
+		if p.Isolation != "" {
+			// How an exec plugin is confined, on a line of its own.
+			if note != "" {
+				note += "\n"
+			}
+			note += "sandbox: " + p.Isolation
+		}
 		rows = append(rows, render.ListingRow{
 			Cells: []string{p.Name, p.Version, p.Layer, transport, trust, p.Status, strings.Join(p.Contributes, ", ")},
 			Note:  note,

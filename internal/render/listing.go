@@ -6,7 +6,7 @@ import (
 )
 
 // ListingRow is one row of a Listing: its cells, and a note shown under it
-// (why a plugin failed, say), or "".
+// (why a plugin failed, say), or "": each of its lines a line of its own.
 type ListingRow struct {
 	Cells []string
 	Note  string
@@ -92,8 +92,10 @@ func Listing(w io.Writer, header []string, rows []ListingRow, width int) error {
 			b.WriteString(listingIndent + p + "\n")
 		}
 		if k > 0 && rows[k-1].Note != "" {
-			for _, p := range wrap(Line(rows[k-1].Note), width-len(listingIndent), " ") {
-				b.WriteString(listingIndent + p + "\n")
+			for _, note := range strings.Split(rows[k-1].Note, "\n") {
+				for _, p := range wrap(Line(note), width-len(listingIndent), " ") {
+					b.WriteString(listingIndent + p + "\n")
+				}
 			}
 		}
 	}

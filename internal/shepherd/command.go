@@ -6,4 +6,7 @@ type Command struct {
 	Path string
 	Args []string
 	Env  []string
+	// Sandbox, if not nil, confines the program (see Sandbox); nil runs
+	// it with the person's authority, as before.
+	Sandbox *Sandbox
 }

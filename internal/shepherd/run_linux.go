@@ -2,6 +2,7 @@ package shepherd
 
 import (
 	"os"
+	"os/signal"
 	"sync"
 	"syscall"
 	"time"
@@ -31,6 +32,13 @@ const (
 )
 
 func init() {
+	if path, ok := os.LookupEnv(stageKey); ok {
+		_ = os.Unsetenv(stageKey)
+		var st syscall.Stat_t
+		if syscall.Fstat(reportFd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFIFO {
+			stage(path) // never returns
+		}
+	}
 	path, ok := os.LookupEnv(envKey)
 	if !ok {
 		return
@@ -56,13 +64,23 @@ func run(path string, argv []string) int {
 		// ends with it, but detached processes escape.
 		_, _ = os.Stderr.WriteString("bingo: cannot keep the plugin's detached processes (prctl: " + errno.Error() + ")\n")
 	}
-	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
-		Env:   os.Environ(),
-		Files: []uintptr{0, 1, 2},
-		// Should the shepherd itself be killed, the plugin goes with it.
-		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
-	})
+	var pid int
+	var err error
+	cleanup := func() {}
+	policy, confined := os.LookupEnv(sandboxKey)
+	if confined {
+		_ = os.Unsetenv(sandboxKey)
+		pid, cleanup, err = startConfined(path, argv, os.Environ(), decodeSandbox(policy))
+	} else {
+		pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{
+			Env:   os.Environ(),
+			Files: []uintptr{0, 1, 2},
+			// Should the shepherd itself be killed, the plugin goes with it.
+			Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+		})
+	}
 	if err != nil {
+		cleanup()
 		errno, ok := err.(syscall.Errno)
 		if !ok {
 			errno = syscall.EINVAL
@@ -75,8 +93,16 @@ func run(path string, argv []string) int {
 	// ignored across exec, and the plugin must start with the defaults.
 	// (Nothing sends them before the report below: the host counts the
 	// instance as started only once it has read it.)
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
-		_ = sigaction(sig, sigIgn)
+	// A confined plugin has a session of its own, out of reach of the
+	// group's signals: the shepherd passes them on to its group.
+	var forward chan os.Signal
+	if confined {
+		forward = make(chan os.Signal, 4)
+		signal.Notify(forward, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	} else {
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+			_ = sigaction(sig, sigIgn)
+		}
 	}
 	if _, err := lifeline.Write([]byte("\n")); err != nil {
 		// The host is gone already: nothing to run the plugin for.
@@ -92,8 +118,9 @@ func run(path string, argv []string) int {
 	go listen(kill, exited, &d)
 	reapable, next := make(chan struct{}), make(chan struct{}, 1)
 	go watch(reapable, next)
-	status := shepherd(pid, kill, exited, reapable, next)
+	status := shepherd(pid, kill, exited, reapable, next, forward)
 	d.finish()
+	cleanup()
 	return exitAs(status)
 }
 
@@ -265,7 +292,9 @@ func drain(files []*os.File) {
 // It closes exited once the plugin is reaped.
 // Every reap happens here, in one goroutine: a pid is signalled only while
 // it is an unreaped child, so it can never be a reused one.
-func shepherd(plugin int, stop <-chan struct{}, exited chan<- struct{}, reapable <-chan struct{}, next chan<- struct{}) syscall.WaitStatus {
+// A signal on forward goes to the plugin's group while the plugin is
+// unreaped (its pid, and so its group's id, cannot be reused until then).
+func shepherd(plugin int, stop <-chan struct{}, exited chan<- struct{}, reapable <-chan struct{}, next chan<- struct{}, forward <-chan os.Signal) syscall.WaitStatus {
 	var status syscall.WaitStatus
 	ending, pluginDone, seen := false, false, false
 	self := os.Getpid()
@@ -316,6 +345,10 @@ func shepherd(plugin int, stop <-chan struct{}, exited chan<- struct{}, reapable
 			}
 			seen = ok
 		case <-tick:
+		case sig := <-forward:
+			if s, ok := sig.(syscall.Signal); ok && !pluginDone {
+				_ = syscall.Kill(-plugin, s)
+			}
 		}
 	}
 }

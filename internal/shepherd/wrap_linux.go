@@ -41,6 +41,9 @@ func Wrap(c Command) (shepherd Command, lifeline, child *os.File, err error) {
 		Args: append([]string{"bingo-shepherd"}, c.Args...),
 		Env:  append(env[:len(env):len(env)], envKey+"="+c.Path),
 	}
+	if c.Sandbox != nil {
+		shepherd.Env = append(shepherd.Env, sandboxKey+"="+c.Sandbox.encode())
+	}
 	return shepherd, os.NewFile(uintptr(fds[0]), "lifeline"), os.NewFile(uintptr(fds[1]), "lifeline"), nil
 }
 

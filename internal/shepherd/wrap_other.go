@@ -24,3 +24,9 @@ func Started(*os.File, string) error { return errUnavailable }
 
 // Hand fails: see Available.
 func Hand(*os.File, time.Duration, ...*os.File) error { return errUnavailable }
+
+// Isolation says how a program confined to s would be isolated: not at
+// all on this system.
+func Isolation(*Sandbox) (level, less string) {
+	return "none", "this system has no Landlock or network namespaces"
+}

@@ -48,6 +48,11 @@ type Config struct {
 	// also bounds how long an ended instance waits for its stderr to drain.
 	// Zero means DefaultStopGrace.
 	StopGrace time.Duration
+	// Sandbox, if not nil, confines every instance where there is a
+	// shepherd (Linux): to it, and to what the program runs from (its
+	// installation, its script's interpreter, the files its args name).
+	// Nil runs it with the person's authority.
+	Sandbox *shepherd.Sandbox
 }
 
 // Transport starts instances of one plugin program as child processes. It
@@ -166,7 +171,7 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 		cmd.Stderr = stderrW
 	} // else nil: os/exec connects the child's stderr to /dev/null.
 
-	lifeline, err := t.startCmd(cmd)
+	lifeline, err := t.startCmd(cmd, t.confinement(path))
 	// The child holds its own copies now; ours would keep the pipes open
 	// and hide the child's end (EOF) from us.
 	closeAll(stdinR, stdoutW)

@@ -15,12 +15,13 @@ import (
 // child started directly. The shepherd has reported whether the program
 // itself started by the time startCmd returns, so a program that cannot
 // be executed fails Start either way.
-func (t *Transport) startCmd(cmd *osexec.Cmd) (*os.File, error) {
+// sandbox, if not nil, confines the program (shepherd.Sandbox).
+func (t *Transport) startCmd(cmd *osexec.Cmd, sandbox *shepherd.Sandbox) (*os.File, error) {
 	if !t.shepherded {
 		return nil, cmd.Start()
 	}
 	path := cmd.Path
-	s, lifeline, child, err := shepherd.Wrap(shepherd.Command{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env})
+	s, lifeline, child, err := shepherd.Wrap(shepherd.Command{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Sandbox: sandbox})
 	if err != nil {
 		return nil, err
 	}

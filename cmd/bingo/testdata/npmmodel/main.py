@@ -34,7 +34,7 @@ for line in sys.stdin:
                 if wait.startswith("/"):
                     path, _, text = wait.partition("#")
                     for _ in range(600):
-                        if os.path.exists(path) and text in open(path, errors="replace").read():
+                        if os.path.exists(path) and (not text or text in open(path, errors="replace").read()):
                             break
                         time.sleep(0.1)
                 else:

@@ -1,0 +1,158 @@
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bingo/bingo-plugin-rpc/internal/shepherd"
+	"github.com/bingo/bingo-plugin-rpc/manifest"
+)
+
+// systemRead is what every confined plugin may read: where programs and
+// libraries load from, certificate stores, name resolution and the
+// files a C library or an interpreter reads at start, and /proc (whose
+// secrets about other processes, bingo's environment and memory among
+// them, Landlock keeps by refusing ptrace of anything outside the plugin's
+// domain). A path missing here is skipped.
+var systemRead = []string{
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix/store",
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ld.so.preload",
+	"/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/pki", "/etc/crypto-policies",
+	"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf", "/etc/services", "/etc/protocols",
+	"/etc/passwd", "/etc/group", "/etc/localtime", "/etc/timezone", "/etc/locale.alias", "/etc/mime.types",
+	"/etc/alternatives", "/etc/os-release", "/etc/debian_version", "/etc/python3", "/etc/npmrc", "/etc/gitconfig",
+	"/run/systemd/resolve",
+	"/proc", "/sys/fs/cgroup", "/sys/devices/system/cpu",
+	"/dev/urandom", "/dev/random",
+}
+
+// systemWrite is the devices every program may write.
+var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full"}
+
+// execSandbox returns the confinement of an exec plugin or stdio MCP
+// server (see docs/plugins.md): the system read-only, its own directory
+// and what its program runs from (the exec transport adds that) read-only,
+// the working directory read-only (read-write if granted), its data
+// directory and a private temporary directory (the shepherd's) writable,
+// no network; and whatever the person's sandbox.<name> adds. Neither home
+// nor a directory holding it is ever given whole, nor ~/.bingo.
+func (h *Host) execSandbox(m *manifest.Manifest, dataDir string) *shepherd.Sandbox {
+	grant := h.settings.Sandbox[m.Name]
+	s := &shepherd.Sandbox{
+		Read:    append([]string(nil), systemRead...),
+		Write:   append([]string(nil), systemWrite...),
+		Network: grant.Network,
+		Require: h.settings.SandboxRequire,
+	}
+	if h.mayGrant(m.Root) {
+		s.Read = append(s.Read, m.Root)
+	}
+	if cwd := h.cfg.Cwd; cwd != "" {
+		var dirs []string
+		if h.mayGrant(cwd) {
+			dirs = []string{cwd}
+		} else if home := filepath.Clean(h.cfg.Home); within(home, filepath.Clean(cwd)) && filepath.Clean(cwd) != home {
+			// A directory that holds home: what it holds beside the
+			// way down to home, as it is when the plugin starts, and
+			// the names along that way, but nothing of home.
+			s.List, dirs = around(filepath.Clean(cwd), home)
+		}
+		if grant.Writable {
+			s.Write = append(s.Write, dirs...)
+		} else {
+			s.Read = append(s.Read, dirs...)
+		}
+	}
+	if dataDir != "" {
+		s.Write = append(s.Write, dataDir)
+	}
+	s.Read = append(s.Read, h.expandHome(grant.Read)...)
+	s.Write = append(s.Write, h.expandHome(grant.Write)...)
+	return s
+}
+
+// expandHome returns paths with a leading "~/" read as the person's home.
+func (h *Host) expandHome(paths []string) []string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if rest, ok := strings.CutPrefix(p, "~/"); ok {
+			p = filepath.Join(h.cfg.Home, rest)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// mayGrant reports whether dir may be given to a plugin by default: not
+// the person's home nor a directory holding it, and not ~/.bingo itself
+// (a plugin's own directory inside it is).
+func (h *Host) mayGrant(dir string) bool {
+	home := filepath.Clean(h.cfg.Home)
+	dir = filepath.Clean(dir)
+	if dir == "/" || h.cfg.Home == "" {
+		return dir != "/"
+	}
+	if dir == home || within(home, dir) {
+		return false
+	}
+	bingo := filepath.Join(home, ".bingo")
+	if dir == bingo {
+		return false
+	}
+	if fi, err := os.Stat(dir); err == nil {
+		if b, err := os.Stat(bingo); err == nil && os.SameFile(fi, b) {
+			return false
+		}
+	}
+	return true
+}
+
+// around returns, for a directory dir that holds home, the directories
+// from dir down to home's parent (list: their names may be read) and every
+// entry beside that way (entries: given as the working directory is).
+func around(dir, home string) (list, entries []string) {
+	for dir != home {
+		list = append(list, dir)
+		des, err := os.ReadDir(dir)
+		if err != nil {
+			return list, entries
+		}
+		next := ""
+		for _, de := range des {
+			p := filepath.Join(dir, de.Name())
+			if p == home || within(home, p) {
+				next = p
+				continue
+			}
+			entries = append(entries, p)
+		}
+		if next == "" {
+			return list, entries
+		}
+		dir = next
+	}
+	return list, entries
+}
+
+// sayLessIsolated says once, at Open, which exec plugins run with less
+// than the default sandbox here, and why.
+func (h *Host) sayLessIsolated() {
+	var names []string
+	why := ""
+	for _, l := range h.plugins {
+		if l.less != "" && l.err == nil {
+			names = append(names, l.m.Name)
+			why = l.less
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	who := "plugin " + names[0] + " runs"
+	if len(names) > 1 {
+		who = "plugins " + strings.Join(names, ", ") + " run"
+	}
+	h.notice("warn", "%s with less than the default sandbox: %s; \"sandbox\": {\"require\": true} in your settings refuses to start them instead",
+		who, why)
+}
