@@ -22,6 +22,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/host/registry"
 	"github.com/bingo/bingo-plugin-rpc/host/settings"
 	"github.com/bingo/bingo-plugin-rpc/host/trust"
+	"github.com/bingo/bingo-plugin-rpc/internal/egress"
 	"github.com/bingo/bingo-plugin-rpc/internal/oauth"
 	"github.com/bingo/bingo-plugin-rpc/internal/par"
 	"github.com/bingo/bingo-plugin-rpc/internal/shepherd"
@@ -125,6 +126,8 @@ type loaded struct {
 	// "landlock", "netns", "none"), and less why that is less than its
 	// sandbox asks for, or "" (shepherd.Isolation).
 	isolation, less string
+	// egress is its proxy to the hosts it is granted by name, if any.
+	egress *egress.Proxy
 }
 
 // Host owns the plugins of one run and the registry of what they
@@ -424,6 +427,15 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		}
 		start.Env = m.Environ(env)
 		sandbox := h.execSandbox(m, dataDir)
+		if len(sandbox.Network) > 0 && !sandbox.AnyNetwork() {
+			p, err := h.egressFor(m.Name, sandbox.Network, log)
+			if err != nil {
+				l.err = err
+				h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: " + err.Error()})
+				return l
+			}
+			l.egress, sandbox.Proxy = p, p.Addr()
+		}
 		l.isolation, l.less = shepherd.Isolation(sandbox)
 		if l.less != "" && h.settings.SandboxRequire {
 			l.err = fmt.Errorf("not started: sandbox.require is set, and here it would run with less than the default sandbox: %s", l.less)
@@ -563,6 +575,9 @@ func (h *Host) close(leaving bool) {
 		h.wasm.Close(context.Background())
 	}
 	for _, l := range h.plugins {
+		if l.egress != nil {
+			_ = l.egress.Close()
+		}
 		if l.log != nil {
 			l.log.Close()
 		}

@@ -1,10 +1,14 @@
 package host
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/internal/egress"
 	"github.com/bingo/bingo-plugin-rpc/internal/shepherd"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 )
@@ -155,4 +159,17 @@ func (h *Host) sayLessIsolated() {
 	}
 	h.notice("warn", "%s with less than the default sandbox: %s; \"sandbox\": {\"require\": true} in your settings refuses to start them instead",
 		who, why)
+}
+
+// egressFor starts the egress proxy through which the plugin named name
+// reaches the hosts it is granted (internal/egress). A host it is refused
+// is said in its log and, once a run, in a notice naming the setting that
+// grants it.
+func (h *Host) egressFor(name string, allow []string, log io.Writer) (*egress.Proxy, error) {
+	setting := "sandbox." + name + ".network in your ~/.bingo/settings.json"
+	return egress.Start(allow, setting, func(target string) {
+		fmt.Fprintf(log, "bingo: refused a connection to %s: it is not in sandbox.%s.network\n", target, name)
+		h.cfg.Notify(bridge.Notice{Plugin: name, Level: "warn",
+			Message: fmt.Sprintf("it was refused a connection to %s; %s grants it", target, setting)})
+	})
 }

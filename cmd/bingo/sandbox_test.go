@@ -1,10 +1,18 @@
 package main
 
 import (
+	"bufio"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -23,10 +31,24 @@ func TestSandbox(t *testing.T) {
 
 // listen VAR opens a TCP listener and a UDP socket on one loopback port,
 // sets VAR to it, and keeps both until the script ends: something a probe
-// reaches if the network is open to it.
+// reaches if the network is open to it. Each connection and datagram that
+// arrives appends "tcp" or "udp" to $WORK/arrived (what a send that
+// seemed to succeed but never left its namespace does not), and a
+// connection is answered as an HTTP server would.
 func listen(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: listen VAR")
+	}
+	var mu sync.Mutex
+	file := filepath.Join(ts.Getenv("WORK"), "arrived")
+	arrived := func(what string) {
+		mu.Lock()
+		defer mu.Unlock()
+		f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintln(f, what)
+			f.Close()
+		}
 	}
 	for range 20 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -43,7 +65,23 @@ func listen(ts *testscript.TestScript, neg bool, args []string) {
 				if err != nil {
 					return
 				}
-				c.Close()
+				arrived("tcp")
+				go func() {
+					defer c.Close()
+					c.SetDeadline(time.Now().Add(5 * time.Second))
+					if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+						io.WriteString(c, "HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n")
+					}
+				}()
+			}
+		}()
+		go func() {
+			buf := make([]byte, 64)
+			for {
+				if _, _, err := u.ReadFrom(buf); err != nil {
+					return
+				}
+				arrived("udp")
 			}
 		}()
 		ts.Defer(func() { l.Close(); u.Close() })

@@ -35,7 +35,7 @@ func init() {
 	if path, ok := os.LookupEnv(stageKey); ok {
 		_ = os.Unsetenv(stageKey)
 		var st syscall.Stat_t
-		if syscall.Fstat(reportFd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFIFO {
+		if syscall.Fstat(reportFd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFSOCK {
 			stage(path) // never returns
 		}
 	}

@@ -20,6 +20,12 @@ type Sandbox struct {
 	// Network lists what it may connect to, as "host:port", or "*" for
 	// anything; empty, no network at all.
 	Network []string
+	// Proxy is the loopback port ("127.0.0.1:port") of the egress proxy
+	// that serves Network's hosts (internal/egress), or "". The program
+	// is told of it by the proxy variables, and reaches nothing else: in
+	// its namespace, the same port on its own loopback is forwarded to
+	// it by the shepherd.
+	Proxy string
 	// Require refuses to start the program unless every mechanism of the
 	// default confinement is in force, instead of starting it with less.
 	Require bool
@@ -60,6 +66,9 @@ func (s *Sandbox) encode() string {
 	for _, n := range s.Network {
 		put('n', n)
 	}
+	if s.Proxy != "" {
+		put('p', s.Proxy)
+	}
 	if s.Require {
 		put('q', "")
 	}
@@ -83,6 +92,8 @@ func decodeSandbox(text string) *Sandbox {
 			s.List = append(s.List, v)
 		case 'n':
 			s.Network = append(s.Network, v)
+		case 'p':
+			s.Proxy = v
 		case 'q':
 			s.Require = true
 		}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime"
 	"syscall"
+	"unsafe"
 )
 
 // A confined program is started through a stage: the running binary once
@@ -19,9 +20,10 @@ import (
 // the thread that asks, and a shepherd confined itself could not read
 // /proc to end the tree nor write the namespace's user map.
 //
-// The stage reports on its descriptor 3, a pipe closed by the program's
+// The stage reports on its descriptor 3, a socket closed by the program's
 // exec, as the shepherd reports to the host: nothing once the program
-// runs, or the errno that stopped it.
+// runs, or the errno that stopped it; before that, it hands over the
+// listener it made for the egress proxy, if any.
 
 // stageKey marks the stage: its value is the program to run, and argv
 // its argv. sandboxKey holds the Sandbox (encode), for the shepherd and
@@ -31,6 +33,38 @@ const (
 	sandboxKey = "BINGO_SANDBOX"
 	reportFd   = 3
 )
+
+// netnsKey tells the stage it is in a network namespace of its own,
+// where it brings up the loopback and listens on the proxy's port for
+// the shepherd to forward (it holds CAP_NET_ADMIN there for that, and
+// drops it before the program runs).
+const netnsKey = "BINGO_SANDBOX_NETNS"
+
+// Linux constants the syscall package does not name.
+const (
+	capNetAdmin          = 12
+	prCapAmbient         = 47
+	prCapAmbientClearAll = 4
+	siocsifflags         = 0x8914
+)
+
+// proxyPort returns the port of s.Proxy, or 0.
+func (s *Sandbox) proxyPort() int {
+	i := len(s.Proxy) - 1
+	for i >= 0 && s.Proxy[i] != ':' {
+		i--
+	}
+	if i < 0 || s.Proxy[:i] != "127.0.0.1" {
+		return 0
+	}
+	n, ok := atoi(s.Proxy[i+1:])
+	if !ok || n <= 0 || n > 65535 {
+		return 0
+	}
+	return n
+}
+
+
 
 // noNetnsKey, set in the host's environment, starts every confined
 // program without a network namespace, as on a system that refuses one:
@@ -46,13 +80,55 @@ func stage(path string) {
 	s := decodeSandbox(os.Getenv(sandboxKey))
 	_ = os.Unsetenv(sandboxKey)
 	syscall.CloseOnExec(reportFd)
-	if _, err := confine(s, nil); err != nil {
+	var ports []uint16
+	if port := s.proxyPort(); port != 0 {
+		ports = append(ports, uint16(port))
+		if os.Getenv(netnsKey) != "" {
+			if err := listenForProxy(port); err != nil {
+				fail(err)
+			}
+		}
+	}
+	_ = os.Unsetenv(netnsKey)
+	// No capability of the namespace reaches the program.
+	_, _, _ = syscall.RawSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClearAll, 0, 0, 0, 0)
+	if _, err := confine(s, ports); err != nil {
 		if s.Require {
 			fail(err)
 		}
 		_, _ = os.Stderr.WriteString("bingo: the plugin runs without its file-system sandbox: " + err.Error() + "\n")
 	}
 	fail(syscall.Exec(path, os.Args, os.Environ()))
+}
+
+// listenForProxy brings up the namespace's loopback, listens on its
+// 127.0.0.1:port and hands the listener to the shepherd, which forwards
+// what arrives to the egress proxy outside.
+func listenForProxy(port int) error {
+	s, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	var ifr [40]byte // struct ifreq: the name, then the flags
+	copy(ifr[:], "lo")
+	*(*uint16)(unsafe.Pointer(&ifr[16])) = syscall.IFF_UP | syscall.IFF_RUNNING
+	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(s), siocsifflags, uintptr(unsafe.Pointer(&ifr)))
+	_ = syscall.Close(s)
+	if errno != 0 {
+		return &os.SyscallError{Syscall: "ioctl(SIOCSIFFLAGS lo)", Err: errno}
+	}
+	l, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(l)
+	if err := syscall.Bind(l, &syscall.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return &os.SyscallError{Syscall: "bind", Err: err}
+	}
+	if err := syscall.Listen(l, 64); err != nil {
+		return &os.SyscallError{Syscall: "listen", Err: err}
+	}
+	return syscall.Sendmsg(reportFd, []byte{'L'}, syscall.UnixRights(l), nil, 0)
 }
 
 // fail reports err's errno to the shepherd and ends the stage.
@@ -75,8 +151,10 @@ func fail(err error) {
 
 // startConfined starts the program at path through a stage that confines
 // it to s, with a private temporary directory (TMPDIR) the shepherd
-// removes once the tree is gone (through cleanup). It returns the
-// program's pid once it runs, or the errno that stopped it.
+// removes once the tree is gone (through cleanup), and, if s has a proxy,
+// the proxy variables, and the forwarding to it from the program's
+// namespace. It returns the program's pid once it runs, or the errno that
+// stopped it.
 func startConfined(path string, argv, env []string, s *Sandbox) (pid int, cleanup func(), err error) {
 	cleanup = func() {}
 	tmp, err := os.MkdirTemp("", "bingo-plugin-")
@@ -85,15 +163,25 @@ func startConfined(path string, argv, env []string, s *Sandbox) (pid int, cleanu
 	}
 	cleanup = func() { _ = os.RemoveAll(tmp) }
 	s.Write = append(s.Write, tmp)
-	env = append(setenv(env, "TMPDIR", tmp), stageKey+"="+path, sandboxKey+"="+s.encode())
-	var p [2]int
-	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+	env = setenv(env, "TMPDIR", tmp)
+	port := s.proxyPort()
+	if port != 0 {
+		proxy := "http://" + s.Proxy
+		for _, k := range []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"} {
+			env = setenv(env, k, proxy)
+		}
+		// Node's own fetch reads them only when asked to.
+		env = setenv(setenv(setenv(env, "NODE_USE_ENV_PROXY", "1"), "NO_PROXY", ""), "no_proxy", "")
+	}
+	env = append(env, stageKey+"="+path, sandboxKey+"="+s.encode())
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
 		return 0, cleanup, err
 	}
-	defer syscall.Close(p[0])
+	defer syscall.Close(fds[0])
 	attr := &syscall.ProcAttr{
 		Env:   env,
-		Files: []uintptr{0, 1, 2, uintptr(p[1])},
+		Files: []uintptr{0, 1, 2, uintptr(fds[1])},
 		// Should the shepherd itself be killed, the program goes with it.
 		Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 	}
@@ -107,6 +195,10 @@ func startConfined(path string, argv, env []string, s *Sandbox) (pid int, cleanu
 			attr.Sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 			attr.Sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 			attr.Sys.GidMappingsEnableSetgroups = false
+			if port != 0 {
+				attr.Sys.AmbientCaps = []uintptr{capNetAdmin}
+				attr.Env = append(attr.Env, netnsKey+"=1")
+			}
 		}
 	}
 	pid, err = syscall.ForkExec(self, argv, attr)
@@ -114,10 +206,11 @@ func startConfined(path string, argv, env []string, s *Sandbox) (pid int, cleanu
 		// User namespaces refused (a sysctl, AppArmor, a container):
 		// the stage still confines TCP by Landlock, not the rest.
 		nsErr = err
-		attr.Sys.Cloneflags, attr.Sys.UidMappings, attr.Sys.GidMappings = 0, nil, nil
+		attr.Sys.Cloneflags, attr.Sys.UidMappings, attr.Sys.GidMappings, attr.Sys.AmbientCaps = 0, nil, nil, nil
+		attr.Env = env
 		pid, err = syscall.ForkExec(self, argv, attr)
 	}
-	_ = syscall.Close(p[1])
+	_ = syscall.Close(fds[1])
 	if err != nil {
 		return 0, cleanup, err
 	}
@@ -130,26 +223,99 @@ func startConfined(path string, argv, env []string, s *Sandbox) (pid int, cleanu
 		}
 		_, _ = os.Stderr.WriteString("bingo: no network namespace (" + nsErr.Error() + "): of the network, only TCP is held back (Landlock); UDP and DNS are not\n")
 	}
-	var buf [16]byte
-	n := 0
-	for n < len(buf) {
-		m, rerr := syscall.Read(p[0], buf[n:])
+	// The stage's report: a listener to forward, then nothing (the
+	// program runs: exec closed the stage's end) or an errno.
+	var report []byte
+	buf, oob := make([]byte, 16), make([]byte, syscall.CmsgSpace(4))
+	for {
+		n, oobn, _, _, rerr := syscall.Recvmsg(fds[0], buf, oob, syscall.MSG_CMSG_CLOEXEC)
 		if rerr == syscall.EINTR {
 			continue
 		}
-		if m <= 0 {
+		for _, f := range handed(oob[:oobn]) {
+			go forward(f, port)
+		}
+		if rerr != nil || n <= 0 {
 			break
 		}
-		n += m
+		for _, c := range buf[:n] {
+			if c != 'L' {
+				report = append(report, c)
+			}
+		}
 	}
-	if n == 0 {
+	if len(report) == 0 {
 		return pid, cleanup, nil
 	}
 	reapOne(pid)
-	if e, ok := atoi(string(trimNL(buf[:n]))); ok {
+	if e, ok := atoi(string(trimNL(report))); ok {
 		return 0, cleanup, syscall.Errno(e)
 	}
 	return 0, cleanup, syscall.EINVAL
+}
+
+// forward accepts on the listener the stage made in the program's
+// namespace and relays each connection to the egress proxy, on the same
+// port of the host's loopback, until the shepherd ends. Blocking calls,
+// each on its own goroutine: a plugin opens few connections, and the
+// shepherd's imports stay what they are.
+func forward(f *os.File, port int) {
+	defer f.Close()
+	listener := int(f.Fd()) // and blocking, as the loop below wants
+	for {
+		c, _, err := syscall.Accept4(listener, syscall.SOCK_CLOEXEC)
+		if err == syscall.EINTR || err == syscall.ECONNABORTED {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		go relay(c, port)
+	}
+}
+
+// relay copies between c and a new connection to 127.0.0.1:port, both
+// ways, until both have ended.
+func relay(c, port int) {
+	defer syscall.Close(c)
+	up, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer syscall.Close(up)
+	if err := syscall.Connect(up, &syscall.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() { pump(up, c); close(done) }()
+	pump(c, up)
+	<-done
+}
+
+// pump copies src to dst until src ends, then ends dst's writing.
+func pump(dst, src int) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := syscall.Read(src, buf)
+		if err == syscall.EINTR {
+			continue
+		}
+		if n <= 0 {
+			break
+		}
+		for w := 0; w < n; {
+			m, err := syscall.Write(dst, buf[w:n])
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil {
+				_ = syscall.Shutdown(src, syscall.SHUT_RD)
+				return
+			}
+			w += m
+		}
+	}
+	_ = syscall.Shutdown(dst, syscall.SHUT_WR)
 }
 
 // reapOne waits for the child pid, which has ended or is ending.
