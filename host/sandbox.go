@@ -73,7 +73,34 @@ func (h *Host) execSandbox(m *manifest.Manifest, dataDir string) *shepherd.Sandb
 	}
 	s.Read = append(s.Read, h.expandHome(grant.Read)...)
 	s.Write = append(s.Write, h.expandHome(grant.Write)...)
+	if d, ok := launchers[filepath.Base(m.Entry.Command)]; ok {
+		s.Read = append(s.Read, h.expandHome(d.read)...)
+		for _, dir := range h.expandHome(d.write) {
+			// Made if missing, as the runner would: a grant is of
+			// what exists when the plugin starts.
+			_ = os.MkdirAll(dir, 0o700)
+			s.Write = append(s.Write, dir)
+		}
+		if !s.AnyNetwork() {
+			s.Network = append(s.Network, d.network...)
+		}
+	}
 	return s
+}
+
+// launcher is what a package runner needs beyond the default: its cache,
+// where it installs what it runs, and the registry it installs from.
+type launcher struct{ read, write, network []string }
+
+// launchers are the package runners an entry may start a server with,
+// by program name, and what each is granted by default (docs/plugins.md).
+var launchers = map[string]launcher{
+	"npx": {read: []string{"~/.npmrc"}, write: []string{"~/.npm"}, network: []string{"registry.npmjs.org:443"}},
+	"npm": {read: []string{"~/.npmrc"}, write: []string{"~/.npm"}, network: []string{"registry.npmjs.org:443"}},
+	"uvx": {read: []string{"~/.config/uv"}, write: []string{"~/.cache/uv", "~/.local/share/uv"},
+		network: []string{"pypi.org:443", "files.pythonhosted.org:443"}},
+	"uv": {read: []string{"~/.config/uv"}, write: []string{"~/.cache/uv", "~/.local/share/uv"},
+		network: []string{"pypi.org:443", "files.pythonhosted.org:443"}},
 }
 
 // expandHome returns paths with a leading "~/" read as the person's home.

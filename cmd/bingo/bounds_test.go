@@ -19,6 +19,7 @@ import (
 // measured through the binary.
 func TestWasmBounds(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/bounds", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"grant":   grant,
 		"wasmgen": wasmgen,
 		"bounded": bounded,
 	}})

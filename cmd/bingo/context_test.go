@@ -16,6 +16,7 @@ import (
 // repository's plugin is the Go test plugin built for wasm.
 func TestContext(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/context", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"grant":   grant,
 		"status":  status,
 		"standin": standin,
 		"expand":  expand,

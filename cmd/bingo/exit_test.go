@@ -53,6 +53,20 @@ func exitDelay(tb testing.TB, home string, args ...string) time.Duration {
 	return took
 }
 
+// grantWrite writes the person's settings in home granting the plugin
+// named name dir, writable (exec plugins are sandboxed): where a test's
+// plugin leaves what the test waits for.
+func grantWrite(tb testing.TB, home, name, dir string) {
+	tb.Helper()
+	file := filepath.Join(home, ".bingo", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(fmt.Sprintf(`{"sandbox": {%q: {"write": [%q]}}}`, name, dir)), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // plugin writes a plugin directory named name under dir, holding
 // plugin.json (manifest) and the files given, and returns it.
 func plugin(tb testing.TB, dir, name, manifest string, files map[string]string) string {
@@ -162,7 +176,8 @@ func TestCallExitsSoonAfterItsAnswer(t *testing.T) {
 	}
 	t.Parallel()
 	home := t.TempDir()
-	stopped := filepath.Join(home, "stopped")
+	stopped := filepath.Join(t.TempDir(), "stopped")
+	grantWrite(t, home, "lingerer", filepath.Dir(stopped))
 	manifest := fmt.Sprintf(`{"name": "lingerer", "version": "1", "entry": {"command": "python3", "args": ["${PLUGIN_ROOT}/main.py", %q]}}`, stopped)
 	plugin(t, filepath.Join(home, ".bingo", "plugins"), "lingerer", manifest, map[string]string{"main.py": lingerer})
 	const bound = 250 * time.Millisecond // the plugin lingers 1.5 s

@@ -104,7 +104,8 @@ func TestNothingOutlivesBingo(t *testing.T) {
 			t.Parallel()
 			home := t.TempDir()
 			dir := filepath.Join(home, ".bingo", "plugins", "stubborn")
-			calledFile := filepath.Join(home, "called")
+			calledFile := filepath.Join(t.TempDir(), "called")
+			grantWrite(t, home, "stubborn", filepath.Dir(calledFile))
 			// Seconds a sleep will not reach, and no other test's.
 			marker := fmt.Sprintf("86400.%09d", time.Now().UnixNano()%1e9)
 			t.Cleanup(func() {

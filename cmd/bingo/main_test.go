@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -183,12 +184,14 @@ func setup(example string) func(*testscript.Env) error {
 // but for the name each carries.
 func TestWordcountPython(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/wordcount", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"grant":  grant,
 		"expand": expand,
 	}})
 }
 
 func TestWordcountWasm(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/wordcount", Setup: setup("wordcount-wasm"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"grant":  grant,
 		"expand": expand,
 	}})
 }
@@ -198,12 +201,14 @@ func TestWordcountNode(t *testing.T) {
 		t.Skip("node is not on PATH: the Node example (examples/plugins/wordcount-node) is not tested")
 	}
 	testscript.Run(t, testscript.Params{Dir: "testdata/wordcount", Setup: setup("wordcount-node"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"grant":  grant,
 		"expand": expand,
 	}})
 }
 
 func TestCLI(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/cli", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"grant":    grant,
 		"status":   status,
 		"wasmloop": wasmloop,
 		"waitlog":  waitlog,
@@ -232,6 +237,7 @@ func condition(cond string) (bool, error) {
 // and after the person trusts it, and what reaches it of the person's.
 func TestTrust(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/trust", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"grant":  grant,
 		"status": status,
 		"rss":    rss,
 		"secs":   secs,
@@ -350,4 +356,37 @@ func wasmloop(ts *testscript.TestScript, neg bool, args []string) {
 	path := ts.MkAbs(args[1])
 	ts.Check(os.MkdirAll(filepath.Dir(path), 0o755))
 	ts.Check(os.WriteFile(path, bin, 0o644))
+}
+
+// grant NAME... grants each plugin named the whole file system in the
+// person's settings (sandbox.NAME.write "/"), beside what the file says:
+// for a script whose helper plugins leave markers or read each other's
+// files, which is not what it tests. (What an exec plugin may reach by
+// default is testdata/sandbox's.)
+func grant(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: grant NAME...")
+	}
+	file := filepath.Join(ts.Getenv("HOME"), ".bingo", "settings.json")
+	s := map[string]any{}
+	if b, err := os.ReadFile(file); err == nil {
+		ts.Check(json.Unmarshal(b, &s))
+	}
+	sb, _ := s["sandbox"].(map[string]any)
+	if sb == nil {
+		sb = map[string]any{}
+	}
+	for _, name := range args {
+		g, _ := sb[name].(map[string]any)
+		if g == nil {
+			g = map[string]any{}
+		}
+		g["write"] = []string{"/"}
+		sb[name] = g
+	}
+	s["sandbox"] = sb
+	b, err := json.Marshal(s)
+	ts.Check(err)
+	ts.Check(os.MkdirAll(filepath.Dir(file), 0o755))
+	ts.Check(os.WriteFile(file, b, 0o644))
 }

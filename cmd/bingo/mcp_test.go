@@ -102,13 +102,13 @@ func setupMCP(layer, name string) func(*testscript.Env) error {
 func TestMCPExec(t *testing.T) {
 	buildMCP(t)
 	testscript.Run(t, testscript.Params{Dir: "testdata/mcp", Setup: setupMCP(mcpBuild.exec, "wordcount-mcp"),
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){"status": status}})
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"grant": grant, "status": status}})
 }
 
 func TestMCPWasm(t *testing.T) {
 	buildMCP(t)
 	testscript.Run(t, testscript.Params{Dir: "testdata/mcp", Setup: setupMCP(mcpBuild.wasm, "wordcount-mcp-wasm"),
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){"status": status}})
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"grant": grant, "status": status}})
 }
 
 // An MCP server that misbehaves on purpose (internal/testplugin/mcpfault),
@@ -116,7 +116,7 @@ func TestMCPWasm(t *testing.T) {
 func TestMCPFaults(t *testing.T) {
 	buildMCP(t)
 	testscript.Run(t, testscript.Params{Dir: "testdata/mcpfault", Setup: setupMCP(mcpBuild.exec, "wordcount-mcp"),
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){"status": status, "waitlog": waitlog}})
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"grant": grant, "status": status, "waitlog": waitlog}})
 }
 
 // MCP servers configured as people already configure them: a project's
@@ -124,7 +124,7 @@ func TestMCPFaults(t *testing.T) {
 func TestMCPConf(t *testing.T) {
 	buildMCP(t)
 	testscript.Run(t, testscript.Params{Dir: "testdata/mcpconf", Setup: setupMCP(mcpBuild.exec, "wordcount-mcp"),
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){"status": status, "waitaddr": waitaddr, "rss": rss}})
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){"grant": grant, "status": status, "waitaddr": waitaddr, "rss": rss}})
 }
 
 // waitaddr FILE VAR waits (up to 30s) for a server started in the

@@ -61,6 +61,7 @@ func TestNPMServers(t *testing.T) {
 		e.Setenv("MODEL_SRC", model)
 		return nil
 	}, Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"grant":  grant,
 		"status": status, "freeport": freeport, "waitport": waitport, "waitlog": waitlog, "nonode": nonode, "signal": signal,
 	}})
 }

@@ -18,6 +18,7 @@ import (
 // misbehaves: it is held to the deadlines and limits a provider plugin is.
 func TestOpenAIProvider(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/openai", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"grant":     grant,
 		"status":    status,
 		"expand":    expand,
 		"rss":       rss,

@@ -25,6 +25,7 @@ func TestSandbox(t *testing.T) {
 		t.Skip("node is not on PATH")
 	}
 	testscript.Run(t, testscript.Params{Dir: "testdata/sandbox", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"grant":  grant,
 		"listen": listen,
 	}})
 }

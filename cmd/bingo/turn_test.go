@@ -13,6 +13,7 @@ import (
 // transport the tool crossed (nor its name, which is each example's own).
 func TestTurnPython(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/turn", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"grant":   grant,
 		"status":  status,
 		"expand":  expand,
 		"waitlog": waitlog,
@@ -21,6 +22,7 @@ func TestTurnPython(t *testing.T) {
 
 func TestTurnWasm(t *testing.T) {
 	testscript.Run(t, testscript.Params{Dir: "testdata/turn", Setup: setup("wordcount-wasm"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"grant":   grant,
 		"status":  status,
 		"expand":  expand,
 		"waitlog": waitlog,

@@ -19,6 +19,7 @@ import (
 func TestWASIGuests(t *testing.T) {
 	requireClang(t)
 	testscript.Run(t, testscript.Params{Dir: "testdata/wasi", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
+		"grant":     grant,
 		"cguest":    cguest,
 		"rustguest": rustguest,
 		"status":    status,
