@@ -444,7 +444,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		}
 		l.exec = exec.New(exec.Config{
 			Command: m.Entry.Command, Args: m.Entry.Args, Env: start.Env,
-			Dir: h.cfg.Cwd, Stderr: log, Sandbox: sandbox,
+			Dir: h.cfg.Cwd, Stderr: &refusals{LogFile: log, name: m.Name, notify: h.cfg.Notify}, Sandbox: sandbox,
 		})
 		tr = l.exec
 	}

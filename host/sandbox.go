@@ -1,38 +1,19 @@
 package host
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
 	"github.com/bingo/bingo-plugin-rpc/internal/egress"
 	"github.com/bingo/bingo-plugin-rpc/internal/shepherd"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 )
-
-// systemRead is what every confined plugin may read: where programs and
-// libraries load from, certificate stores, name resolution and the
-// files a C library or an interpreter reads at start, and /proc (whose
-// secrets about other processes, bingo's environment and memory among
-// them, Landlock keeps by refusing ptrace of anything outside the plugin's
-// domain). A path missing here is skipped.
-var systemRead = []string{
-	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix/store",
-	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ld.so.preload",
-	"/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/pki", "/etc/crypto-policies",
-	"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf", "/etc/services", "/etc/protocols",
-	"/etc/passwd", "/etc/group", "/etc/localtime", "/etc/timezone", "/etc/locale.alias", "/etc/mime.types",
-	"/etc/alternatives", "/etc/os-release", "/etc/debian_version", "/etc/python3", "/etc/npmrc", "/etc/gitconfig",
-	"/run/systemd/resolve",
-	"/proc", "/sys/fs/cgroup", "/sys/devices/system/cpu",
-	"/dev/urandom", "/dev/random",
-}
-
-// systemWrite is the devices every program may write.
-var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full"}
 
 // execSandbox returns the confinement of an exec plugin or stdio MCP
 // server (see docs/plugins.md): the system read-only, its own directory
@@ -44,8 +25,8 @@ var systemWrite = []string{"/dev/null", "/dev/zero", "/dev/full"}
 func (h *Host) execSandbox(m *manifest.Manifest, dataDir string) *shepherd.Sandbox {
 	grant := h.settings.Sandbox[m.Name]
 	s := &shepherd.Sandbox{
-		Read:    append([]string(nil), systemRead...),
-		Write:   append([]string(nil), systemWrite...),
+		Read:    append([]string(nil), shepherd.SystemRead...),
+		Write:   append([]string(nil), shepherd.SystemWrite...),
 		Network: grant.Network,
 		Require: h.settings.SandboxRequire,
 	}
@@ -199,4 +180,46 @@ func (h *Host) egressFor(name string, allow []string, log io.Writer) (*egress.Pr
 		h.cfg.Notify(bridge.Notice{Plugin: name, Level: "warn",
 			Message: fmt.Sprintf("it was refused a connection to %s; %s grants it", target, setting)})
 	})
+}
+
+// refusals watches an exec plugin's log for the sandbox's refusals that
+// its program reports there, and says the first of a run in a notice
+// naming the settings that grant a path. The kernel tells the plugin, not
+// bingo, what Landlock refused (its audit log is root's), so this is what
+// the plugin itself wrote: Python's PermissionError, Node's EACCES, a C
+// program's "Permission denied". A refusal the plugin keeps to itself is
+// not seen.
+type refusals struct {
+	*LogFile
+	name   string
+	notify func(bridge.Notice)
+	once   sync.Once
+}
+
+// refusedMarks are what programs write of a refused open.
+var refusedMarks = []string{"Permission denied", "EACCES", "Operation not permitted", "EPERM"}
+
+func (r *refusals) Write(p []byte) (int, error) {
+	for _, mark := range refusedMarks {
+		i := bytes.Index(p, []byte(mark))
+		if i < 0 {
+			continue
+		}
+		start := bytes.LastIndexByte(p[:i], '\n') + 1
+		end := bytes.IndexByte(p[i:], '\n')
+		if end < 0 {
+			end = len(p) - i
+		}
+		line := strings.TrimSpace(string(p[start : i+end]))
+		if len(line) > 200 {
+			line = line[:200] + "…"
+		}
+		r.once.Do(func() {
+			r.notify(bridge.Notice{Plugin: r.name, Level: "warn", Message: fmt.Sprintf(
+				"it was refused something it tried (its log: %q); if it needs a path, sandbox.%s.read, .write or .writable in your ~/.bingo/settings.json grants it",
+				line, r.name)})
+		})
+		break
+	}
+	return r.LogFile.Write(p)
 }

@@ -75,6 +75,27 @@ func (s *Sandbox) encode() string {
 	return b.String()
 }
 
+// SystemRead is what every confined plugin may read: where programs and
+// libraries load from, certificate stores, name resolution and the
+// files a C library or an interpreter reads at start, and /proc (whose
+// secrets about other processes, bingo's environment and memory among
+// them, Landlock keeps by refusing ptrace of anything outside the plugin's
+// domain). A path missing here is skipped.
+var SystemRead = []string{
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix/store",
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ld.so.preload",
+	"/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/pki", "/etc/crypto-policies",
+	"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf", "/etc/services", "/etc/protocols",
+	"/etc/passwd", "/etc/group", "/etc/localtime", "/etc/timezone", "/etc/locale.alias", "/etc/mime.types",
+	"/etc/alternatives", "/etc/os-release", "/etc/debian_version", "/etc/python3", "/etc/npmrc", "/etc/gitconfig",
+	"/run/systemd/resolve",
+	"/proc", "/sys/fs/cgroup", "/sys/devices/system/cpu",
+	"/dev/urandom", "/dev/random",
+}
+
+// SystemWrite is the devices every program may write.
+var SystemWrite = []string{"/dev/null", "/dev/zero", "/dev/full"}
+
 // decodeSandbox reads what encode wrote.
 func decodeSandbox(text string) *Sandbox {
 	s := &Sandbox{}
