@@ -96,6 +96,10 @@ type PluginInfo struct {
 	// "landlock+netns" (the default), "landlock", "netns" or "none"
 	// (docs/plugins.md); "" for a plugin of another transport.
 	Isolation string `json:"isolation,omitempty"`
+	// Asks is what its manifest asks for beyond the default sandbox
+	// (manifest.Permissions), granted by trusting or installing it; ""
+	// for nothing.
+	Asks string `json:"asks,omitempty"`
 	// Trust is "trusted", "untrusted" or "untrusted (sandboxed)" for a
 	// project plugin, "this run" for a --plugin-dir's inside a project the
 	// person has not trusted (Config.TrustedThisRun), and "" for the person's own
@@ -361,7 +365,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		bounds.CompileWall = untrustedCompileWall
 		budget := h.untrustedMemory
 		if trusted {
-			grant = h.settings.Sandbox[m.Name]
+			grant = h.grantOf(m)
 			bounds = h.settings.WasmCompile.Bounds()
 			budget = nil
 		}
@@ -659,7 +663,7 @@ func (h *Host) contributions(owner string) (list []string, toolBytes int) {
 
 // info describes m as found, before anything is known of how it ran.
 func (h *Host) info(m *manifest.Manifest) PluginInfo {
-	info := PluginInfo{Name: m.Name, Version: m.Version, Layer: m.Layer, Dir: m.Root,
+	info := PluginInfo{Name: m.Name, Version: m.Version, Layer: m.Layer, Dir: m.Root, Asks: m.Permissions.String(),
 		Transport: m.Entry.Transport(), Protocol: m.Entry.Protocol, Contributes: []string{}}
 	if info.Protocol == "" {
 		info.Protocol = manifest.ProtocolBingo

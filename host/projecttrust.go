@@ -42,11 +42,14 @@ type Runs struct {
 	// (manifest.Manifest.Vars), from what the person's environment rule
 	// gives it.
 	Vars []string
+	// Asks is what its manifest asks for beyond the default sandbox
+	// (manifest.Permissions), which trusting grants; "" for nothing.
+	Asks string
 }
 
 // runsOf is what m would run.
 func runsOf(m *manifest.Manifest) Runs {
-	r := Runs{Name: m.Name, Vars: m.Vars()}
+	r := Runs{Name: m.Name, Vars: m.Vars(), Asks: m.Permissions.String()}
 	switch m.Entry.Transport() {
 	case manifest.TransportHTTP:
 		r.Line = render.HideURLSecrets(m.Entry.URL)

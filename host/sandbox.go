@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/bingo/bingo-plugin-rpc/bridge"
+	"github.com/bingo/bingo-plugin-rpc/host/settings"
 	"github.com/bingo/bingo-plugin-rpc/internal/egress"
 	"github.com/bingo/bingo-plugin-rpc/internal/shepherd"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
@@ -23,7 +24,7 @@ import (
 // no network; and whatever the person's sandbox.<name> adds. Neither home
 // nor a directory holding it is ever given whole, nor ~/.bingo.
 func (h *Host) execSandbox(m *manifest.Manifest, dataDir string) *shepherd.Sandbox {
-	grant := h.settings.Sandbox[m.Name]
+	grant := h.grantOf(m)
 	s := &shepherd.Sandbox{
 		Read:    append([]string(nil), shepherd.SystemRead...),
 		Write:   append([]string(nil), shepherd.SystemWrite...),
@@ -94,6 +95,20 @@ func (h *Host) expandHome(paths []string) []string {
 		out = append(out, p)
 	}
 	return out
+}
+
+// grantOf is what the plugin m, which the person trusts (their own, or a
+// trusted project's), is granted: what its manifest asks for
+// (Permissions), which trusting or installing it granted, and what the
+// person's sandbox.<name> adds.
+func (h *Host) grantOf(m *manifest.Manifest) settings.Sandbox {
+	g := h.settings.Sandbox[m.Name]
+	p := m.Permissions
+	g.Writable = g.Writable || p.Writable
+	g.Read = append(append([]string(nil), g.Read...), p.Read...)
+	g.Write = append(append([]string(nil), g.Write...), p.Write...)
+	g.Network = append(append([]string(nil), g.Network...), p.Network...)
+	return g
 }
 
 // mayGrant reports whether dir may be given to a plugin by default: not

@@ -39,6 +39,9 @@ type Manifest struct {
 	Version string          // non-blank, no particular scheme
 	Entry   Entry           // with ${PLUGIN_ROOT} already expanded everywhere
 	Config  json.RawMessage // the optional "config" JSON Schema (documentation only; never validated against); nil if absent
+	// Permissions is what the plugin says it needs beyond the default
+	// sandbox (the optional "permissions").
+	Permissions Permissions
 	Root    string          // absolute directory the manifest was read from (= ${PLUGIN_ROOT})
 	File    string          // absolute path of plugin.json
 	Layer   string          // name of the layer it came from ("user", "project", "dir")
@@ -155,7 +158,7 @@ func tooLarge() error {
 }
 
 var (
-	topFields   = []string{"name", "version", "entry", "config"}
+	topFields   = []string{"name", "version", "entry", "config", "permissions"}
 	entryFields = []string{"command", "wasm", "url", "args", "env", "headers", "oauth", "protocol"}
 )
 
@@ -221,6 +224,13 @@ func parse(data []byte, root string) (*Manifest, error) {
 			return nil, fmt.Errorf(`"config" must be a JSON object (a JSON Schema for the plugin's settings), found %s`, k)
 		}
 		m.Config = append(json.RawMessage(nil), raw...)
+	}
+
+	// permissions
+	if raw, ok := top["permissions"]; ok {
+		if m.Permissions, err = parsePermissions(raw); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }

@@ -100,6 +100,12 @@ func (r *run) plugins(h *host.Host) int {
 			}
 			note += "sandbox: " + p.Isolation
 		}
+		if p.Asks != "" {
+			if note != "" {
+				note += "\n"
+			}
+			note += "asks: " + render.Line(p.Asks)
+		}
 		rows = append(rows, render.ListingRow{
 			Cells: []string{p.Name, p.Version, p.Layer, transport, trust, p.Status, strings.Join(p.Contributes, ", ")},
 			Note:  note,

@@ -356,6 +356,9 @@ func writeRuns(w io.Writer, head, indent string, p host.Runs, width int) {
 		}
 		fmt.Fprintf(w, "%sreads %s from the environment your settings give it\n", indent, strings.Join(vars, ", "))
 	}
+	if p.Asks != "" {
+		fmt.Fprintf(w, "%sasks the sandbox for: %s\n", indent, render.Line(p.Asks))
+	}
 }
 
 // wholeWidth is how wide writeRuns wraps a command line when the output
