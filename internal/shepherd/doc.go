@@ -42,8 +42,13 @@
 // of the rest of bingo (json schema compilation): see run_linux.go, and
 // docs/performance.md for what a shepherd costs.
 //
-// What is outside its reach: a plugin runs as the person, so it can kill
-// its own shepherd on purpose (its orphans then go to init) or keep it
+// A Command with a Sandbox is started confined (sandbox_linux.go): through
+// a stage, the binary once more, in a user and network namespace of its
+// own, which applies Landlock and no_new_privs to itself and executes the
+// program.
+//
+// What is outside its reach: a plugin not confined runs as the person, so
+// it can kill its own shepherd on purpose (its orphans then go to init) or keep it
 // stopped (the exec transport sends SIGCONT with the end of the lifeline,
 // and kills a shepherd it still finds stopped with its group), and a
 // process
