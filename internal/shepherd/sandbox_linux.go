@@ -64,8 +64,6 @@ func (s *Sandbox) proxyPort() int {
 	return n
 }
 
-
-
 // noNetnsKey, set in the host's environment, starts every confined
 // program without a network namespace, as on a system that refuses one:
 // how the tests see what a plugin is told there.
