@@ -42,9 +42,9 @@ type Manifest struct {
 	// Permissions is what the plugin says it needs beyond the default
 	// sandbox (the optional "permissions").
 	Permissions Permissions
-	Root    string          // absolute directory the manifest was read from (= ${PLUGIN_ROOT})
-	File    string          // absolute path of plugin.json
-	Layer   string          // name of the layer it came from ("user", "project", "dir")
+	Root        string // absolute directory the manifest was read from (= ${PLUGIN_ROOT})
+	File        string // absolute path of plugin.json
+	Layer       string // name of the layer it came from ("user", "project", "dir")
 	// Server is the server's name as an MCP configuration file (.mcp.json)
 	// spells it, for a plugin read from one ([LoadMCPFile]); "" for a
 	// plugin.json. Raw is then that server's entry as the file holds it,
