@@ -16,9 +16,10 @@ import (
 // version manager's shim finds what it runs), the same for the interpreter
 // a script's "#!" line names, and, for each of args that names an existing
 // file, the directory it is in, or the whole node_modules tree it lies in
-// (where its dependencies are found), and the PATH's directories outside
-// home. Nothing that is the person's home or lies above it is ever given
-// whole: home is the person's, never the plugin's.
+// (where its dependencies are found), and the PATH's directories (with a
+// shims directory's installation). Nothing that is the person's home or
+// lies above it is ever given whole: home is the person's, never the
+// plugin's.
 func runsFrom(path string, args []string, dir string, env []string) []string {
 	home := homeOf(env)
 	var out []string
@@ -44,12 +45,17 @@ func runsFrom(path string, args []string, dir string, env []string) []string {
 	if interp := shebang(path, dir, env); interp != "" {
 		program(interp)
 	}
-	// The programs it may run by name: the PATH's directories, but none
-	// in home (a shim's installation is granted above only when it is
-	// the program's own).
+	// The programs it may run by name: the PATH's directories (their
+	// programs, not what lies beside them: ~/.cargo/bin, not ~/.cargo),
+	// and for a version manager's shims (pyenv, rbenv, asdf), what they
+	// run, the installation the shims directory lies in.
 	for _, d := range filepath.SplitList(pathOf(env)) {
-		if filepath.IsAbs(d) && (home == "" || !strings.HasPrefix(filepath.Clean(d)+"/", home+"/")) {
-			add(d)
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		add(d)
+		if filepath.Base(d) == "shims" && !isAbove(filepath.Dir(d), home) {
+			add(filepath.Dir(d))
 		}
 	}
 	for _, a := range args {
