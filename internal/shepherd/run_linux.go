@@ -2,7 +2,6 @@ package shepherd
 
 import (
 	"os"
-	"os/signal"
 	"sync"
 	"syscall"
 	"time"
@@ -93,16 +92,8 @@ func run(path string, argv []string) int {
 	// ignored across exec, and the plugin must start with the defaults.
 	// (Nothing sends them before the report below: the host counts the
 	// instance as started only once it has read it.)
-	// A confined plugin has a session of its own, out of reach of the
-	// group's signals: the shepherd passes them on to its group.
-	var forward chan os.Signal
-	if confined {
-		forward = make(chan os.Signal, 4)
-		signal.Notify(forward, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	} else {
-		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
-			_ = sigaction(sig, sigIgn)
-		}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		_ = sigaction(sig, sigIgn)
 	}
 	if _, err := lifeline.Write([]byte("\n")); err != nil {
 		// The host is gone already: nothing to run the plugin for.
@@ -118,7 +109,7 @@ func run(path string, argv []string) int {
 	go listen(kill, exited, &d)
 	reapable, next := make(chan struct{}), make(chan struct{}, 1)
 	go watch(reapable, next)
-	status := shepherd(pid, kill, exited, reapable, next, forward)
+	status := shepherd(pid, kill, exited, reapable, next)
 	d.finish()
 	cleanup()
 	return exitAs(status)
@@ -292,9 +283,7 @@ func drain(files []*os.File) {
 // It closes exited once the plugin is reaped.
 // Every reap happens here, in one goroutine: a pid is signalled only while
 // it is an unreaped child, so it can never be a reused one.
-// A signal on forward goes to the plugin's group while the plugin is
-// unreaped (its pid, and so its group's id, cannot be reused until then).
-func shepherd(plugin int, stop <-chan struct{}, exited chan<- struct{}, reapable <-chan struct{}, next chan<- struct{}, forward <-chan os.Signal) syscall.WaitStatus {
+func shepherd(plugin int, stop <-chan struct{}, exited chan<- struct{}, reapable <-chan struct{}, next chan<- struct{}) syscall.WaitStatus {
 	var status syscall.WaitStatus
 	ending, pluginDone, seen := false, false, false
 	self := os.Getpid()
@@ -345,10 +334,6 @@ func shepherd(plugin int, stop <-chan struct{}, exited chan<- struct{}, reapable
 			}
 			seen = ok
 		case <-tick:
-		case sig := <-forward:
-			if s, ok := sig.(syscall.Signal); ok && !pluginDone {
-				_ = syscall.Kill(-plugin, s)
-			}
 		}
 	}
 }
