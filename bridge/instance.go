@@ -193,7 +193,23 @@ func (inst *instance) wedged(why string) {
 	p.mu.Unlock()
 	defer p.watchers.Done()
 	if inst.claimNotice(&Notice{Plugin: p.opts.Name, Level: "error", Message: why + "; stopping the wedged instance"}) {
+		p.retire(inst)
 		inst.kill()
+	}
+}
+
+// retire counts inst dead as soon as it is found wedged, before the kill
+// that may take a while (a remote session's end is a request to a server
+// that may be the one not answering): a use that comes meanwhile starts a
+// fresh instance rather than being handed the one being stopped. Its
+// death, when it comes, finds it no longer current and changes nothing.
+func (p *Plugin) retire(inst *instance) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sup.inst == inst {
+		p.sup.move(dead)
+		now := p.opts.Clock.Now()
+		p.sup.backoff.died(now, now.Sub(inst.started))
 	}
 }
 

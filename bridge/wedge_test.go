@@ -684,3 +684,65 @@ func TestDroppedRequestIsOwedUntilThePluginFallsQuiet(t *testing.T) {
 		t.Fatalf("notices %v, want the wedge's one", got)
 	}
 }
+
+// slowKill is a transport whose first instance's Kill takes until release
+// is closed, as ending a remote session does when the server is the one
+// not answering.
+type slowKill struct {
+	transport.Transport
+	release chan struct{}
+	starts  atomic.Int32
+}
+
+func (s *slowKill) Start(ctx context.Context) (transport.Conn, error) {
+	c, err := s.Transport.Start(ctx)
+	if err != nil || s.starts.Add(1) > 1 {
+		return c, err
+	}
+	return slowKillConn{c, s.release}, nil
+}
+
+type slowKillConn struct {
+	transport.Conn
+	release chan struct{}
+}
+
+func (c slowKillConn) Kill() error {
+	<-c.release
+	return c.Conn.Kill()
+}
+
+// An instance found wedged is no longer handed out while it is being
+// killed: a call that comes meanwhile starts a fresh instance and is
+// answered, however long the kill takes.
+func TestAWedgedInstanceIsNotUsedWhileItIsKilled(t *testing.T) {
+	const deadline, grace = 200 * time.Millisecond, 200 * time.Millisecond
+	var starts atomic.Int32
+	main := func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+		first := starts.Add(1) == 1
+		return script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
+			if m.Method == protocol.MethodToolCall && !first {
+				echoAnswer(p, m)
+			}
+			return true // the first instance answers nothing
+		}}.main(ctx, stdin, stdout, stderr)
+	}
+	tr := &slowKill{Transport: mem.New(main, nil), release: make(chan struct{})}
+	defer close(tr.release)
+	e := mustStart(t, script{}, func(o *Options) {
+		o.Transport = tr
+		o.Deadlines.Tool = deadline
+		o.Deadlines.Grace = grace
+	})
+	tl := e.tool("plugin__t__echo")
+	if _, err := call(t, tl, context.Background(), "first", nil); err == nil {
+		t.Fatal("the first instance answered")
+	}
+	if n := e.notices.Next(t); !strings.Contains(n.Message, "stopping the wedged instance") {
+		t.Fatalf("notice %v, want the wedge's", n)
+	}
+	out, err := call(t, tl, context.Background(), "after", nil)
+	if err != nil || out.Text() != "echo {}" {
+		t.Fatalf("a call while the wedged instance is being killed: %v %v; want a fresh instance's answer", out, err)
+	}
+}
