@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/bingo/bingo-plugin-rpc/mcpbridge"
+	"github.com/bingo/bingo-plugin-rpc/transport/wasm"
 )
 
 // A Key is one key a settings file may hold, and what a person or an editor
@@ -288,7 +289,7 @@ func buildTable() []Key {
 	}
 	t = append(t, []Key{
 		{Path: "sandbox", Kind: KindNames, Layer: LayerUser,
-			Doc: "What the person grants a plugin beyond the default sandbox, by plugin name (wasm: the working directory read-only, no environment but the manifest's entry.env, no network, 256 MiB of memory; an exec plugin or stdio MCP server on Linux: the system, what it runs from and the working directory read-only, its data directory and a private temporary directory writable, no network; see docs/plugins.md). An untrusted project plugin never gets the grant made for its name."},
+			Doc: "What the person grants a plugin beyond the default sandbox, by plugin name (wasm: the working directory read-only, no environment but the manifest's entry.env, no network, " + strconv.Itoa(wasm.DefaultMemoryLimitMiB) + " MiB of memory; an exec plugin or stdio MCP server on Linux: the system, what it runs from and the working directory read-only, its data directory and a private temporary directory writable, no network; see docs/plugins.md). An untrusted project plugin never gets the grant made for its name."},
 		{Path: "sandbox.require", Kind: KindBool, Default: "false",
 			Doc: "Refuse to start an exec plugin or stdio MCP server that would run with less than the default sandbox (no Landlock, or no network namespace where it has no network), instead of starting it with less and saying so once. (So no plugin named require can be granted anything here.)"},
 		{Path: "sandbox.<name>", Kind: KindSection,
@@ -301,7 +302,7 @@ func buildTable() []Key {
 			Doc: "Further files and directories an exec plugin may read and write, create in and remove from."},
 		{Path: "sandbox.<name>.network", Kind: KindHosts,
 			Doc: "What an exec plugin may connect to: \"host:port\" each (through the egress proxy bingo runs, see docs/plugins.md), or \"*\" for the whole network."},
-		{Path: "sandbox.<name>.memoryMiB", Kind: KindCount, Unit: "MiB", Default: "256",
+		{Path: "sandbox.<name>.memoryMiB", Kind: KindCount, Unit: "MiB", Default: strconv.Itoa(wasm.DefaultMemoryLimitMiB),
 			Doc: "The most memory a wasm module may have; past it the instance dies and the next use starts it again."},
 
 		{Path: "mcp", Kind: KindNames, Layer: LayerUser,
@@ -363,7 +364,7 @@ func buildTable() []Key {
 			Doc: "What the wasm plugins of a project you have not trusted may cost the host together, however many it ships."},
 		{Path: "untrustedWasm.memoryMiB", Kind: KindCount, Unit: "MiB", Default: strconv.Itoa(def.UntrustedWasm.MemoryMiB),
 			field: func(s *Settings) any { return &s.UntrustedWasm.MemoryMiB },
-			Doc:   "The memory they share: each grows into it as well as up to its own 256 MiB, and one that would pass what the others left dies alone, with a notice, and starts again at its next use."},
+			Doc:   "The memory they share: each grows into it as well as up to its own " + strconv.Itoa(wasm.DefaultMemoryLimitMiB) + " MiB, and one that would pass what the others left dies alone, with a notice, and starts again at its next use."},
 
 		{Path: "env", Kind: KindSection, Layer: LayerUser,
 			Doc: "Which of the host's environment variables exec plugins do not see (a wasm plugin sees only its manifest's entry.env). Every entry is a variable's name, never its value."},

@@ -138,7 +138,7 @@ type Sandbox struct {
 	// Writable mounts the working directory read-write instead of read-only.
 	Writable bool
 	// MemoryMiB caps the module's memory. Zero means the wasm transport's
-	// default (256 MiB).
+	// default (wasm.DefaultMemoryLimitMiB).
 	MemoryMiB int
 	// Read and Write are further paths an exec plugin may read, or also
 	// write (a wasm plugin's mounts are the host's alone).

@@ -2,6 +2,7 @@ package settings
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,5 +28,16 @@ func TestWasmCompileKeysAreTheBoundsNames(t *testing.T) {
 	got.apply(s)
 	if w := got.WasmCompile; w.ModuleMiB != 3 || w.FunctionKiB != 4 || w.BlocksPerFunction != 5 || w.Time.String() != "6s" || w.MemoryMiB != 7 {
 		t.Fatalf("wasmCompile read as %+v", w)
+	}
+}
+
+// The sandbox's memory default is the wasm transport's, not a number
+// typed again: the key table and its docs say what the transport does.
+func TestSandboxMemoryDefaultIsTheTransports(t *testing.T) {
+	want := strconv.Itoa(wasm.DefaultMemoryLimitMiB)
+	for _, k := range KeySpecs() {
+		if k.Path == "sandbox.<name>.memoryMiB" && k.Default != want {
+			t.Errorf("%s defaults to %s; the wasm transport's default is %s", k.Path, k.Default, want)
+		}
 	}
 }
