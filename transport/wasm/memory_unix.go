@@ -20,15 +20,17 @@ type region struct {
 
 var pageSize = uint64(unix.Getpagesize())
 
-// reserve reserves limit bytes of address space. MAP_NORESERVE: no swap
-// is set aside for what the guest may never touch. Where the reservation
+// reserve reserves limit bytes of address space. Mapped PROT_NONE, it
+// commits nothing: what the guest grows into is committed as it is opened
+// (mprotect), so no swap is set aside for what it may never touch. (Not
+// MAP_NORESERVE, which some systems, FreeBSD among them, lack.) Where the reservation
 // fails (a ulimit on address space, say), the memory is an ordinary
 // slice, grown as append would grow it.
 func reserve(limit uint64) region {
 	if limit == 0 {
 		return region{}
 	}
-	mem, err := unix.Mmap(-1, 0, int(limit), unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANON|unix.MAP_NORESERVE)
+	mem, err := unix.Mmap(-1, 0, int(limit), unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANON)
 	if err != nil {
 		return region{}
 	}
