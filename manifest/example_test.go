@@ -59,5 +59,5 @@ func ExampleDiscover() {
 	}
 	// Output:
 	// wordcount 2.0.0 project wasm
-	// plugin <tmp>/project/typo/plugin.json: unknown field "entyr" in the manifest (known fields: name, version, entry, config)
+	// plugin <tmp>/project/typo/plugin.json: unknown field "entyr" in the manifest (known fields: name, version, entry, config, permissions)
 }
