@@ -398,9 +398,9 @@ var ErrNoOneToAsk = errors.New("no one to ask")
 // browse is the sdk's AuthorizationCodeFetcher: it sends the person to
 // args.URL and waits for the redirect on the loopback listener.
 func (h *Handler) browse(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-	where := args.URL
+	where, state := args.URL, ""
 	if u, err := url.Parse(args.URL); err == nil {
-		where = u.Scheme + "://" + u.Host
+		where, state = u.Scheme+"://"+u.Host, u.Query().Get("state")
 	}
 	why, _ := ctx.Value(whyKey{}).(string)
 	browser := h.o.Getenv("BROWSER")
@@ -425,6 +425,13 @@ func (h *Handler) browse(ctx context.Context, args *auth.AuthorizationArgs) (*au
 			return
 		}
 		q := r.URL.Query()
+		if q.Get("state") != state {
+			// Not the redirect of the authorization sent: anything on
+			// this machine can reach the port, and must not end the
+			// wait (nor fail the login) for the browser's.
+			http.Error(w, "bingo: not the authorization bingo asked for", http.StatusBadRequest)
+			return
+		}
 		res := &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}
 		msg := "bingo has the authorization: you may close this page."
 		if e := q.Get("error"); e != "" {

@@ -348,3 +348,35 @@ func TestClientCredentials(t *testing.T) {
 		t.Errorf("something was stored: %v", err)
 	}
 }
+
+// A request to the redirect URI with another state (anything on this
+// machine can send one) neither fails the login nor ends its wait.
+func TestCallbackOfAnotherState(t *testing.T) {
+	p := newProtected(t, time.Hour)
+	var stray int
+	intruder := func(_, u string) error {
+		au, err := url.Parse(u)
+		if err != nil {
+			return err
+		}
+		cb := au.Query().Get("redirect_uri") + "?" + url.Values{"error": {"access_denied"}, "state": {"not-" + au.Query().Get("state")}}.Encode()
+		resp, err := http.Get(cb)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		stray = resp.StatusCode
+		return follow("", u)
+	}
+	h, err := oauth.New(oauth.Options{Server: "prot", URL: p.mcp.URL + "/mcp", Store: oauth.Store{Dir: oauth.DefaultDir(t.TempDir())}, Login: true,
+		Open: intruder, Wait: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.call(t, h); err != nil {
+		t.Fatalf("login after a stray callback: %v", err)
+	}
+	if stray != http.StatusBadRequest {
+		t.Errorf("the stray callback was answered %d, want %d", stray, http.StatusBadRequest)
+	}
+}
