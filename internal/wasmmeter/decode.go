@@ -41,6 +41,8 @@ type module struct {
 	funcTypes []uint32 // each defined function's type
 	bodies    int      // the code section's count; -1 with no code section
 	hooked    []hooked // the imports routed through hooks
+	goBuild   bool     // a go:buildid custom section: the Go linker wrote it
+	global0   [2]byte  // global 0's value type and mutability, zero with no globals
 	// replaced holds the bodies given instead of their own to defined
 	// functions, by index among the defined functions.
 	replaced map[uint32][]byte
@@ -101,14 +103,18 @@ func decode(bin []byte, hooks []Hook, replace []Replacement) (*module, error) {
 	if bodies := max(m.bodies, 0); uint32(bodies) != m.funcs {
 		return nil, fmt.Errorf("%d functions declared, %d bodies", m.funcs, bodies)
 	}
-	if len(replace) > 0 {
+	if len(replace) > 0 && m.goBuild && m.global0 == [2]byte{0x7F, 1} {
 		m.replace(replace)
 	}
 	return m, nil
 }
 
 // replace finds the functions that replace names, and keeps the body of
-// each whose type is the replacement's.
+// each whose type is the replacement's. decode calls it only for a module
+// the Go linker wrote whose global 0 is a mutable i32, Go's stack pointer:
+// the names and bodies replaced are the Go runtime's, and a module of
+// another toolchain may have a function of the same name and type that
+// means something else (in a C module global 0 is the C stack pointer).
 func (m *module) replace(replace []Replacement) {
 	m.eachName(func(fn uint32, name string) {
 		for _, rp := range replace {
@@ -192,7 +198,7 @@ func (m *module) read(id byte, body []byte, hooks []Hook) error {
 	r := &reader{b: body}
 	switch id {
 	case secCustom:
-		r.name()
+		m.goBuild = m.goBuild || r.name() == "go:buildid"
 		return r.err
 	case secType:
 		m.types = r.u32()
@@ -216,6 +222,9 @@ func (m *module) read(id byte, body []byte, hooks []Hook) error {
 		}
 	case secGlobal:
 		m.globals = r.u32()
+		if m.globalImports == 0 && m.globals > 0 {
+			m.global0 = [2]byte{r.byte(), r.byte()}
+		}
 		return r.err // the rewrite reads the rest
 	case secCode:
 		m.bodies = int(r.u32())
@@ -236,8 +245,9 @@ func (m *module) read(id byte, body []byte, hooks []Hook) error {
 			case 2: // memory
 				r.limits()
 			case 3: // global
-				r.byte()
-				r.byte()
+				if t := [2]byte{r.byte(), r.byte()}; m.globalImports == 0 {
+					m.global0 = t
+				}
 				m.globalImports++
 			default:
 				return fmt.Errorf("import of kind %d", kind)

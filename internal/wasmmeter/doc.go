@@ -41,7 +41,9 @@
 //     the name section is not.
 //   - A Replacement gives a function found by its name in the name
 //     section, and of the replacement's type, the host's body instead of
-//     its own; the body is metered as any other.
+//     its own; the body is metered as any other. Only a module the Go
+//     linker wrote (it has a go:buildid section) whose global 0 is a
+//     mutable i32, Go's stack pointer, has a function replaced.
 //
 // What Meter makes computes what the original does: FuzzMeter runs both
 // and compares.

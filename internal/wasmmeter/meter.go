@@ -38,7 +38,11 @@ type Options struct {
 // Replacement gives a function of the module, found by its name in the
 // module's name section, Body instead of its own, metered as any other.
 // A function whose type is not Params → Results keeps its own body, as
-// does every function of a module without a name section.
+// does every function of a module without a name section, and of a module
+// the Go linker did not write (one without a go:buildid custom section) or
+// whose global 0, Go's stack pointer, is not a mutable i32: replacements
+// are for the Go runtime's functions, and a module of another toolchain
+// may use the same name for something else.
 type Replacement struct {
 	Name            string
 	Params, Results []byte // value types

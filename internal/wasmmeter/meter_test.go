@@ -142,21 +142,25 @@ func TestMeterLimits(t *testing.T) {
 	}
 }
 
-// TestReplaceByName: a function named in the name section, of the
-// replacement's type, runs the replacement's body, metered; one of
-// another type, or a module without names, keeps its own. _start exits
-// with what f (function 2) returns.
+// TestReplaceByName: in a Go module (go:buildid, global 0 a mutable i32),
+// a function named in the name section, of the replacement's type, runs
+// the replacement's body, metered; one of another type, a module without
+// names, and a module of another toolchain or whose global 0 is not Go's
+// stack pointer keep their own. _start exits with what f (function 2)
+// returns.
 func TestReplaceByName(t *testing.T) {
 	names := func(name string) []byte {
 		fnames := wasmtest.Vec(wasmtest.Name([]byte{2}, name))
 		return wasmtest.Sect(wasmtest.SecCustom, wasmtest.Cat(wasmtest.Name(nil, "name"), []byte{1}, wasmtest.U32(nil, uint32(len(fnames))), fnames))
 	}
-	module := func(extra ...[]byte) []byte {
-		return wasmtest.Command([]byte{0, 2}, [][]byte{
-			wasmtest.Body(wasmtest.Vec(), 0x41, 0, 0x10, 2, 0x10, 0), // proc_exit(f(0))
-			wasmtest.Body(wasmtest.Vec(), 0x41, 7),                   // f: 7
-		}, extra...)
+	bodies := [][]byte{
+		wasmtest.Body(wasmtest.Vec(), 0x41, 0, 0x10, 2, 0x10, 0), // proc_exit(f(0))
+		wasmtest.Body(wasmtest.Vec(), 0x41, 7),                   // f: 7
 	}
+	goModule := func(global []byte, extra ...[]byte) []byte {
+		return wasmtest.GoCommand(global, []byte{0, 2}, bodies, extra...)
+	}
+	sp := []byte{wasmtest.I32, 1}
 	nine := Replacement{Name: "f", Params: []byte{wasmtest.I32}, Results: []byte{wasmtest.I32}, Body: []byte{0, 0x41, 9, wasmtest.End}}
 	otherType := nine
 	otherType.Params = nil
@@ -165,10 +169,13 @@ func TestReplaceByName(t *testing.T) {
 		replace Replacement
 		want    uint32
 	}{
-		"named":           {module(names("f")), nine, 9},
-		"another name":    {module(names("g")), nine, 7},
-		"another type":    {module(names("f")), otherType, 7},
-		"no name section": {module(), nine, 7},
+		"named":              {goModule(sp, names("f")), nine, 9},
+		"another name":       {goModule(sp, names("g")), nine, 7},
+		"another type":       {goModule(sp, names("f")), otherType, 7},
+		"no name section":    {goModule(sp), nine, 7},
+		"not a Go module":    {wasmtest.Command([]byte{0, 2}, bodies, names("f")), nine, 7},
+		"global 0 immutable": {goModule([]byte{wasmtest.I32, 0}, names("f")), nine, 7},
+		"global 0 an i64":    {goModule([]byte{wasmtest.I64, 1}, names("f")), nine, 7},
 	} {
 		t.Run(name, func(t *testing.T) {
 			metered, err := Meter(c.bin, Options{Replace: []Replacement{c.replace}})

@@ -19,6 +19,7 @@ const (
 	SecImport   = 2
 	SecFunction = 3
 	SecMemory   = 5
+	SecGlobal   = 6
 	SecExport   = 7
 	SecCode     = 10
 )
@@ -68,15 +69,34 @@ var Header = []byte("\x00asm\x01\x00\x00\x00")
 // bodies; one page of memory exported as "memory"; and extra sections (a
 // name section, say) at the end.
 func Command(funcTypes []byte, bodies [][]byte, extra ...[]byte) []byte {
+	return command(nil, nil, funcTypes, bodies, extra...)
+}
+
+// GoCommand is Command as the Go linker would write it, as far as the
+// meter can tell: a go:buildid custom section first, and global 0 of
+// type global (a value type and 1 for mutable, 0 for not: Go's stack
+// pointer is []byte{I32, 1}), initially 0.
+func GoCommand(global []byte, funcTypes []byte, bodies [][]byte, extra ...[]byte) []byte {
+	init := []byte{0x41, 0, End} // i32.const 0
+	if global[0] == I64 {
+		init[0] = 0x42
+	}
+	return command(Sect(SecCustom, Name(Name(nil, "go:buildid"), "test")), Sect(SecGlobal, Vec(Cat(global, init))), funcTypes, bodies, extra...)
+}
+
+// command is Command with the custom section first after the header and
+// the global section in their places.
+func command(first, globals, funcTypes []byte, bodies [][]byte, extra ...[]byte) []byte {
 	var fns [][]byte
 	for _, t := range funcTypes {
 		fns = append(fns, []byte{t})
 	}
-	return Cat(Header,
+	return Cat(Header, first,
 		Sect(SecType, Vec(FuncType(nil, nil), FuncType([]byte{I32}, nil), FuncType([]byte{I32}, []byte{I32}))),
 		Sect(SecImport, Vec(Cat(Name(nil, "wasi_snapshot_preview1"), Name(nil, "proc_exit"), []byte{0, 1}))),
 		Sect(SecFunction, Vec(fns...)),
 		Sect(SecMemory, Vec([]byte{0, 1})), // min 1 page
+		globals,
 		Sect(SecExport, Vec(Cat(Name(nil, "_start"), []byte{0, 1}), Cat(Name(nil, "memory"), []byte{2, 0}))),
 		Sect(SecCode, Vec(bodies...)),
 		Cat(extra...),
