@@ -98,13 +98,18 @@ type Options struct {
 type Handler struct {
 	o Options
 
-	mu     sync.Mutex
-	stored oauth2.TokenSource             // the stored grant's, until an authorization here
-	inner  *auth.AuthorizationCodeHandler // built at the first authorization
-	port   int                            // the loopback redirect's, fixed at the first
-	issuer map[string]string              // token endpoint → issuer, from the metadata read
-	got    string                         // the issuer of the grant last stored here
-	scopes []string                       // the scopes the stored grant asked for
+	// authorizing is held by the one authorization that runs at a time:
+	// the sdk calls Authorize from each request that got a 401, and two
+	// at once would open two browser tabs and listen twice on a fixed
+	// redirect port.
+	authorizing sync.Mutex
+	mu          sync.Mutex
+	stored      oauth2.TokenSource             // the stored grant's, until an authorization here
+	inner       *auth.AuthorizationCodeHandler // built at the first authorization
+	port        int                            // the loopback redirect's, fixed at the first
+	issuer      map[string]string              // token endpoint → issuer, from the metadata read
+	got         string                         // the issuer of the grant last stored here
+	scopes      []string                       // the scopes the stored grant asked for
 }
 
 var _ auth.OAuthHandler = (*Handler)(nil)
@@ -190,6 +195,14 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		// token was refused.
 		why = "its authorization has expired or was refused"
 	}
+	h.authorizing.Lock()
+	defer h.authorizing.Unlock()
+	if h.authorizedSince(ctx, req) {
+		// Another request's authorization ran while this one waited:
+		// the sdk sends this one again with its token.
+		resp.Body.Close()
+		return nil
+	}
 	ln, err := h.listen()
 	if err != nil {
 		resp.Body.Close()
@@ -210,6 +223,20 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		return fmt.Errorf("the MCP server at %s answered %s and its authorization failed: %w", h.o.Shown, status, err)
 	}
 	return nil
+}
+
+// authorizedSince reports whether a token other than the one req went
+// with (if any) is at hand.
+func (h *Handler) authorizedSince(ctx context.Context, req *http.Request) bool {
+	ts, err := h.TokenSource(ctx)
+	if err != nil || ts == nil {
+		return false
+	}
+	tok, err := ts.Token()
+	if err != nil || !tok.Valid() {
+		return false
+	}
+	return req.Header.Get("Authorization") != tok.Type()+" "+tok.AccessToken
 }
 
 // listen opens the loopback redirect's port: any free one at first, the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -378,5 +379,48 @@ func TestCallbackOfAnotherState(t *testing.T) {
 	}
 	if stray != http.StatusBadRequest {
 		t.Errorf("the stray callback was answered %d, want %d", stray, http.StatusBadRequest)
+	}
+}
+
+// Two requests answered 401 at once, with a fixed redirect port: one
+// authorization runs, the browser opens once, and both go through.
+func TestConcurrentAuthorize(t *testing.T) {
+	p := newProtected(t, time.Hour)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	var mu sync.Mutex
+	opened := 0
+	slow := func(_, u string) error {
+		mu.Lock()
+		opened++
+		mu.Unlock()
+		// The person takes a moment: the other request's 401 comes
+		// while this authorization waits.
+		time.Sleep(300 * time.Millisecond)
+		return follow("", u)
+	}
+	h, err := oauth.New(oauth.Options{Server: "prot", URL: p.mcp.URL + "/mcp", Store: oauth.Store{Dir: oauth.DefaultDir(t.TempDir())}, Login: true,
+		Open: slow, Port: port, Wait: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() { errs <- p.call(t, h) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("a call: %v", err)
+		}
+	}
+	if opened != 1 {
+		t.Errorf("the browser opened %d times, want once", opened)
+	}
+	if n := len(p.resource); n != 1 {
+		t.Errorf("%d authorizations, want one", n)
 	}
 }
