@@ -19,9 +19,10 @@
 //   - Registration: the entry's client ID metadata document URL, if the
 //     authorization server takes one; then a pre-registered client (the
 //     entry's clientId and clientSecret); else dynamic registration.
-//   - The token store (Store): per server and issuer, under ~/.bingo,
-//     0600 in a 0700 directory, written again on each refresh. A grant
-//     is used only for the URL it was given for.
+//   - The token store (Store): per server name, URL and issuer, under
+//     ~/.bingo, 0600 in a 0700 directory, written again on each refresh.
+//     A grant is used only for the URL it was given for, and the same
+//     name at another URL has its own.
 //
 // For unattended use, an entry's "grant": "client_credentials" has bingo
 // authorize as its client alone, with its ID and secret
@@ -145,11 +146,11 @@ func New(o Options) (*Handler, error) {
 	if o.Login {
 		return h, nil
 	}
-	r, err := o.Store.load(o.Server)
+	r, err := o.Store.load(o.Server, o.URL)
 	if err != nil {
 		return nil, err
 	}
-	if g := r.Issuers[r.Current]; g != nil && g.Token != nil && r.URL == o.URL {
+	if g := r.Issuers[r.Current]; g != nil && g.Token != nil {
 		h.stored = h.saving(r.Current, g, g.config().TokenSource(h.refreshContext(), g.Token))
 		h.scopes = g.Scopes
 	}
@@ -332,13 +333,13 @@ func (h *Handler) File() string { return h.o.Store.path(h.o.Server) }
 
 // save stores g as the grant of issuer, the one in use.
 func (h *Handler) save(issuer string, g *grant) error {
-	r, err := h.o.Store.load(h.o.Server)
-	if err != nil || r.URL != h.o.URL {
+	r, err := h.o.Store.load(h.o.Server, h.o.URL)
+	if err != nil {
 		r = &record{Issuers: map[string]*grant{}}
 	}
-	r.URL, r.Current = h.o.URL, issuer
+	r.Current = issuer
 	r.Issuers[issuer] = g
-	return h.o.Store.save(h.o.Server, r)
+	return h.o.Store.save(h.o.Server, h.o.URL, r)
 }
 
 // saving is ts, each new token it gives (a refresh) stored as g's.

@@ -227,14 +227,16 @@ func TestLoginStoreRefresh(t *testing.T) {
 	p.mu.Unlock()
 	before, _ := os.ReadFile(h.File())
 	stored := struct {
-		Issuers map[string]struct {
-			Token struct {
-				Expiry time.Time `json:"expiry"`
-			} `json:"token"`
-		} `json:"issuers"`
+		URLs map[string]struct {
+			Issuers map[string]struct {
+				Token struct {
+					Expiry time.Time `json:"expiry"`
+				} `json:"token"`
+			} `json:"issuers"`
+		} `json:"urls"`
 	}{}
 	json.Unmarshal(before, &stored)
-	raw := strings.Replace(string(before), stored.Issuers[p.as.URL].Token.Expiry.Format(time.RFC3339Nano), time.Now().Add(-time.Minute).Format(time.RFC3339Nano), 1)
+	raw := strings.Replace(string(before), stored.URLs[p.mcp.URL+"/mcp"].Issuers[p.as.URL].Token.Expiry.Format(time.RFC3339Nano), time.Now().Add(-time.Minute).Format(time.RFC3339Nano), 1)
 	os.WriteFile(h.File(), []byte(raw), 0o600)
 	h3, err := oauth.New(opts(false))
 	if err != nil {
@@ -325,6 +327,89 @@ func TestGrantIsForItsURL(t *testing.T) {
 	}
 	if ts, _ := h2.TokenSource(context.Background()); ts != nil {
 		t.Error("a grant for another URL was used")
+	}
+}
+
+// The same name authorized at another URL (a project's server named as
+// the person's) keeps the person's grant: each URL has its own, and
+// logout forgets them all.
+func TestSameNameOtherURL(t *testing.T) {
+	mine, theirs := newProtected(t, time.Hour), newProtected(t, time.Hour)
+	store := oauth.Store{Dir: oauth.DefaultDir(t.TempDir())}
+	opts := func(p *protected, login bool) oauth.Options {
+		return oauth.Options{Server: "docs", URL: p.mcp.URL + "/mcp", Store: store, Login: login,
+			Open: follow, Getenv: func(string) string { return "" }, Wait: 10 * time.Second}
+	}
+	for _, p := range []*protected{mine, theirs} {
+		h, err := oauth.New(opts(p, true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.call(t, h); err != nil {
+			t.Fatalf("login: %v", err)
+		}
+	}
+	for _, p := range []*protected{mine, theirs} {
+		h, err := oauth.New(opts(p, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.call(t, h); err != nil {
+			t.Errorf("%s after both logins: %v", p.mcp.URL, err)
+		}
+		if n := len(p.resource); n != 1 {
+			t.Errorf("%s: %d authorizations, want the login's alone", p.mcp.URL, n)
+		}
+	}
+	if had, err := store.Forget("docs"); !had || err != nil {
+		t.Fatalf("Forget = %v, %v", had, err)
+	}
+	for _, p := range []*protected{mine, theirs} {
+		h, err := oauth.New(opts(p, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ts, _ := h.TokenSource(context.Background()); ts != nil {
+			t.Errorf("%s: a grant outlived logout", p.mcp.URL)
+		}
+	}
+}
+
+// A file written with one URL's record at its top is still read.
+func TestStoreOneURLFile(t *testing.T) {
+	p := newProtected(t, time.Hour)
+	store := oauth.Store{Dir: oauth.DefaultDir(t.TempDir())}
+	o := oauth.Options{Server: "docs", URL: p.mcp.URL + "/mcp", Store: store, Login: true, Open: follow, Wait: 10 * time.Second}
+	h, err := oauth.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.call(t, h); err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		URLs map[string]map[string]any `json:"urls"`
+	}
+	data, _ := os.ReadFile(h.File())
+	if err := json.Unmarshal(data, &f); err != nil || f.URLs[o.URL] == nil {
+		t.Fatalf("%s: %v, %s", h.File(), err, data)
+	}
+	old := f.URLs[o.URL]
+	old["url"] = o.URL
+	data, _ = json.Marshal(old)
+	if err := os.WriteFile(h.File(), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o.Login = false
+	h2, err := oauth.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.call(t, h2); err != nil {
+		t.Fatalf("with the one-URL file: %v", err)
+	}
+	if n := len(p.resource); n != 1 {
+		t.Errorf("%d authorizations, want the login's alone", n)
 	}
 }
 

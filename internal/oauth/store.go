@@ -14,19 +14,31 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/internal/diskrecord"
 )
 
-// Store keeps what authorization got, one file a server:
-// Dir/<server>.json, 0600 in a 0700 directory. It is under ~/.bingo,
-// never in a repository, and no log or trace holds what is in it.
+// Store keeps what authorization got, one file a server name:
+// Dir/<server>.json, 0600 in a 0700 directory, a record in it for each
+// URL the name was authorized at (a project's server of the same name
+// at another URL has its own, and leaves the person's alone). It is
+// under ~/.bingo, never in a repository, and no log or trace holds what
+// is in it.
 type Store struct{ Dir string }
 
 // DefaultDir is the store's directory under home.
 func DefaultDir(home string) string { return filepath.Join(home, ".bingo", "oauth") }
 
-// record is one server's file: the URL it was authorized for (a grant
-// never goes to another URL under the same name), and a grant for each
+// file is one server name's file: a record for each URL it was
+// authorized for (a grant never goes to another URL).
+type file struct {
+	URLs map[string]*record `json:"urls"`
+	// The one URL's record of a file written before there were more,
+	// taken into URLs when read.
+	URL     string            `json:"url,omitempty"`
+	Current string            `json:"current,omitempty"`
+	Issuers map[string]*grant `json:"issuers,omitempty"`
+}
+
+// record is what the name has at one URL: a grant for each
 // authorization server that issued one.
 type record struct {
-	URL     string            `json:"url"`
 	Current string            `json:"current"` // the issuer of the grant in use
 	Issuers map[string]*grant `json:"issuers"`
 }
@@ -57,29 +69,56 @@ const maxRecord = 1 << 20
 
 func (s Store) path(server string) string { return filepath.Join(s.Dir, server+".json") }
 
-// load is server's record; an empty one when there is none.
-func (s Store) load(server string) (*record, error) {
+// load is server's record for url; an empty one when there is none.
+func (s Store) load(server, url string) (*record, error) {
+	f, err := s.read(server)
+	if err != nil {
+		return nil, err
+	}
+	if r := f.URLs[url]; r != nil {
+		if r.Issuers == nil {
+			r.Issuers = map[string]*grant{}
+		}
+		return r, nil
+	}
+	return &record{Issuers: map[string]*grant{}}, nil
+}
+
+// read is server's file; an empty one when there is none.
+func (s Store) read(server string) (*file, error) {
 	data, err := capped.Read(s.path(server), maxRecord)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &record{Issuers: map[string]*grant{}}, nil
+		return &file{URLs: map[string]*record{}}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var r record
-	if err := json.Unmarshal(data, &r); err != nil {
+	var f file
+	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%s: %v", s.path(server), err)
 	}
-	if r.Issuers == nil {
-		r.Issuers = map[string]*grant{}
+	if f.URLs == nil {
+		f.URLs = map[string]*record{}
 	}
-	return &r, nil
+	if f.URL != "" && f.URLs[f.URL] == nil {
+		f.URLs[f.URL] = &record{Current: f.Current, Issuers: f.Issuers}
+	}
+	f.URL, f.Current, f.Issuers = "", "", nil
+	return &f, nil
 }
 
-// save writes server's record whole (diskrecord: 0600, renamed over the
-// old one), its directory made 0700.
-func (s Store) save(server string, r *record) error {
-	data, err := json.MarshalIndent(r, "", "  ")
+// save stores r as server's record for url, its others kept, writing
+// the file whole (diskrecord: 0600, renamed over the old one), its
+// directory made 0700.
+func (s Store) save(server, url string, r *record) error {
+	f, err := s.read(server)
+	if err != nil {
+		// An unreadable file is replaced: the grant at hand is worth
+		// more than what no one can read.
+		f = &file{URLs: map[string]*record{}}
+	}
+	f.URLs[url] = r
+	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -92,8 +131,8 @@ func (s Store) save(server string, r *record) error {
 	return diskrecord.Replace(s.path(server), append(data, '\n'), diskrecord.Options{Temp: "." + server + ".*.tmp"})
 }
 
-// Forget removes what the store keeps of server, and reports whether it
-// kept anything.
+// Forget removes what the store keeps of server, at every URL, and
+// reports whether it kept anything.
 func (s Store) Forget(server string) (bool, error) {
 	err := os.Remove(s.path(server))
 	if errors.Is(err, fs.ErrNotExist) {
