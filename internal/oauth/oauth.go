@@ -141,7 +141,7 @@ func New(o Options) (*Handler, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	client.Transport = metadataTap{base: base, h: h}
+	client.Transport = metadataTap{base: publicOnly(base), h: h}
 	h.o.HTTP = &client
 	if o.Login {
 		return h, nil
