@@ -237,7 +237,8 @@ func (h *Handler) authorizedSince(ctx context.Context, req *http.Request) bool {
 	if err != nil || !tok.Valid() {
 		return false
 	}
-	return req.Header.Get("Authorization") != tok.Type()+" "+tok.AccessToken
+	// As the sdk sends it (mcp/streamable.go), whatever the token type.
+	return req.Header.Get("Authorization") != "Bearer "+tok.AccessToken
 }
 
 // listen opens the loopback redirect's port: any free one at first, the
