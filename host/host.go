@@ -24,7 +24,6 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/internal/egress"
 	"github.com/bingo/bingo-plugin-rpc/internal/oauth"
 	"github.com/bingo/bingo-plugin-rpc/internal/par"
-	"github.com/bingo/bingo-plugin-rpc/internal/shepherd"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 	"github.com/bingo/bingo-plugin-rpc/mcpbridge"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
@@ -429,25 +428,16 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 			env = withConfig(env, h.settings.Plugins[m.Name])
 		}
 		start.Env = m.Environ(env)
-		sandbox := h.execSandbox(m, dataDir)
-		if len(sandbox.Network) > 0 && !sandbox.AnyNetwork() {
-			p, err := h.egressFor(m.Name, sandbox.Network, log)
-			if err != nil {
-				l.err = err
-				h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: "not loaded: " + err.Error()})
-				return l
-			}
-			l.egress, sandbox.Proxy = p, p.Addr()
-		}
-		l.isolation, l.less = shepherd.Isolation(sandbox)
-		if l.less != "" && h.settings.SandboxRequire {
-			l.err = fmt.Errorf("not started: sandbox.require is set, and here it would run with less than the default sandbox: %s", l.less)
-			h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: l.err.Error()})
+		c, err := h.confine(m, dataDir, log)
+		l.egress, l.isolation, l.less = c.Egress, c.Isolation, c.Less
+		if err != nil {
+			l.err = err
+			h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "error", Message: err.Error()})
 			return l
 		}
 		l.exec = exec.New(exec.Config{
 			Command: m.Entry.Command, Args: m.Entry.Args, Env: start.Env,
-			Dir: h.cfg.Cwd, Stderr: &refusals{LogFile: log, name: m.Name, notify: h.cfg.Notify}, Sandbox: sandbox,
+			Dir: h.cfg.Cwd, Stderr: &refusals{LogFile: log, name: m.Name, notify: h.cfg.Notify}, Sandbox: c.Sandbox,
 		})
 		tr = l.exec
 	}

@@ -16,6 +16,50 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/manifest"
 )
 
+// Confinement is the sandbox one exec plugin or stdio MCP server runs
+// in, as a run or bingo plugins check starts it.
+type Confinement struct {
+	Sandbox *shepherd.Sandbox
+	// Egress is the proxy to the hosts it is granted by name, or nil;
+	// its owner closes it once the plugin is stopped.
+	Egress *egress.Proxy
+	// Isolation is how it is confined here, and Less why that is less
+	// than the default ("" if it is not): see shepherd.Isolation.
+	Isolation, Less string
+}
+
+// Confine returns the confinement a run in cfg.Cwd, under the person's
+// settings s, gives the exec plugin or stdio MCP server m (which the
+// person trusts) with its data directory dataDir ("" for none): what
+// bingo plugins check runs it in, so that what the check passes is what
+// runs. Refused hosts are written in log and said through cfg.Notify.
+// The error is why it may not start here: sandbox.require, or no proxy.
+func Confine(cfg Config, s settings.Settings, m *manifest.Manifest, dataDir string, log io.Writer) (Confinement, error) {
+	if cfg.Notify == nil {
+		cfg.Notify = func(bridge.Notice) {}
+	}
+	h := &Host{cfg: cfg, settings: s}
+	return h.confine(m, dataDir, log)
+}
+
+// confine is Confine for the host's own settings: execSandbox, with an
+// egress proxy for the hosts granted by name.
+func (h *Host) confine(m *manifest.Manifest, dataDir string, log io.Writer) (Confinement, error) {
+	c := Confinement{Sandbox: h.execSandbox(m, dataDir)}
+	if len(c.Sandbox.Network) > 0 && !c.Sandbox.AnyNetwork() {
+		p, err := h.egressFor(m.Name, c.Sandbox.Network, log)
+		if err != nil {
+			return c, fmt.Errorf("not loaded: %w", err)
+		}
+		c.Egress, c.Sandbox.Proxy = p, p.Addr()
+	}
+	c.Isolation, c.Less = shepherd.Isolation(c.Sandbox)
+	if c.Less != "" && h.settings.SandboxRequire {
+		return c, fmt.Errorf("not started: sandbox.require is set, and here it would run with less than the default sandbox: %s", c.Less)
+	}
+	return c, nil
+}
+
 // execSandbox returns the confinement of an exec plugin or stdio MCP
 // server (see docs/plugins.md): the system read-only, its own directory
 // and what its program runs from (the exec transport adds that) read-only,

@@ -474,3 +474,36 @@ func TestTrustPromptShowsEveryLineWhole(t *testing.T) {
 		}
 	}
 }
+
+// The trust prompt says what a project's plugin asks of the sandbox
+// beyond the default (its manifest's permissions), which trusting grants,
+// in the words bingo trust uses for it.
+func TestTrustPromptShowsWhatAPluginAsks(t *testing.T) {
+	home := t.TempDir()
+	project := filepath.Join(home, "project")
+	plugin := filepath.Join(project, ".bingo", "plugins", "asker")
+	for _, d := range []string{filepath.Join(project, ".git"), plugin} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := `{"name": "asker", "version": "0.1.0", "entry": {"command": "sh", "args": ["-c", "exit 1"]},
+	  "permissions": {"writable": true, "read": ["~/.ssh/id_rsa"], "write": ["~/.cache/asker"], "network": ["api.example.com:443"]}}`
+	if err := os.WriteFile(filepath.Join(plugin, "plugin.json"), []byte(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const asks = "      asks the sandbox for: writes the working directory; reads ~/.ssh/id_rsa; writes ~/.cache/asker; network api.example.com:443\n"
+	s := startScreen(t, home, project, filepath.Join(binDir, "bingo"), "plugins")
+	s.waitFor(0, "Trust it? [y/N] ", time.Minute)
+	s.typeKeys(no)
+	s.exit(reaction)
+	if screen := s.text(); !strings.Contains(screen, "  asker: sh -c 'exit 1'\n"+asks) {
+		t.Errorf("the prompt does not show what asker asks, %q; the screen:\n%s", asks, screen)
+	}
+	trust := exec.Command(filepath.Join(binDir, "bingo"), "trust")
+	trust.Dir, trust.Env = project, append(os.Environ(), "HOME="+home, "NO_COLOR=1")
+	out, err := trust.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), asks) {
+		t.Errorf("bingo trust (%v) does not say it as the prompt does, %q:\n%s", err, asks, out)
+	}
+}

@@ -84,10 +84,13 @@ type ServiceInput struct {
 
 // checker is one run.
 type checker struct {
-	opts     Options
-	dl       bounds.Deadlines
-	limits   bounds.Limits
-	bounds   wasm.Bounds // the person's: checking a plugin is their act
+	opts   Options
+	dl     bounds.Deadlines
+	limits bounds.Limits
+	bounds wasm.Bounds // the person's: checking a plugin is their act
+	// set are the settings in force, whose sandbox grants an exec
+	// plugin is confined by as in a run.
+	set      settings.Settings
 	rep      *Report
 	tap      *tap
 	stderr   *counter
@@ -95,6 +98,7 @@ type checker struct {
 	mu       sync.Mutex
 	starting bool
 	notices  []bridge.Notice
+	refused  []bridge.Notice // the sandbox's, under mu
 	// took is how long each tool call answered in, by tool and input
 	// (callKey): the cancel step's measure of the work it cancels.
 	took map[string]time.Duration
@@ -130,7 +134,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		opts.Environ = os.Environ()
 	}
 	c := &checker{opts: opts, rep: &Report{Dir: abs, Findings: []Finding{}}, tap: &tap{}, stderr: &counter{},
-		dl: bounds.DefaultDeadlines(), limits: bounds.DefaultLimits(), took: map[string]time.Duration{}, stuck: map[string]bool{}}
+		dl: bounds.DefaultDeadlines(), limits: bounds.DefaultLimits(), set: settings.Default(), took: map[string]time.Duration{}, stuck: map[string]bool{}}
 	c.settings(ctx)
 	c.run(ctx)
 	c.rep.Conforms = true
@@ -152,7 +156,7 @@ func (c *checker) settings(ctx context.Context) {
 	var notices []bridge.Notice
 	s := host.LoadSettings(ctx, host.Config{Home: c.opts.Home, Cwd: c.opts.Cwd,
 		Notify: func(n bridge.Notice) { notices = append(notices, n) }})
-	c.dl, c.limits, c.bounds = s.Deadlines, s.Limits, s.WasmCompile.Bounds()
+	c.set, c.dl, c.limits, c.bounds = s, s.Deadlines, s.Limits, s.WasmCompile.Bounds()
 	for _, n := range notices {
 		c.add(Warn, "settings", "%s", n.Message)
 	}
@@ -289,8 +293,24 @@ func (c *checker) run(ctx context.Context) {
 		tr = wh.Transport(wasm.Config{Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
 			Dir: dir, Hide: hide, Stderr: c.stderr, InstantiateTimeout: c.dl.Initialize, Bounds: c.bounds})
 	default:
+		// Confined as a run confines it, by the same grants (the
+		// person's sandbox.<name> and the manifest's permissions): what
+		// the check passes is what runs.
+		conf, err := host.Confine(host.Config{Home: c.opts.Home, Cwd: c.opts.Cwd, Notify: c.sandboxNotice}, c.set, m, "", c.stderr)
+		if conf.Egress != nil {
+			defer conf.Egress.Close()
+		}
+		if err != nil {
+			c.add(Fail, "start", "%v", err)
+			return
+		}
+		if conf.Less != "" {
+			c.add(Warn, "sandbox", "runs with less than the default sandbox (%s): %s", conf.Isolation, conf.Less)
+		} else if conf.Isolation != "" {
+			c.add(OK, "sandbox", "runs confined as a run confines it (%s)", conf.Isolation)
+		}
 		tr = exec.New(exec.Config{Command: m.Entry.Command, Args: m.Entry.Args, Env: m.Environ(environ),
-			Dir: c.opts.Cwd, Stderr: c.stderr})
+			Dir: c.opts.Cwd, Stderr: c.stderr, Sandbox: conf.Sandbox})
 	}
 	if m.Entry.Protocol == manifest.ProtocolMCP {
 		// Checked as the host runs it: behind the translator, whose wire
@@ -336,6 +356,21 @@ func (c *checker) run(ctx context.Context) {
 	c.exercise(ctx)
 	c.cancel(ctx)
 	c.respawn(ctx)
+	c.mu.Lock()
+	refused := c.refused
+	c.mu.Unlock()
+	for _, n := range refused {
+		c.add(Warn, "sandbox", "%s", n.Message)
+	}
+}
+
+// sandboxNotice keeps what the sandbox said it refused (a host not
+// granted), for the findings once the steps are done: it is said from the
+// egress proxy's goroutines.
+func (c *checker) sandboxNotice(n bridge.Notice) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refused = append(c.refused, n)
 }
 
 // close stops the plugin and says whether it left when its stdin closed.
