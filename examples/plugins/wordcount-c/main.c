@@ -401,6 +401,7 @@ static int complete(const json *id, const json *params) {
 			add(&where, cwd.p, cwd.n);
 		struct entry *found = NULL;
 		size_t nfound = 0;
+		int full_up = 0; // no memory for another entry
 		DIR *d = where.n && !memchr(where.p, 0, where.n) ? opendir(where.p) : NULL;
 		struct dirent *de;
 		while (d && (de = readdir(d))) {
@@ -412,7 +413,12 @@ static int complete(const json *id, const json *params) {
 			struct stat st;
 			int dir = !stat(full.p, &st) && S_ISDIR(st.st_mode); // follows a symbolic link
 			free(full.p);
-			found = realloc(found, (nfound + 1) * sizeof *found);
+			struct entry *more = realloc(found, (nfound + 1) * sizeof *found);
+			if (!more) { // in wasm, address 0 is memory too: writing through NULL goes unnoticed
+				full_up = 1;
+				break;
+			}
+			found = more;
 			struct entry *e = &found[nfound++];
 			memset(e, 0, sizeof *e);
 			add(&e->name, de->d_name, l);
@@ -423,17 +429,25 @@ static int complete(const json *id, const json *params) {
 		}
 		if (d)
 			closedir(d);
-		qsort(found, nfound, sizeof *found, by_name); // byte order of the names
-		begin_answer(id);
-		fputs("{\"completions\":[", stdout);
-		for (size_t i = 0; i < nfound; i++) {
-			fputs(i ? ",{\"value\":" : "{\"value\":", stdout);
-			write_str(&found[i].value);
-			fputc('}', stdout);
-			free(found[i].name.p), free(found[i].value.p);
+		if (full_up) {
+			struct str m = {0};
+			add(&m, NAME ": out of memory", strlen(NAME ": out of memory"));
+			fail(id, -32603, &m);
+			free(m.p);
+		} else {
+			qsort(found, nfound, sizeof *found, by_name); // byte order of the names
+			begin_answer(id);
+			fputs("{\"completions\":[", stdout);
+			for (size_t i = 0; i < nfound; i++) {
+				fputs(i ? ",{\"value\":" : "{\"value\":", stdout);
+				write_str(&found[i].value);
+				fputc('}', stdout);
+			}
+			fputs("]}", stdout);
+			end_message();
 		}
-		fputs("]}", stdout);
-		end_message();
+		for (size_t i = 0; i < nfound; i++)
+			free(found[i].name.p), free(found[i].value.p);
 		free(found), free(where.p);
 	}
 	free(name.p), free(partial.p), free(cwd.p);
@@ -463,7 +477,8 @@ static void handle(const json *msg) {
 		} else {
 			initialized = 1;
 			const json *asked = json_get(params, "protocol");
-			if (!asked || asked->type != JSON_NUMBER || strtod(asked->raw, NULL) != PROTOCOL)
+			double protocol;
+			if (!json_number(asked, &protocol) || protocol != PROTOCOL)
 				logf_("host asked for protocol %.*s; answering %d", asked ? (int)asked->raw_len : 4, asked ? asked->raw : "None", PROTOCOL);
 			handshake(id);
 		}

@@ -150,6 +150,13 @@ func transcript(dir string) []string {
 		`{"jsonrpc":"2.0","id":44,"method":"command/run"}`,
 		"{\"jsonrpc\":\"2.0\",\"id\":45,\"method\":\"command/run\",\"params\":{\"name\":\"wordcount\",\"args\":\"x\xffy\",\"cwd\":\"/\"}}",
 		`{"jsonrpc":"2.0","id":46,"method":"command/run","params":{"name":"wordcount","args":"\ud800\u2029","cwd":"/"}}`,
+		// Numbers strtod takes and JSON does not: each line is not JSON.
+		`{"jsonrpc":"2.0","id":47,"method":"command/run","params":{"name":"wordcount","args":"notes.txt","n":-inf}}`,
+		`{"jsonrpc":"2.0","id":48,"method":"command/run","params":{"name":"wordcount","args":"notes.txt","n":0x10}}`,
+		`{"jsonrpc":"2.0","id":49,"method":"command/run","params":{"name":"wordcount","args":"notes.txt","n":01}}`,
+		`{"jsonrpc":"2.0","id":50,"method":"command/run","params":{"name":"wordcount","args":"notes.txt","n":1.}}`,
+		`{"jsonrpc":"2.0","id":51,"method":"command/run","params":{"name":"wordcount","args":"notes.txt","n":-}}`,
+		`{"jsonrpc":"2.0","id":52,"method":"command/run","params":{"name":"wordcount","args":"notes.txt","n":-0.5e+3}}`,
 		`{"jsonrpc":"2.0","id":null,"method":"command/run","params":{}}`,
 		`{"jsonrpc":"2.0","id":1.5,"method":"command/run","params":{}}`,
 		`{"jsonrpc":"2.0","id":true,"method":"command/run","params":{}}`,
@@ -757,7 +764,7 @@ func checkAnswers(t *testing.T, dir, out string) {
 			answered++
 		}
 	}
-	if want := 47; answered != want {
+	if want := 48; answered != want {
 		t.Errorf("%d answers, want %d (one per request with a string or integer id)", answered, want)
 	}
 	if !strings.HasSuffix(out, "}\n") {

@@ -1,12 +1,47 @@
 #include "json.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct reader {
 	const char *s, *end;
 	int depth;
+	int oom; // an allocation failed: the text may be JSON all the same
 };
+
+static int digit(const struct reader *r) { return r->s < r->end && *r->s >= '0' && *r->s <= '9'; }
+
+// read_number reads a number as JSON's grammar has it, and no further
+// than r->end: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?. (strtod
+// would read past a buffer that is not NUL-terminated, and takes inf,
+// nan and hexadecimal too.)
+static int read_number(struct reader *r) {
+	if (r->s < r->end && *r->s == '-')
+		r->s++;
+	if (!digit(r))
+		return 0;
+	if (*r->s++ != '0')
+		while (digit(r))
+			r->s++;
+	if (r->s < r->end && *r->s == '.') {
+		r->s++;
+		if (!digit(r))
+			return 0;
+		while (digit(r))
+			r->s++;
+	}
+	if (r->s < r->end && (*r->s == 'e' || *r->s == 'E')) {
+		r->s++;
+		if (r->s < r->end && (*r->s == '+' || *r->s == '-'))
+			r->s++;
+		if (!digit(r))
+			return 0;
+		while (digit(r))
+			r->s++;
+	}
+	return 1;
+}
 
 static void skip_space(struct reader *r) {
 	while (r->s < r->end && (*r->s == ' ' || *r->s == '\t' || *r->s == '\n' || *r->s == '\r'))
@@ -95,8 +130,10 @@ static int read_string(struct reader *r, json *v) {
 	if (r->s >= r->end)
 		return 0;
 	char *out = malloc(3 * (r->s - start) + 1); // a bad byte takes three
-	if (!out)
+	if (!out) {
+		r->oom = 1;
 		return 0;
+	}
 	size_t n = 0;
 	for (const char *p = start; p < r->s; p++) {
 		if ((unsigned char)*p < 0x20) {
@@ -211,8 +248,10 @@ static json *read_value(struct reader *r) {
 	if (r->s >= r->end || r->depth > 512)
 		return NULL;
 	json *v = calloc(1, sizeof *v);
-	if (!v)
+	if (!v) {
+		r->oom = 1;
 		return NULL;
+	}
 	v->raw = r->s;
 	int ok = 1;
 	char c = *r->s;
@@ -233,10 +272,7 @@ static json *read_value(struct reader *r) {
 		ok = literal(r, "null");
 	} else if (c == '-' || (c >= '0' && c <= '9')) {
 		v->type = JSON_NUMBER;
-		char *end;
-		strtod(r->s, &end); // the line is NUL-terminated by the caller
-		ok = end > r->s && end <= r->end;
-		r->s = end;
+		ok = read_number(r);
 	} else {
 		ok = 0;
 	}
@@ -249,14 +285,110 @@ static json *read_value(struct reader *r) {
 }
 
 json *json_parse(const char *s, size_t n) {
-	struct reader r = {s, s + n, 0};
+	struct reader r = {s, s + n, 0, 0};
 	json *v = read_value(&r);
 	skip_space(&r);
 	if (v && r.s != r.end) {
 		json_free(v);
 		return NULL;
 	}
+	if (!v && r.oom)
+		errno = ENOMEM;
 	return v;
+}
+
+// skip_value passes over a value without keeping it (or allocating):
+// what json_id needs, when there was no memory to parse the text.
+static int skip_value(struct reader *r) {
+	skip_space(r);
+	if (r->s >= r->end || r->depth > 512)
+		return 0;
+	char c = *r->s;
+	if (c == '"') {
+		for (r->s++; r->s < r->end && *r->s != '"'; r->s++)
+			if (*r->s == '\\')
+				r->s++;
+		return r->s++ < r->end;
+	}
+	if (c == '{' || c == '[') {
+		char close = c == '{' ? '}' : ']';
+		r->s++;
+		r->depth++;
+		skip_space(r);
+		if (r->s < r->end && *r->s == close) {
+			r->s++;
+			r->depth--;
+			return 1;
+		}
+		for (;;) {
+			if (close == '}') {
+				skip_space(r);
+				if (r->s >= r->end || *r->s != '"' || !skip_value(r))
+					return 0;
+				skip_space(r);
+				if (r->s >= r->end || *r->s++ != ':')
+					return 0;
+			}
+			if (!skip_value(r))
+				return 0;
+			skip_space(r);
+			if (r->s < r->end && *r->s == ',') {
+				r->s++;
+				continue;
+			}
+			r->depth--;
+			return r->s < r->end && *r->s++ == close;
+		}
+	}
+	if (c == 't' || c == 'f' || c == 'n')
+		return literal(r, c == 't' ? "true" : c == 'f' ? "false" : "null");
+	return read_number(r);
+}
+
+json *json_id(const char *s, size_t n) {
+	struct reader r = {s, s + n, 0, 0};
+	skip_space(&r);
+	if (r.s >= r.end || *r.s++ != '{')
+		return NULL;
+	for (;;) {
+		skip_space(&r);
+		const char *key = r.s;
+		if (r.s >= r.end || *r.s != '"' || !skip_value(&r))
+			return NULL;
+		int is_id = r.s - key == 4 && !memcmp(key, "\"id\"", 4);
+		skip_space(&r);
+		if (r.s >= r.end || *r.s++ != ':')
+			return NULL;
+		skip_space(&r);
+		const char *at = r.s;
+		if (!skip_value(&r))
+			return NULL;
+		if (is_id) {
+			json *id = json_parse(at, r.s - at);
+			if (id && id->type != JSON_NUMBER && id->type != JSON_STRING) {
+				json_free(id);
+				id = NULL;
+			}
+			return id;
+		}
+		skip_space(&r);
+		if (r.s >= r.end || *r.s++ != ',')
+			return NULL;
+	}
+}
+
+int json_number(const json *v, double *out) {
+	char small[64], *copy = small;
+	if (!v || v->type != JSON_NUMBER)
+		return 0;
+	if (v->raw_len >= sizeof small && !(copy = malloc(v->raw_len + 1)))
+		return 0;
+	memcpy(copy, v->raw, v->raw_len);
+	copy[v->raw_len] = 0;
+	*out = strtod(copy, NULL);
+	if (copy != small)
+		free(copy);
+	return 1;
 }
 
 void json_free(json *v) {

@@ -19,17 +19,28 @@ struct json {
 	json *child, *next; // an array's or object's first member; the next
 };
 
-// json_parse reads the whole of s (n bytes) as one value: NULL if it is
-// not JSON, or nested deeper than 512. In a string, a byte that is not
+// json_parse reads the whole of s (n bytes, which need not end in a NUL)
+// as one value: NULL if it is not JSON, or nested deeper than 512, or
+// memory ran out (then errno is ENOMEM). In a string, a byte that is not
 // part of valid UTF-8, and a lone surrogate escape, become U+FFFD each.
 // Free it with json_free.
 json *json_parse(const char *s, size_t n);
+
+// json_id is the "id" member of the object s (n bytes), if it is a
+// number or a string, found without parsing the rest into a tree: a
+// request json_parse had no memory for can still be answered. NULL if
+// there is none (or no memory even for it). Free it with json_free.
+json *json_id(const char *s, size_t n);
 void json_free(json *v);
 
 // json_get is the member key of an object (NULL if v is no object or has
 // none); json_string is a string's bytes, or NULL for anything else.
 json *json_get(const json *v, const char *key);
 const char *json_string(const json *v);
+
+// json_number sets *out to a number's value and returns 1; 0 for anything
+// else (or no memory for the copy strtod reads).
+int json_number(const json *v, double *out);
 
 // json_write_string writes n bytes of s as a JSON string, quoted; a byte
 // that is not part of valid UTF-8 goes out as U+FFFD.

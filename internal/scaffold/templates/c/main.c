@@ -8,6 +8,7 @@
 // as soon as a line comes) and reads stdin with read into its own buffer,
 // where it looks first: a line already read is invisible to poll (and so
 // is one in stdio's buffer, which is why stdin is never read with stdio).
+#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,19 +58,27 @@ static void fill(int wait_ms) {
 		buf_len += n;
 }
 
+static void out_of_memory(const char *text, size_t n);
+
 // take returns the next whole line read (NUL-terminated, without its
-// newline; the caller frees it), or NULL.
+// newline; the caller frees it), or NULL. A line there is no memory to
+// copy is answered out of memory (out_of_memory) where it lies.
 static char *take(void) {
-	char *nl = memchr(buf, '\n', buf_len);
-	if (!nl)
-		return NULL;
-	size_t n = nl - buf;
-	char *line = malloc(n + 1);
-	memcpy(line, buf, n);
-	line[n] = 0;
-	buf_len -= n + 1;
-	memmove(buf, nl + 1, buf_len);
-	return line;
+	char *nl;
+	while ((nl = memchr(buf, '\n', buf_len))) {
+		size_t n = nl - buf;
+		char *line = malloc(n + 1);
+		if (line) {
+			memcpy(line, buf, n);
+			line[n] = 0;
+		} else
+			out_of_memory(buf, n);
+		buf_len -= n + 1;
+		memmove(buf, nl + 1, buf_len);
+		if (line)
+			return line;
+	}
+	return NULL;
 }
 
 // next returns the next message to handle, waiting for it; NULL at EOF.
@@ -94,6 +103,11 @@ static char *next(void) {
 
 static void put_aside(char *text) {
 	struct line *l = malloc(sizeof *l);
+	if (!l) {
+		out_of_memory(text, strlen(text));
+		free(text);
+		return;
+	}
 	l->text = text;
 	l->next = NULL;
 	*later_tail = l;
@@ -169,6 +183,19 @@ static void fail(const json *id, int code, const char *message) {
 	end_message();
 }
 
+// out_of_memory answers the request text (n bytes) that there was no
+// memory to read or to carry out, if its id can be found: in wasm,
+// address 0 is memory like any other, so an allocation that failed
+// unchecked would go on writing over the module's own data.
+static void out_of_memory(const char *text, size_t n) {
+	json *id = json_id(text, n);
+	if (id)
+		fail(id, -32603, NAME ": out of memory");
+	else
+		fprintf(stderr, NAME ": out of memory: skipped a line\n");
+	json_free(id);
+}
+
 static void text_output(const json *id, const char *text, int is_error) {
 	begin_answer(id);
 	fputs("{\"output\":{\"parts\":[{\"type\":\"text\",\"text\":", stdout);
@@ -205,9 +232,9 @@ static void greet(const json *id, const json *params) {
 		text_output(id, "greet: name must be a non-empty string", 1);
 		return;
 	}
-	const json *s = json_get(input, "steps");
-	long steps = s && s->type == JSON_NUMBER ? strtol(s->raw, NULL, 10) : 1;
-	steps = steps < 1 ? 1 : steps > 1000 ? 1000 : steps;
+	double asked = 1;
+	json_number(json_get(input, "steps"), &asked);
+	long steps = asked < 1 ? 1 : asked > 1000 ? 1000 : (long)asked;
 	char out[256];
 	for (long step = 1; step <= steps; step++) {
 		if (step > 1 && cancelled_within(call, STEP_MS)) {
@@ -221,6 +248,10 @@ static void greet(const json *id, const json *params) {
 		end_message();
 	}
 	char *hello = malloc(strlen(who) + 10);
+	if (!hello) {
+		fail(id, -32603, NAME ": out of memory");
+		return;
+	}
 	sprintf(hello, "Hello, %s!", who);
 	text_output(id, hello, 0);
 	free(hello);
@@ -235,11 +266,15 @@ static void run_command(const json *id, const json *params) {
 	size_t n = strlen(args);
 	while (n > 0 && (args[n - 1] == ' ' || args[n - 1] == '\t'))
 		n--;
+	char *hello = n ? malloc(n + 10) : NULL;
+	if (n && !hello) {
+		fail(id, -32603, NAME ": out of memory");
+		return;
+	}
 	begin_answer(id);
 	if (n == 0) {
 		fputs("{\"outcome\":{\"kind\":\"error\",\"message\":\"usage: /" NAME " <name>\"}}", stdout);
 	} else {
-		char *hello = malloc(n + 10);
 		sprintf(hello, "Hello, %.*s!", (int)n, args);
 		fputs("{\"outcome\":{\"kind\":\"text\",\"text\":", stdout);
 		json_write_string(stdout, hello, strlen(hello));
@@ -269,10 +304,13 @@ int main(void) {
 	fprintf(stderr, NAME ": started (protocol %d)\n", PROTOCOL);
 	char *line;
 	while ((line = next())) {
+		errno = 0;
 		json *msg = json_parse(line, strlen(line));
 		const char *method = json_string(json_get(msg, "method"));
 		const json *id = json_get(msg, "id"), *params = json_get(msg, "params");
-		if (!msg)
+		if (!msg && errno == ENOMEM)
+			out_of_memory(line, strlen(line));
+		else if (!msg)
 			fprintf(stderr, NAME ": skipped a line that is not JSON\n");
 		else if (!method || !id)
 			; // a notification (a late tool/cancel, …) or an answer: nothing to do
