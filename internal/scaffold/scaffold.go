@@ -77,14 +77,15 @@ var langData = map[string]data{
 		Build: "\n## Build\n\nThe manifest runs `plugin.wasm` next to it; build it first, and after every change:\n\n" +
 			"```sh\n./build.sh\n```\n\n" +
 			"It needs clang and wasi-libc; on Debian or Ubuntu:\n\n" +
-			"```sh\napt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32\n```\n"},
+			"```sh\napt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32\n```\n\n" +
+			"It runs `clang`; set `CC` for another that targets WASI (a wasi-sdk's, say):\n`CC=/opt/wasi-sdk/bin/clang ./build.sh`.\n"},
 	"rust": {Intro: " in Rust, built to WebAssembly and run in bingo's sandbox", WASI: true,
 		Files: "src/main.rs   the plugin: a loop over stdin, a tool that stops at tool/cancel\nCargo.toml    its crate, which uses serde_json\nbuild.sh      builds plugin.wasm, offline\ninputs.json   a slow call, for the check's cancel step",
 		Build: "\n## Build\n\nThe manifest runs `plugin.wasm` next to it; build it first, and after every change:\n\n" +
 			"```sh\n./build.sh\n```\n\n" +
 			"It needs Debian's Rust, its standard library for wasm32-wasi and serde_json;\non Debian or Ubuntu:\n\n" +
 			"```sh\napt-get install rustc cargo libstd-rust-dev-wasm32 librust-serde-json-dev\n```\n\n" +
-			"The build is offline: serde_json comes from Debian's crate directory,\n`/usr/share/cargo/registry`. It runs `/usr/bin/cargo` (set `CARGO` and\n`RUSTC` for others): a rustup toolchain earlier on your `PATH` may lack the\n`wasm32-wasi` target.\n"},
+			"The build is offline: serde_json comes from Debian's crate directory,\n`/usr/share/cargo/registry`. It runs `/usr/bin/cargo` and `/usr/bin/rustc`,\nsince a rustup toolchain earlier on your `PATH` may lack the WASI target; set\n`CARGO` and `RUSTC` for others (`CARGO=~/.cargo/bin/cargo\nRUSTC=~/.cargo/bin/rustc ./build.sh`). It builds for `wasm32-wasip1` if that\n`rustc --print target-list` names it (Rust 1.78 on), else for `wasm32-wasi`\n(Debian's older Rust).\n"},
 }
 
 // Write writes a new plugin named name in lang into dir, which must not

@@ -164,3 +164,40 @@ func TestCJSONIsTheExamples(t *testing.T) {
 		}
 	}
 }
+
+// The Rust build.sh builds for the WASI target the rustc it runs has:
+// wasm32-wasip1 (Rust 1.78 on; 1.84 dropped wasm32-wasi), else
+// wasm32-wasi (Debian's older Rust). Stand-ins for rustc and cargo, named
+// by RUSTC and CARGO, offer one target each and build for it alone.
+func TestRustBuildTarget(t *testing.T) {
+	for _, target := range []string{"wasm32-wasip1", "wasm32-wasi"} {
+		t.Run(target, func(t *testing.T) {
+			tmp := t.TempDir()
+			dir := filepath.Join(tmp, "rgreet")
+			if _, err := Write(dir, "rgreet", "rust", ""); err != nil {
+				t.Fatal(err)
+			}
+			rustc := filepath.Join(tmp, "rustc")
+			cargo := filepath.Join(tmp, "cargo")
+			script := func(path, body string) {
+				if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			script(rustc, "printf 'wasm32-unknown-unknown\\n"+target+"\\nx86_64-unknown-linux-gnu\\n'\n")
+			// cargo build ... --target T ...: only T is there.
+			script(cargo, `while [ $# -gt 0 ]; do [ "$1" = --target ] && t=$2; shift; done
+[ "$t" = `+target+` ] || { echo "error: no target $t" >&2; exit 1; }
+mkdir -p target/$t/release && echo "built for $t" > target/$t/release/rgreet.wasm
+`)
+			cmd := exec.Command("sh", filepath.Join(dir, "build.sh"))
+			cmd.Env = append(os.Environ(), "CARGO="+cargo, "RUSTC="+rustc)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("build.sh: %v\n%s", err, out)
+			}
+			if got, _ := os.ReadFile(filepath.Join(dir, "plugin.wasm")); string(got) != "built for "+target+"\n" {
+				t.Errorf("plugin.wasm: %q, want the build for %s", got, target)
+			}
+		})
+	}
+}
