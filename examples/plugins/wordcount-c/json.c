@@ -347,10 +347,11 @@ static int skip_value(struct reader *r) {
 
 json *json_id(const char *s, size_t n) {
 	struct reader r = {s, s + n, 0, 0};
+	const char *id = NULL, *id_end = NULL; // the last "id", as json_get takes
 	skip_space(&r);
 	if (r.s >= r.end || *r.s++ != '{')
 		return NULL;
-	for (;;) {
+	for (;;) { // an object without members has no id
 		skip_space(&r);
 		const char *key = r.s;
 		if (r.s >= r.end || *r.s != '"' || !skip_value(&r))
@@ -363,18 +364,22 @@ json *json_id(const char *s, size_t n) {
 		const char *at = r.s;
 		if (!skip_value(&r))
 			return NULL;
-		if (is_id) {
-			json *id = json_parse(at, r.s - at);
-			if (id && id->type != JSON_NUMBER && id->type != JSON_STRING) {
-				json_free(id);
-				id = NULL;
-			}
-			return id;
-		}
+		if (is_id)
+			id = at, id_end = r.s;
 		skip_space(&r);
+		if (r.s < r.end && *r.s == '}')
+			break;
 		if (r.s >= r.end || *r.s++ != ',')
 			return NULL;
 	}
+	r.s++;
+	skip_space(&r);
+	json *v = id && r.s == r.end ? json_parse(id, id_end - id) : NULL;
+	if (v && v->type != JSON_NUMBER && v->type != JSON_STRING) {
+		json_free(v);
+		v = NULL;
+	}
+	return v;
 }
 
 int json_number(const json *v, double *out) {
