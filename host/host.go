@@ -91,8 +91,8 @@ type PluginInfo struct {
 	Status   string `json:"status"` // running, idle, dead, not started, failed, shadowed, …
 	Error    string `json:"error,omitempty"`
 	// Isolation is how an exec plugin or stdio MCP server is confined:
-	// "landlock+netns" (the default), "landlock", "netns" or "none"
-	// (docs/plugins.md); "" for a plugin of another transport.
+	// "landlock+netns+pidns" (the default), fewer of them joined by "+",
+	// or "none" (docs/plugins.md); "" for a plugin of another transport.
 	Isolation string `json:"isolation,omitempty"`
 	// Asks is what its manifest asks for beyond the default sandbox
 	// (manifest.Permissions), granted by trusting or installing it; ""
@@ -124,8 +124,8 @@ type loaded struct {
 	err    error
 	key    declcache.Key    // its declaration's key in the cache
 	cached *declcache.Entry // its declaration as cached, if current: it is not started at Open
-	// isolation is how an exec plugin is confined ("landlock+netns",
-	// "landlock", "netns", "none"), and less why that is less than its
+	// isolation is how an exec plugin is confined ("landlock+netns+pidns",
+	// "landlock", "none", …), and less why that is less than its
 	// sandbox asks for, or "" (shepherd.Isolation).
 	isolation, less string
 	// egress is its proxy to the hosts it is granted by name, if any.

@@ -291,7 +291,7 @@ func buildTable() []Key {
 		{Path: "sandbox", Kind: KindNames, Layer: LayerUser,
 			Doc: "What the person grants a plugin beyond the default sandbox, by plugin name (wasm: the working directory read-only, no environment but the manifest's entry.env, no network, " + strconv.Itoa(wasm.DefaultMemoryLimitMiB) + " MiB of memory; an exec plugin or stdio MCP server on Linux: the system, what it runs from and the working directory read-only, its data directory and a private temporary directory writable, no network; see docs/plugins.md). An untrusted project plugin never gets the grant made for its name."},
 		{Path: "sandbox.require", Kind: KindBool, Default: "false",
-			Doc: "Refuse to start an exec plugin or stdio MCP server that would run with less than the default sandbox (no Landlock, or no network namespace where it has no network), instead of starting it with less and saying so once. (So no plugin named require can be granted anything here.)"},
+			Doc: "Refuse to start an exec plugin or stdio MCP server that would run with less than the default sandbox (no Landlock; no PID namespace, or no network namespace where it has no network), instead of starting it with less and saying so once. (So no plugin named require can be granted anything here.)"},
 		{Path: "sandbox.<name>", Kind: KindSection,
 			Doc: "The grant for the plugin named <name>. A later file replaces it whole."},
 		{Path: "sandbox.<name>.writable", Kind: KindBool, Default: "false",

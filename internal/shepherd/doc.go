@@ -43,9 +43,10 @@
 // docs/performance.md for what a shepherd costs.
 //
 // A Command with a Sandbox is started confined (sandbox_linux.go): through
-// a stage, the binary once more, in a user and network namespace of its
-// own, which applies Landlock and no_new_privs to itself and executes the
-// program.
+// a stage, the binary once more, in a user, PID, mount and network
+// namespace of its own, which mounts a /proc of its PID namespace,
+// applies Landlock and no_new_privs to itself, and starts the program as
+// that namespace's init.
 //
 // What is outside its reach: a plugin not confined runs as the person, so
 // it can kill its own shepherd on purpose (its orphans then go to init) or keep it

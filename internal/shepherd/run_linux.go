@@ -66,10 +66,11 @@ func run(path string, argv []string) int {
 	var pid int
 	var err error
 	cleanup := func() {}
+	final := func(ws syscall.WaitStatus) syscall.WaitStatus { return ws }
 	policy, confined := os.LookupEnv(sandboxKey)
 	if confined {
 		_ = os.Unsetenv(sandboxKey)
-		pid, cleanup, err = startConfined(path, argv, os.Environ(), decodeSandbox(policy))
+		pid, cleanup, final, err = startConfined(path, argv, os.Environ(), decodeSandbox(policy))
 	} else {
 		pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{
 			Env:   os.Environ(),
@@ -109,7 +110,7 @@ func run(path string, argv []string) int {
 	go listen(kill, exited, &d)
 	reapable, next := make(chan struct{}), make(chan struct{}, 1)
 	go watch(reapable, next)
-	status := shepherd(pid, kill, exited, reapable, next)
+	status := final(shepherd(pid, kill, exited, reapable, next))
 	d.finish()
 	cleanup()
 	return exitAs(status)

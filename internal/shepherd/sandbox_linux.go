@@ -3,6 +3,7 @@ package shepherd
 import (
 	"os"
 	"runtime"
+	"strings"
 	"syscall"
 	"unsafe"
 )
@@ -10,21 +11,24 @@ import (
 // A confined program is started through a stage: the running binary once
 // more, re-executed by the shepherd with stageKey in its environment. The
 // stage lets go of the controlling terminal (dropTerminal: /dev/tty opens
-// nothing) and the shepherd starts it, unless the sandbox grants any
-// network,
-// in a new user and network namespace of its own, whose only interface is
-// a loopback that is down: no packet of any protocol leaves it, UDP and
-// DNS included. The stage then confines its one thread (confine: Landlock
-// and no_new_privs) and executes the program from that thread, so the
+// nothing) and the shepherd starts it in a new user, PID and mount
+// namespace of its own and, unless the sandbox grants any network, a
+// network namespace, whose only interface is a loopback that is down: no
+// packet of any protocol leaves it, UDP and DNS included. The stage, the
+// PID namespace's init, mounts that namespace's /proc over /proc
+// (mountProc), confines its one thread (confine: Landlock and
+// no_new_privs) and starts the program from that thread (initOf), so the
 // program starts inside the domain and every process it starts inherits
 // it. Only a process of its own can be confined this way: Landlock binds
 // the thread that asks, and a shepherd confined itself could not read
-// /proc to end the tree nor write the namespace's user map.
+// /proc to end the tree nor write the namespace's user map. Without a
+// user namespace the stage executes the program instead.
 //
-// The stage reports on its descriptor 3, a socket closed by the program's
-// exec, as the shepherd reports to the host: nothing once the program
-// runs, or the errno that stopped it; before that, it hands over the
-// listener it made for the egress proxy, if any.
+// The stage reports on its descriptor 3 as the shepherd reports to the
+// host: 'R' once the program runs under it (or nothing, when it executes
+// the program, whose exec closes the socket), or the errno that stopped
+// it; before that, it hands over the listener it made for the egress
+// proxy, if any; and last, as init, the program's wait status.
 
 // stageKey marks the stage: its value is the program to run, and argv
 // its argv. sandboxKey holds the Sandbox (encode), for the shepherd and
@@ -44,6 +48,7 @@ const netnsKey = "BINGO_SANDBOX_NETNS"
 // Linux constants the syscall package does not name.
 const (
 	capNetAdmin          = 12
+	capSysAdmin          = 21
 	prCapAmbient         = 47
 	prCapAmbientClearAll = 4
 	siocsifflags         = 0x8914
@@ -65,9 +70,10 @@ func (s *Sandbox) proxyPort() int {
 	return n
 }
 
-// noNetnsKey, set in the host's environment, starts every confined
-// program without a network namespace, as on a system that refuses one:
-// how the tests see what a plugin is told there.
+// noNetnsKey, set (not empty) in the host's environment, starts every
+// confined program without a user namespace, so with neither a network
+// nor a PID namespace, as on a system that refuses one: how the tests see
+// what a plugin is told there.
 const noNetnsKey = "BINGO_SANDBOX_NO_NETNS"
 
 // stage confines itself and becomes the program at path. It never
@@ -89,6 +95,17 @@ func stage(path string) {
 		}
 	}
 	_ = os.Unsetenv(netnsKey)
+	// First in a PID namespace of its own: /proc is made the
+	// namespace's, before Landlock, which forbids mounting.
+	pidns := os.Getpid() == 1
+	if pidns {
+		if err := mountProc(); err != nil {
+			if s.Require {
+				fail(err)
+			}
+			_, _ = os.Stderr.WriteString("bingo: /proc is the machine's (" + err.Error() + "): other processes' command lines and status are visible to the plugin\n")
+		}
+	}
 	dropTerminal()
 	// No capability of the namespace reaches the program.
 	_, _, _ = syscall.RawSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClearAll, 0, 0, 0, 0)
@@ -98,7 +115,69 @@ func stage(path string) {
 		}
 		_, _ = os.Stderr.WriteString("bingo: the plugin runs without its file-system sandbox: " + err.Error() + "\n")
 	}
+	if pidns {
+		initOf(path)
+	}
 	fail(syscall.Exec(path, os.Args, os.Environ()))
+}
+
+// mountProc gives the stage's mount namespace a /proc of its own PID
+// namespace's, so the plugin sees its own processes only: bingo's and
+// everyone else's command lines and status are not there to read. Its
+// mounts are made private first, so nothing of this reaches the
+// machine's.
+func mountProc() error {
+	if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil {
+		return &os.SyscallError{Syscall: "mount proc", Err: err}
+	}
+	return nil
+}
+
+// initOf is the stage as its PID namespace's init: the program cannot be
+// that, since an init ignores every signal it has no handler for (the
+// exec transport's SIGTERM would not end a Python script), and reaps
+// what its orphans leave. It starts the program from its confined
+// thread, so the program inherits the domain, reports 'R' to the
+// shepherd, reaps until the program is gone, and reports the program's
+// wait status ("X<status>\n"), which the shepherd exits with. Its own
+// end then ends every process left in the namespace.
+func initOf(path string) {
+	pid, err := syscall.ForkExec(path, os.Args, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		fail(err)
+	}
+	// An init is sent, from its namespace or an outer one, only the
+	// signals it handles: with the defaults, none but SIGKILL ends it
+	// (the group signals of the stop sequence are the program's). The
+	// faults, SIGCHLD, SIGPIPE and the scheduler's SIGURG stay the Go
+	// runtime's.
+	for sig := syscall.Signal(1); sig < 32; sig++ {
+		switch sig {
+		case syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGCHLD, syscall.SIGPIPE, syscall.SIGURG,
+			syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGFPE, syscall.SIGILL, syscall.SIGTRAP:
+			continue
+		}
+		_ = sigaction(sig, sigDfl)
+	}
+	_, _ = syscall.Write(reportFd, []byte{'R'})
+	// The wire and the log are the program's alone.
+	for fd := 0; fd <= 2; fd++ {
+		_ = syscall.Close(fd)
+	}
+	for {
+		var ws syscall.WaitStatus
+		p, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			os.Exit(127) // ECHILD: not reached, the program is a child until reaped
+		}
+		if p == pid {
+			_, _ = syscall.Write(reportFd, append([]byte{'X'}, itoa(int(ws), '\n')...))
+			os.Exit(0)
+		}
+	}
 }
 
 // listenForProxy brings up the namespace's loopback, listens on its
@@ -171,11 +250,12 @@ func fail(err error) {
 // the proxy variables, and the forwarding to it from the program's
 // namespace. It returns the program's pid once it runs, or the errno that
 // stopped it.
-func startConfined(path string, argv, env []string, s *Sandbox) (pid int, cleanup func(), err error) {
+func startConfined(path string, argv, env []string, s *Sandbox) (pid int, cleanup func(), final func(syscall.WaitStatus) syscall.WaitStatus, err error) {
 	cleanup = func() {}
+	final = func(ws syscall.WaitStatus) syscall.WaitStatus { return ws }
 	tmp, err := os.MkdirTemp("", "bingo-plugin-")
 	if err != nil {
-		return 0, cleanup, err
+		return 0, cleanup, final, err
 	}
 	cleanup = func() { _ = os.RemoveAll(tmp) }
 	s.Write = append(s.Write, tmp)
@@ -192,27 +272,31 @@ func startConfined(path string, argv, env []string, s *Sandbox) (pid int, cleanu
 	env = append(env, stageKey+"="+path, sandboxKey+"="+s.encode())
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return 0, cleanup, err
+		return 0, cleanup, final, err
 	}
-	defer syscall.Close(fds[0])
 	attr := &syscall.ProcAttr{
 		Env:   env,
 		Files: []uintptr{0, 1, 2, uintptr(fds[1])},
 		// Should the shepherd itself be killed, the program goes with it.
 		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	}
+	// A user namespace, and in it a PID and mount namespace (a /proc of
+	// the plugin's own processes: the stage mounts it) and, unless the
+	// whole network is granted, a network namespace.
 	var nsErr error
-	if !s.AnyNetwork() {
-		if _, off := os.LookupEnv(noNetnsKey); off {
-			nsErr = syscall.EPERM
-		} else {
-			uid, gid := os.Getuid(), os.Getgid()
-			attr.Sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
-			attr.Sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-			attr.Sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-			attr.Sys.GidMappingsEnableSetgroups = false
+	if os.Getenv(noNetnsKey) != "" {
+		nsErr = syscall.EPERM
+	} else {
+		uid, gid := os.Getuid(), os.Getgid()
+		attr.Sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+		attr.Sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		attr.Sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		attr.Sys.GidMappingsEnableSetgroups = false
+		attr.Sys.AmbientCaps = []uintptr{capSysAdmin}
+		if !s.AnyNetwork() {
+			attr.Sys.Cloneflags |= syscall.CLONE_NEWNET
 			if port != 0 {
-				attr.Sys.AmbientCaps = []uintptr{capNetAdmin}
+				attr.Sys.AmbientCaps = append(attr.Sys.AmbientCaps, capNetAdmin)
 				attr.Env = append(attr.Env, netnsKey+"=1")
 			}
 		}
@@ -228,22 +312,30 @@ func startConfined(path string, argv, env []string, s *Sandbox) (pid int, cleanu
 	}
 	_ = syscall.Close(fds[1])
 	if err != nil {
-		return 0, cleanup, err
+		_ = syscall.Close(fds[0])
+		return 0, cleanup, final, err
 	}
 	if nsErr != nil {
+		less := "no PID namespace (" + nsErr.Error() + "): /proc shows every process"
+		if !s.AnyNetwork() {
+			less = "no network namespace (" + nsErr.Error() + "): of the network, only TCP is held back (Landlock); UDP and DNS are not; nor a PID namespace: /proc shows every process"
+		}
 		if s.Require {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			reapOne(pid)
-			_, _ = os.Stderr.WriteString("bingo: not started: it would have the network beside TCP, with no network namespace (" + nsErr.Error() + "), and sandbox.require is set\n")
-			return 0, cleanup, syscall.EPERM
+			_ = syscall.Close(fds[0])
+			_, _ = os.Stderr.WriteString("bingo: not started: " + less + "; and sandbox.require is set\n")
+			return 0, cleanup, final, syscall.EPERM
 		}
-		_, _ = os.Stderr.WriteString("bingo: no network namespace (" + nsErr.Error() + "): of the network, only TCP is held back (Landlock); UDP and DNS are not\n")
+		_, _ = os.Stderr.WriteString("bingo: " + less + "\n")
 	}
-	// The stage's report: a listener to forward, then nothing (the
-	// program runs: exec closed the stage's end) or an errno.
-	var report []byte
+	// The stage's report: a listener to forward, then 'R' (the program
+	// runs under the stage, its PID namespace's init) or nothing (the
+	// program runs: exec closed the stage's end), or an errno.
+	var report, rest []byte // rest: what came after 'R', for final
+	running := false
 	buf, oob := make([]byte, 16), make([]byte, syscall.CmsgSpace(4))
-	for {
+	for !running {
 		n, oobn, _, _, rerr := syscall.Recvmsg(fds[0], buf, oob, syscall.MSG_CMSG_CLOEXEC)
 		if rerr == syscall.EINTR {
 			continue
@@ -254,20 +346,54 @@ func startConfined(path string, argv, env []string, s *Sandbox) (pid int, cleanu
 		if rerr != nil || n <= 0 {
 			break
 		}
-		for _, c := range buf[:n] {
-			if c != 'L' {
+		for i, c := range buf[:n] {
+			if running {
+				rest = append(rest, buf[i:n]...) // a quick program's end
+				break
+			}
+			switch c {
+			case 'L':
+			case 'R':
+				running = true
+			default:
 				report = append(report, c)
 			}
 		}
 	}
-	if len(report) == 0 {
-		return pid, cleanup, nil
+	if running || len(report) == 0 {
+		if !running {
+			_ = syscall.Close(fds[0])
+			return pid, cleanup, final, nil
+		}
+		// Once the stage is reaped, the program's own status is what
+		// it reported last.
+		final = func(ws syscall.WaitStatus) syscall.WaitStatus {
+			defer syscall.Close(fds[0])
+			for {
+				n, err := syscall.Read(fds[0], buf)
+				if err == syscall.EINTR {
+					continue
+				}
+				if n <= 0 || err != nil {
+					break
+				}
+				rest = append(rest, buf[:n]...)
+			}
+			if i := len(rest) - 1; i > 0 && rest[0] == 'X' && rest[i] == '\n' {
+				if n, ok := atoi(string(rest[1:i])); ok {
+					return syscall.WaitStatus(n)
+				}
+			}
+			return ws
+		}
+		return pid, cleanup, final, nil
 	}
+	_ = syscall.Close(fds[0])
 	reapOne(pid)
 	if e, ok := atoi(string(trimNL(report))); ok {
-		return 0, cleanup, syscall.Errno(e)
+		return 0, cleanup, final, syscall.Errno(e)
 	}
-	return 0, cleanup, syscall.EINVAL
+	return 0, cleanup, final, syscall.EINVAL
 }
 
 // forward accepts on the listener the stage made in the program's
@@ -364,42 +490,43 @@ func setenv(env []string, key, value string) []string {
 }
 
 // Isolation says how a program confined to s would be isolated here, as
-// bingo plugins shows it: "landlock+netns" (the default: Landlock and a
-// network namespace of its own), "landlock" (no namespace: its network
-// is granted whole, or namespaces are refused), "netns" or "none"; and,
-// where that is less than s asks for, why.
+// bingo plugins shows it: the mechanisms in force, joined by "+" —
+// "landlock", "netns" (a network namespace of its own, unless its whole
+// network is granted), "pidns" (a PID namespace of its own, whose /proc
+// shows its own processes only) — or "none"; the default is
+// "landlock+netns+pidns". And, where that is less than s asks for, why.
 func Isolation(s *Sandbox) (level, less string) {
 	if !Available() {
 		return "none", "no shepherd (/proc is not mounted)"
 	}
-	landlock, netns := LandlockABI() >= 1, !s.AnyNetwork()
+	landlock, userns := LandlockABI() >= 1, true
 	var why []string
 	if !landlock {
 		why = append(why, "the kernel offers no Landlock, so no file is out of its reach")
 	}
-	if netns {
-		if err := userNamespaces(); err != "" {
-			netns = false
-			why = append(why, "no network namespace ("+err+"), so only its TCP is held back")
+	if err := userNamespaces(); err != "" {
+		userns = false
+		if s.AnyNetwork() {
+			why = append(why, "no PID namespace ("+err+"), so /proc shows every process")
+		} else {
+			why = append(why, "no network namespace ("+err+"), so only its TCP is held back, nor a PID namespace, so /proc shows every process")
 		}
 	}
-	switch {
-	case landlock && netns:
-		level = "landlock+netns"
-	case landlock:
-		level = "landlock"
-	case netns:
-		level = "netns"
-	default:
-		level = "none"
+	var in []string
+	if landlock {
+		in = append(in, "landlock")
 	}
-	for i, w := range why {
-		if i > 0 {
-			less += "; "
-		}
-		less += w
+	if userns && !s.AnyNetwork() {
+		in = append(in, "netns")
 	}
-	return level, less
+	if userns {
+		in = append(in, "pidns")
+	}
+	level = "none"
+	if len(in) > 0 {
+		level = strings.Join(in, "+")
+	}
+	return level, strings.Join(why, "; ")
 }
 
 // userNamespaces returns why a plugin cannot have a user namespace of its
@@ -407,7 +534,7 @@ func Isolation(s *Sandbox) (level, less string) {
 // so that asking costs no process. (A refusal they do not show, as in a
 // container, is found at the start, and said in the plugin's log.)
 func userNamespaces() string {
-	if _, off := os.LookupEnv(noNetnsKey); off {
+	if os.Getenv(noNetnsKey) != "" {
 		return noNetnsKey + " is set"
 	}
 	read := func(path string) string {

@@ -1,10 +1,13 @@
 package shepherd
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -81,5 +84,35 @@ func TestConfined(t *testing.T) {
 	// A program the sandbox cannot execute fails Start as any other.
 	if _, err := confined(t, &Sandbox{Read: []string{open}}, "true"); err == nil || !strings.Contains(err.Error(), syscall.EACCES.Error()) {
 		t.Errorf("a program outside the sandbox: %v, want %v", err, syscall.EACCES)
+	}
+}
+
+// A confined program's /proc is its PID namespace's: it lists its own
+// processes (the stage, its init, and itself), not the test's; and the
+// stage between passes its exit, or the signal that ended it, on as
+// the program's.
+func TestConfinedProcAndStatus(t *testing.T) {
+	if LandlockABI() < 1 || userNamespaces() != "" {
+		t.Skip("no Landlock or user namespaces here")
+	}
+	s := &Sandbox{Read: []string{"/usr", "/bin", "/lib", "/lib64", "/etc", "/proc"}, Write: []string{"/dev/null"}}
+	mine := strconv.Itoa(os.Getpid())
+	out, err := confined(t, s, `ls /proc; exit 3`)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("exit 3 came back as %v: %s", err, out)
+	}
+	var pids []string
+	for _, name := range strings.Fields(out) {
+		if _, err := strconv.Atoi(name); err == nil {
+			pids = append(pids, name)
+		}
+	}
+	if len(pids) == 0 || len(pids) > 3 || slices.Contains(pids, mine) {
+		t.Errorf("the program's /proc lists %v (the test is %s): want its own few processes", pids, mine)
+	}
+	_, err = confined(t, s, `kill -TERM $$`)
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+		t.Errorf("a program ended by SIGTERM came back as %v", err)
 	}
 }
