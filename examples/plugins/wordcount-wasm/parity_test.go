@@ -156,7 +156,7 @@ func transcript(dir string) []string {
 		`{"jsonrpc":"2.0","id":49,"method":"command/run","params":{"name":"wordcount","args":"notes.txt","n":01}}`,
 		`{"jsonrpc":"2.0","id":50,"method":"command/run","params":{"name":"wordcount","args":"notes.txt","n":1.}}`,
 		`{"jsonrpc":"2.0","id":51,"method":"command/run","params":{"name":"wordcount","args":"notes.txt","n":-}}`,
-		`{"jsonrpc":"2.0","id":52,"method":"command/run","params":{"name":"wordcount","args":"notes.txt","n":-0.5e+3}}`,
+		`{"jsonrpc":"2.0","id":52,"method":"command/run","params":{"name":"wordcount","args":"notes.txt","n":-0.5e+3,"cwd":` + q(dir) + `}}`,
 		`{"jsonrpc":"2.0","id":null,"method":"command/run","params":{}}`,
 		`{"jsonrpc":"2.0","id":1.5,"method":"command/run","params":{}}`,
 		`{"jsonrpc":"2.0","id":true,"method":"command/run","params":{}}`,
