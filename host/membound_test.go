@@ -93,7 +93,7 @@ func TestMemoryBound(t *testing.T) {
 		name: "three 200 MB stdout lines",
 		flood: func(t *testing.T) {
 			if out, err := call(`{"what":"lines","n":3,"bytes":209715200}`); err != nil || out.Text() != "ok" {
-				t.Errorf("%v %v", out, err)
+				t.Errorf("%v %v\nnotices:\n%s", out, err, notices.text())
 			}
 		},
 	}} {
