@@ -89,12 +89,14 @@ func (g *guard) chunk() {
 	g.idle.Reset(g.p.deadlines.ProviderIdle)
 }
 
-// cutOff ends the stream with err and says why in one notice.
+// cutOff says why in one notice, then ends the stream with err: in that
+// order, so the notice is out before the caller sees the error (a timer
+// ends the stream from another goroutine).
 func (g *guard) cutOff(err error, why string) {
-	g.cancel(err)
 	if g.p.notify != nil {
 		g.p.notify(fmt.Sprintf("openai provider %q: the stream %s; cancelled it", g.p.id, why))
 	}
+	g.cancel(err)
 }
 
 // stop releases the timers and the context.
