@@ -243,8 +243,11 @@ func TestListChangedFloodCoalesced(t *testing.T) {
 	}
 	p.Close() // waits for the translator's goroutines, so every re-list has been asked
 	// The sdk hears each notification twice (its reader, then its handler),
-	// so without coalescing this is 1 + 2×flood.
-	if n := lists.Load(); n < 2 || n > 10 {
+	// so without coalescing this is 1 + 2×flood (601). How many batches a
+	// flood falls into depends on how fast each re-list comes back: 3–5
+	// alone, 18 beside another make test; a tenth of the uncoalesced count
+	// is the bound.
+	if n := lists.Load(); n < 2 || n > (1+2*flood)/10 {
 		t.Errorf("tools/list asked %d times for %d list_changed, want the handshake's and a few more", n, flood)
 	}
 }
