@@ -236,16 +236,7 @@ func TestNewerCallDoesNotProtectAnOverdueOne(t *testing.T) {
 // follow reach a fresh instance, and are answered.
 func TestWedgedUnderTraffic(t *testing.T) {
 	const deadline, grace = 300 * time.Millisecond, 300 * time.Millisecond
-	var starts atomic.Int32
-	main := func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
-		first := starts.Add(1) == 1
-		return script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
-			if m.Method == protocol.MethodToolCall && !first {
-				echoAnswer(p, m)
-			}
-			return true // the first instance answers nothing
-		}}.main(ctx, stdin, stdout, stderr)
-	}
+	main := firstInstanceSilent()
 	e := mustStart(t, script{}, func(o *Options) {
 		o.Transport = mem.New(main, nil)
 		o.Deadlines.Tool = deadline
@@ -310,18 +301,7 @@ func TestDeadlineSendsTheCancel(t *testing.T) {
 	if !errors.As(err, &de) {
 		t.Fatalf("call = %v, want its deadline error", err)
 	}
-	select {
-	case at := <-cancelled:
-		if late := at.Sub(missed); late > time.Second {
-			t.Fatalf("tool/cancel came %s after the missed deadline", late)
-		}
-	case <-time.After(testutil.WaitLimit):
-		t.Fatal("a call past its deadline was never cancelled")
-	}
-	<-time.After(2 * grace)
-	if n := e.notices.All(); len(n) != 0 || e.plugin.Status() != "running" {
-		t.Fatalf("a plugin that answered its cancelled call: %s, notices %v", e.plugin.Status(), n)
-	}
+	cancelHeardAndAlive(t, e, cancelled, missed, grace, "tool/cancel")
 }
 
 // A provider stream past its deadline is cancelled as an interrupted one
@@ -351,17 +331,25 @@ func TestStreamDeadlineSendsTheCancel(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("stream = %v, want its deadline error", err)
 	}
+	cancelHeardAndAlive(t, e, cancelled, missed, grace, "provider/cancel")
+}
+
+// cancelHeardAndAlive checks that the plugin heard what (its cancel)
+// within a second of the deadline missed at missed, and that, having
+// answered it, it is still running without a notice two graces later.
+func cancelHeardAndAlive(t *testing.T, e *env, cancelled <-chan time.Time, missed time.Time, grace time.Duration, what string) {
+	t.Helper()
 	select {
 	case at := <-cancelled:
 		if late := at.Sub(missed); late > time.Second {
-			t.Fatalf("provider/cancel came %s after the missed deadline", late)
+			t.Fatalf("%s came %s after the missed deadline", what, late)
 		}
 	case <-time.After(testutil.WaitLimit):
-		t.Fatal("a stream past its deadline was never cancelled")
+		t.Fatalf("no %s after a missed deadline", what)
 	}
 	<-time.After(2 * grace)
 	if n := e.notices.All(); len(n) != 0 || e.plugin.Status() != "running" {
-		t.Fatalf("a plugin that ended its cancelled stream: %s, notices %v", e.plugin.Status(), n)
+		t.Fatalf("a plugin that answered after %s: %s, notices %v", what, e.plugin.Status(), n)
 	}
 }
 
@@ -685,6 +673,21 @@ func TestDroppedRequestIsOwedUntilThePluginFallsQuiet(t *testing.T) {
 	}
 }
 
+// firstInstanceSilent is a plugin whose first instance answers nothing
+// and whose later ones echo every tool call.
+func firstInstanceSilent() mem.Main {
+	var starts atomic.Int32
+	return func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+		first := starts.Add(1) == 1
+		return script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
+			if m.Method == protocol.MethodToolCall && !first {
+				echoAnswer(p, m)
+			}
+			return true
+		}}.main(ctx, stdin, stdout, stderr)
+	}
+}
+
 // slowKill is a transport whose first instance's Kill takes until release
 // is closed, as ending a remote session does when the server is the one
 // not answering.
@@ -719,16 +722,7 @@ func TestAWedgedInstanceIsNotUsedWhileItIsKilled(t *testing.T) {
 	// The deadline also bounds the second call's wait for the fresh
 	// instance's start, which a loaded machine can make slow.
 	const deadline, grace = 2 * time.Second, 200 * time.Millisecond
-	var starts atomic.Int32
-	main := func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
-		first := starts.Add(1) == 1
-		return script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
-			if m.Method == protocol.MethodToolCall && !first {
-				echoAnswer(p, m)
-			}
-			return true // the first instance answers nothing
-		}}.main(ctx, stdin, stdout, stderr)
-	}
+	main := firstInstanceSilent()
 	tr := &slowKill{Transport: mem.New(main, nil), release: make(chan struct{})}
 	defer close(tr.release)
 	e := mustStart(t, script{}, func(o *Options) {
