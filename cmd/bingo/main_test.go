@@ -217,13 +217,19 @@ func TestCLI(t *testing.T) {
 
 // condition answers a script's [mountproc]: whether unshare -m is here
 // and may mount a proc of its own in a mount namespace (root, not a
-// container that forbids it).
+// container that forbids it); and [nouserns]: whether the script's
+// nouserns can refuse user namespaces to what it runs.
 func condition(cond string) (bool, error) {
-	if cond != "mountproc" {
-		return false, fmt.Errorf("unknown condition %q", cond)
-	}
 	if _, err := exec.LookPath("unshare"); err != nil {
 		return false, nil
+	}
+	switch cond {
+	case "nouserns":
+		// Refused within, as nouserns means them to be.
+		return runCmd(append(append([]string{"unshare"}, refuseUserns...), "sh", "-c", "! unshare -U true 2>/dev/null"), nil) == nil, nil
+	case "mountproc":
+	default:
+		return false, fmt.Errorf("unknown condition %q", cond)
 	}
 	dir, err := os.MkdirTemp("", "mountproc")
 	if err != nil {

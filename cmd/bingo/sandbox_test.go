@@ -25,10 +25,33 @@ func TestSandbox(t *testing.T) {
 		t.Skip("node is not on PATH")
 	}
 	testscript.Run(t, testscript.Params{Dir: "testdata/sandbox", Setup: setup("wordcount"), Cmds: map[string]func(*testscript.TestScript, bool, []string){
-		"grant":  grant,
-		"listen": listen,
-	}})
+		"grant":    grant,
+		"listen":   listen,
+		"nouserns": nouserns,
+	}, Condition: condition})
 }
+
+// nouserns PROGRAM [ARG...] runs a program as exec does, but in a user
+// namespace whose user.max_user_namespaces is 0 (the sysctl is each user
+// namespace's own): there, as on a machine that refuses user namespaces,
+// bingo's plugins can have none. The script's [nouserns] says whether
+// this can be done here.
+func nouserns(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) == 0 {
+		ts.Fatalf("usage: nouserns PROGRAM [ARG...]")
+	}
+	err := ts.Exec("unshare", append(refuseUserns, args...)...)
+	if err != nil && !neg {
+		ts.Fatalf("%v", err)
+	}
+	if err == nil && neg {
+		ts.Fatalf("unexpected command success")
+	}
+}
+
+// refuseUserns is the unshare command line of nouserns, before the
+// program's.
+var refuseUserns = []string{"-Ur", "sh", "-c", `echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"`, "sh"}
 
 // listen VAR opens a TCP listener and a UDP socket on one loopback port,
 // sets VAR to it, and keeps both until the script ends: something a probe

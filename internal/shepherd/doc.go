@@ -46,7 +46,8 @@
 // a stage, the binary once more, in a user, PID, mount and network
 // namespace of its own, which mounts a /proc of its PID namespace,
 // applies Landlock and no_new_privs to itself, and starts the program as
-// that namespace's init.
+// that namespace's init. Where user namespaces are refused, the stage
+// adds a seccomp filter of sockets to Landlock instead (seccomp_linux.go).
 //
 // What is outside its reach: a plugin not confined runs as the person, so
 // it can kill its own shepherd on purpose (its orphans then go to init) or keep it

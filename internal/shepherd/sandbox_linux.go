@@ -22,7 +22,10 @@ import (
 // it. Only a process of its own can be confined this way: Landlock binds
 // the thread that asks, and a shepherd confined itself could not read
 // /proc to end the tree nor write the namespace's user map. Without a
-// user namespace the stage executes the program instead.
+// user namespace (refused) the stage executes the program instead, and,
+// unless the whole network is granted, adds to Landlock a seccomp filter
+// that refuses every socket but TCP and unix ones (holdSockets), since no
+// network namespace holds UDP and DNS back.
 //
 // The stage reports on its descriptor 3 as the shepherd reports to the
 // host: 'R' once the program runs under it (or nothing, when it executes
@@ -70,12 +73,6 @@ func (s *Sandbox) proxyPort() int {
 	return n
 }
 
-// noNetnsKey, set (not empty) in the host's environment, starts every
-// confined program without a user namespace, so with neither a network
-// nor a PID namespace, as on a system that refuses one: how the tests see
-// what a plugin is told there.
-const noNetnsKey = "BINGO_SANDBOX_NO_NETNS"
-
 // stage confines itself and becomes the program at path. It never
 // returns.
 func stage(path string) {
@@ -115,6 +112,7 @@ func stage(path string) {
 		}
 		_, _ = os.Stderr.WriteString("bingo: the plugin runs without its file-system sandbox: " + err.Error() + "\n")
 	}
+	holdSockets(s, pidns) // a PID namespace comes with the user namespace
 	if pidns {
 		initOf(path)
 	}
@@ -284,27 +282,24 @@ func startConfined(path string, argv, env []string, s *Sandbox) (pid int, cleanu
 	// the plugin's own processes: the stage mounts it) and, unless the
 	// whole network is granted, a network namespace.
 	var nsErr error
-	if os.Getenv(noNetnsKey) != "" {
-		nsErr = syscall.EPERM
-	} else {
-		uid, gid := os.Getuid(), os.Getgid()
-		attr.Sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
-		attr.Sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		attr.Sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		attr.Sys.GidMappingsEnableSetgroups = false
-		attr.Sys.AmbientCaps = []uintptr{capSysAdmin}
-		if !s.AnyNetwork() {
-			attr.Sys.Cloneflags |= syscall.CLONE_NEWNET
-			if port != 0 {
-				attr.Sys.AmbientCaps = append(attr.Sys.AmbientCaps, capNetAdmin)
-				attr.Env = append(attr.Env, netnsKey+"=1")
-			}
+	uid, gid := os.Getuid(), os.Getgid()
+	attr.Sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+	attr.Sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+	attr.Sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	attr.Sys.GidMappingsEnableSetgroups = false
+	attr.Sys.AmbientCaps = []uintptr{capSysAdmin}
+	if !s.AnyNetwork() {
+		attr.Sys.Cloneflags |= syscall.CLONE_NEWNET
+		if port != 0 {
+			attr.Sys.AmbientCaps = append(attr.Sys.AmbientCaps, capNetAdmin)
+			attr.Env = append(attr.Env, netnsKey+"=1")
 		}
 	}
 	pid, err = syscall.ForkExec(self, argv, attr)
-	if nsErr == nil && attr.Sys.Cloneflags != 0 && err != nil && err != syscall.ENOENT {
+	if err != nil && err != syscall.ENOENT {
 		// User namespaces refused (a sysctl, AppArmor, a container):
-		// the stage still confines TCP by Landlock, not the rest.
+		// the stage still confines the network by Landlock and
+		// seccomp (holdSockets), not /proc.
 		nsErr = err
 		attr.Sys.Cloneflags, attr.Sys.UidMappings, attr.Sys.GidMappings, attr.Sys.AmbientCaps = 0, nil, nil, nil
 		attr.Env = env
@@ -316,10 +311,7 @@ func startConfined(path string, argv, env []string, s *Sandbox) (pid int, cleanu
 		return 0, cleanup, final, err
 	}
 	if nsErr != nil {
-		less := "no PID namespace (" + nsErr.Error() + "): /proc shows every process"
-		if !s.AnyNetwork() {
-			less = "no network namespace (" + nsErr.Error() + "): of the network, only TCP is held back (Landlock); UDP and DNS are not; nor a PID namespace: /proc shows every process"
-		}
+		less := withoutUserns(s, nsErr.Error())
 		if s.Require {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			reapOne(pid)
@@ -491,10 +483,12 @@ func setenv(env []string, key, value string) []string {
 
 // Isolation says how a program confined to s would be isolated here, as
 // bingo plugins shows it: the mechanisms in force, joined by "+" —
-// "landlock", "netns" (a network namespace of its own, unless its whole
-// network is granted), "pidns" (a PID namespace of its own, whose /proc
-// shows its own processes only) — or "none"; the default is
-// "landlock+netns+pidns". And, where that is less than s asks for, why.
+// "landlock", "seccomp" (the socket filter, where user namespaces are
+// refused: seccomp_linux.go), "netns" (a network namespace of its own,
+// unless its whole network is granted), "pidns" (a PID namespace of its
+// own, whose /proc shows its own processes only) — or "none"; the default
+// is "landlock+netns+pidns", and where user namespaces are refused
+// "landlock+seccomp". And, where that is less than s asks for, why.
 func Isolation(s *Sandbox) (level, less string) {
 	if !Available() {
 		return "none", "no shepherd (/proc is not mounted)"
@@ -506,15 +500,14 @@ func Isolation(s *Sandbox) (level, less string) {
 	}
 	if err := userNamespaces(); err != "" {
 		userns = false
-		if s.AnyNetwork() {
-			why = append(why, "no PID namespace ("+err+"), so /proc shows every process")
-		} else {
-			why = append(why, "no network namespace ("+err+"), so only its TCP is held back, nor a PID namespace, so /proc shows every process")
-		}
+		why = append(why, withoutUserns(s, err))
 	}
 	var in []string
 	if landlock {
 		in = append(in, "landlock")
+	}
+	if !userns && !s.AnyNetwork() && SeccompAvailable() {
+		in = append(in, "seccomp")
 	}
 	if userns && !s.AnyNetwork() {
 		in = append(in, "netns")
@@ -529,14 +522,38 @@ func Isolation(s *Sandbox) (level, less string) {
 	return level, strings.Join(why, "; ")
 }
 
+// withoutUserns says what a program confined to s lacks here for want
+// of a user namespace, refused for the reason why: the network namespace
+// (unless its whole network is granted), which the stage's Landlock and
+// socket filter stand in for as far as they go, and the PID namespace.
+func withoutUserns(s *Sandbox, why string) string {
+	abi := LandlockABI()
+	var lacks []string
+	if !s.AnyNetwork() {
+		held := "of the network, only TCP is held back (Landlock); UDP and DNS are not"
+		switch tcp := abi >= 4; {
+		case SeccompAvailable() && tcp:
+			held = "UDP, DNS and every socket but TCP and unix ones are refused (seccomp), and TCP held back (Landlock)"
+		case SeccompAvailable():
+			held = "UDP, DNS and every socket but TCP and unix ones are refused (seccomp), but not TCP (Landlock before ABI 4)"
+		case !tcp:
+			held = "nothing of the network is held back"
+		}
+		lacks = append(lacks, "no network namespace ("+why+"): "+held, "nor a PID namespace: /proc shows every process")
+	} else {
+		lacks = append(lacks, "no PID namespace ("+why+"): /proc shows every process")
+	}
+	if abi >= 1 && abi < 6 {
+		lacks = append(lacks, "and bingo can be sent signals (Landlock before ABI 6)")
+	}
+	return strings.Join(lacks, "; ")
+}
+
 // userNamespaces returns why a plugin cannot have a user namespace of its
 // own here, or "": the sysctls that refuse them, read rather than tried,
 // so that asking costs no process. (A refusal they do not show, as in a
 // container, is found at the start, and said in the plugin's log.)
 func userNamespaces() string {
-	if os.Getenv(noNetnsKey) != "" {
-		return noNetnsKey + " is set"
-	}
 	read := func(path string) string {
 		b, err := os.ReadFile(path)
 		if err != nil {
