@@ -2,8 +2,10 @@ package host
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,6 +48,7 @@ func Confine(cfg Config, s settings.Settings, m *manifest.Manifest, dataDir stri
 // egress proxy for the hosts granted by name.
 func (h *Host) confine(m *manifest.Manifest, dataDir string, log io.Writer) (Confinement, error) {
 	c := Confinement{Sandbox: h.execSandbox(m, dataDir)}
+	h.sayMissing(m, log)
 	if len(c.Sandbox.Network) > 0 && !c.Sandbox.AnyNetwork() {
 		p, err := h.egressFor(m.Name, c.Sandbox.Network, log)
 		if err != nil {
@@ -112,6 +115,38 @@ func (h *Host) execSandbox(m *manifest.Manifest, dataDir string) *shepherd.Sandb
 		}
 	}
 	return s
+}
+
+// sayMissing writes in log each path the person's sandbox.<name> or the
+// manifest's permissions grant the plugin m that does not exist now: it
+// is not granted (a Landlock rule is made on the path opened, and its
+// nearest existing parent would grant more than was named). A missing
+// write path is said in a notice too, naming the setting, since what the
+// plugin was to write there it cannot.
+func (h *Host) sayMissing(m *manifest.Manifest, log io.Writer) {
+	mine := h.settings.Sandbox[m.Name]
+	setting := "sandbox." + m.Name + "."
+	for _, g := range []struct {
+		setting, where string
+		paths          []string
+		write          bool
+	}{
+		{setting + "read", " in your ~/.bingo/settings.json", mine.Read, false},
+		{setting + "write", " in your ~/.bingo/settings.json", mine.Write, true},
+		{"permissions.read", " in its plugin.json", m.Permissions.Read, false},
+		{"permissions.write", " in its plugin.json", m.Permissions.Write, true},
+	} {
+		for i, p := range h.expandHome(g.paths) {
+			if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			fmt.Fprintf(log, "bingo: %s names %s, which does not exist: not granted (a path is granted as it is when the plugin starts)\n", g.setting, g.paths[i])
+			if g.write {
+				h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: fmt.Sprintf(
+					"%s%s names %s, which does not exist, so it may not write there; create it, and its next start may", g.setting, g.where, g.paths[i])})
+			}
+		}
+	}
 }
 
 // launcher is what a package runner needs beyond the default: its cache,
