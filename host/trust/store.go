@@ -163,14 +163,13 @@ func (s *Store) Update(fn func(projects map[string]Project) error) (movedAside s
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("trust: %w", err)
 	}
-	lf, err := os.OpenFile(s.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	// Without a lock two bingo processes could lose each other's
+	// records, and a lost "no" is better refused than guessed at.
+	unlock, err := diskrecord.Lock(s.path)
 	if err != nil {
 		return "", fmt.Errorf("trust: %w", err)
 	}
-	defer lf.Close() // releases the lock
-	if err := lock(lf); err != nil {
-		return "", fmt.Errorf("trust: cannot lock %s: %w", lf.Name(), err)
-	}
+	defer unlock()
 	s.removeStaleTemps(dir)
 
 	projects, err := s.read()

@@ -3,10 +3,7 @@
 package trust
 
 import (
-	"errors"
-	"fmt"
 	"os"
-	"runtime"
 )
 
 // openRead opens path for reading. Where this file is built there are no
@@ -14,10 +11,4 @@ import (
 // with what it Lstat-ed).
 func openRead(path string, follow bool) (*os.File, error) {
 	return os.Open(path)
-}
-
-// lock refuses: without flock two bingo processes could lose each other's
-// records, and a lost "no" is better refused than guessed at.
-func lock(*os.File) error {
-	return fmt.Errorf("locking the trust record is not supported on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }

@@ -3,7 +3,6 @@
 package trust
 
 import (
-	"errors"
 	"os"
 	"syscall"
 )
@@ -19,15 +18,4 @@ func openRead(path string, follow bool) (*os.File, error) {
 		flags |= syscall.O_NOFOLLOW
 	}
 	return os.OpenFile(path, flags, 0)
-}
-
-// lock takes an exclusive flock on f, waiting for it. Closing f releases
-// it, and so does the process dying.
-func lock(f *os.File) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
 }

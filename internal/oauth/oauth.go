@@ -334,13 +334,10 @@ func (h *Handler) File() string { return h.o.Store.path(h.o.Server) }
 
 // save stores g as the grant of issuer, the one in use.
 func (h *Handler) save(issuer string, g *grant) error {
-	r, err := h.o.Store.load(h.o.Server, h.o.URL)
-	if err != nil {
-		r = &record{Issuers: map[string]*grant{}}
-	}
-	r.Current = issuer
-	r.Issuers[issuer] = g
-	return h.o.Store.save(h.o.Server, h.o.URL, r)
+	return h.o.Store.update(h.o.Server, h.o.URL, func(r *record) {
+		r.Current = issuer
+		r.Issuers[issuer] = g
+	})
 }
 
 // saving is ts, each new token it gives (a refresh) stored as g's.

@@ -107,25 +107,44 @@ func (s Store) read(server string) (*file, error) {
 	return &f, nil
 }
 
-// save stores r as server's record for url, its others kept, writing
-// the file whole (diskrecord: 0600, renamed over the old one), its
-// directory made 0700.
-func (s Store) save(server, url string, r *record) error {
+// update changes server's record for url by change (an empty record when
+// there is none), its others kept, and writes the file whole (diskrecord:
+// 0600, renamed over the old one), its directory made 0700. The read,
+// the change and the write hold the file's lock, so two bingo processes
+// saving grants under one name (a login beside a refresh) keep both.
+func (s Store) update(server, url string, change func(*record)) error {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chmod(s.Dir, 0o700); err != nil {
+		return err
+	}
+	unlock, err := diskrecord.Lock(s.path(server))
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		// No flock here: a grant saved unlocked beats none.
+	case err != nil:
+		return err
+	default:
+		defer unlock()
+	}
 	f, err := s.read(server)
 	if err != nil {
 		// An unreadable file is replaced: the grant at hand is worth
 		// more than what no one can read.
 		f = &file{URLs: map[string]*record{}}
 	}
-	f.URLs[url] = r
+	r := f.URLs[url]
+	if r == nil {
+		r = &record{}
+		f.URLs[url] = r
+	}
+	if r.Issuers == nil {
+		r.Issuers = map[string]*grant{}
+	}
+	change(r)
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
-		return err
-	}
-	if err := os.Chmod(s.Dir, 0o700); err != nil {
 		return err
 	}
 	return diskrecord.Replace(s.path(server), append(data, '\n'), diskrecord.Options{Temp: "." + server + ".*.tmp"})
