@@ -257,6 +257,17 @@ func (c *checker) run(ctx context.Context) {
 		c.add(Fail, "start", "%v", err)
 		return
 	}
+	// A data directory, made and granted as a run makes and grants the
+	// plugin's, but a throwaway one, removed once the plugin is stopped:
+	// the check calls the plugin with the author's inputs and kills it,
+	// and may be of a copy that shares an installed plugin's name, so the
+	// person's own (~/.bingo/data/plugins/<name>) is left as it was.
+	dataDir, err := os.MkdirTemp("", "bingo-check-"+m.Name+"-")
+	if err != nil {
+		c.add(Fail, "start", "cannot make its data directory: %v", err)
+		return
+	}
+	defer os.RemoveAll(dataDir)
 	var tr transport.Transport
 	switch m.Entry.Transport() {
 	case manifest.TransportHTTP:
@@ -291,12 +302,12 @@ func (c *checker) run(ctx context.Context) {
 			dir = ""
 		}
 		tr = wh.Transport(wasm.Config{Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
-			Dir: dir, Hide: hide, Stderr: c.stderr, InstantiateTimeout: c.dl.Initialize, Bounds: c.bounds})
+			Dir: dir, Hide: hide, Mounts: []wasm.Mount{{Dir: dataDir, Writable: true}}, Stderr: c.stderr, InstantiateTimeout: c.dl.Initialize, Bounds: c.bounds})
 	default:
 		// Confined as a run confines it, by the same grants (the
 		// person's sandbox.<name> and the manifest's permissions): what
 		// the check passes is what runs.
-		conf, err := host.Confine(host.Config{Home: c.opts.Home, Cwd: c.opts.Cwd, Notify: c.sandboxNotice}, c.set, m, "", c.stderr)
+		conf, err := host.Confine(host.Config{Home: c.opts.Home, Cwd: c.opts.Cwd, Notify: c.sandboxNotice}, c.set, m, dataDir, c.stderr)
 		if conf.Egress != nil {
 			defer conf.Egress.Close()
 		}
@@ -318,7 +329,7 @@ func (c *checker) run(ctx context.Context) {
 		tr = mcpbridge.Wrap(tr, mcpbridge.Config{Name: m.Name, Version: m.Version, Log: c.stderr.log(), Deadlines: c.dl})
 	}
 	opts := bridge.Options{
-		Name: m.Name, Root: m.Root, Transport: &tapTransport{tr, c.tap}, Env: m.Entry.Env,
+		Name: m.Name, Root: m.Root, Transport: &tapTransport{tr, c.tap}, Env: m.Entry.Env, DataDir: dataDir,
 		Deadlines: c.dl, Limits: c.limits, Raise: c.notify, Log: c.stderr.log(), Services: c.services,
 		// The check kills instances itself (one stuck, the respawn step):
 		// those deaths are no crash loop, and the next call starts a fresh
