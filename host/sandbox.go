@@ -281,8 +281,8 @@ func (h *Host) egressFor(name string, allow []string, log io.Writer) (*egress.Pr
 // naming the settings that grant a path. The kernel tells the plugin, not
 // bingo, what Landlock refused (its audit log is root's), so this is what
 // the plugin itself wrote: Python's PermissionError, Node's EACCES, a C
-// program's "Permission denied". A refusal the plugin keeps to itself is
-// not seen.
+// program's "Permission denied", or the EPERM of a socket the seccomp
+// filter refuses. A refusal the plugin keeps to itself is not seen.
 type refusals struct {
 	*LogFile
 	name   string
@@ -310,8 +310,8 @@ func (r *refusals) Write(p []byte) (int, error) {
 		}
 		r.once.Do(func() {
 			r.notify(bridge.Notice{Plugin: r.name, Level: "warn", Message: fmt.Sprintf(
-				"it was refused something it tried (its log: %q); if it needs a path, sandbox.%s.read, .write or .writable in your ~/.bingo/settings.json grants it",
-				line, r.name)})
+				"it was refused something it tried (its log: %q); if it needs a path, sandbox.%s.read, .write or .writable in your ~/.bingo/settings.json grants it, and if the network, sandbox.%s.network",
+				line, r.name, r.name)})
 		})
 		break
 	}
