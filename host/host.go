@@ -564,6 +564,9 @@ func (h *Host) close(leaving bool) {
 		}
 	}
 	wg.Wait()
+	if h.Agent != nil {
+		h.Agent.Close()
+	}
 	if h.wasm != nil {
 		h.wasm.Close(context.Background())
 	}

@@ -77,6 +77,9 @@ type Agent struct {
 	used  []string
 	found map[string]bool
 
+	// release ends the session's lock on its kept results (holdSession).
+	release atomic.Pointer[func()]
+
 	calls atomic.Uint64 // names the session's tool calls (see CallTool)
 }
 

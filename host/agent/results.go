@@ -69,7 +69,7 @@ func (a *Agent) keep(content string) (string, error) {
 	a.cutResults++
 	id := fmt.Sprintf("%s-%d", a.cfg.Session, a.cutResults)
 	path := filepath.Join(a.cfg.ResultsDir, id+".txt")
-	err := os.MkdirAll(a.cfg.ResultsDir, 0o700)
+	err := a.holdSession()
 	if err == nil {
 		err = os.WriteFile(path, []byte(content), 0o600)
 	}

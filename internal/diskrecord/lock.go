@@ -1,10 +1,14 @@
 package diskrecord
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 )
+
+// ErrLocked is TryLock's error when another holds the lock.
+var ErrLocked = errors.New("held by another")
 
 // Lock takes the lock of the record at path, waiting for it: an exclusive
 // flock on path+".lock" (made 0600, its directory 0700, if missing), so
@@ -12,7 +16,14 @@ import (
 // record do not lose each other's change. unlock releases it; so does
 // the process dying. Where there is no flock, the error wraps
 // errors.ErrUnsupported.
-func Lock(path string) (unlock func(), err error) {
+func Lock(path string) (unlock func(), err error) { return lock(path, true) }
+
+// TryLock takes the lock of the record at path as Lock does, but does
+// not wait: ErrLocked if another holds it. A process holding a lock for
+// as long as it lives is seen alive by TryLock's ErrLocked.
+func TryLock(path string) (unlock func(), err error) { return lock(path, false) }
+
+func lock(path string, wait bool) (unlock func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
@@ -20,7 +31,7 @@ func Lock(path string) (unlock func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := flock(f); err != nil {
+	if err := flock(f, wait); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("cannot lock %s: %w", f.Name(), err)
 	}

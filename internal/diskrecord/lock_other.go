@@ -10,6 +10,6 @@ import (
 )
 
 // flock refuses where there is no flock.
-func flock(*os.File) error {
+func flock(*os.File, bool) error {
 	return fmt.Errorf("locking files is not supported on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
