@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"regexp"
 	"strings"
 	"sync"
@@ -12,6 +13,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/bingo/bingo-plugin-rpc/bounds"
+	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 	"github.com/bingo/bingo-plugin-rpc/transport/mem"
@@ -552,5 +555,36 @@ func TestCloseEndsEverything(t *testing.T) {
 	}
 	if len(e.notices.All()) != 0 {
 		t.Fatal("closing is not a death")
+	}
+}
+
+// The handshake's request is one like any other in the one engine, its
+// write guarded as every write is: a plugin that never reads its stdin
+// cannot hold Start past the write's bound (deadlines.initialize here);
+// its start fails with one line and the instance is stopped. (Written
+// through jsonrpc2's connection, the blocked write held Start for good.)
+func TestHandshakeToAPluginNotReadingItsInput(t *testing.T) {
+	deaf := func(ctx context.Context, _ io.Reader, _, _ io.Writer) error {
+		<-ctx.Done() // never reads its stdin
+		return nil
+	}
+	log := &testutil.SyncBuffer{}
+	p := New(Options{Name: "t", Root: "/plugins/t", Transport: mem.New(deaf, log), Log: log,
+		Deadlines: bounds.Deadlines{Initialize: 100 * time.Millisecond, Grace: 10 * time.Millisecond}})
+	started := make(chan error, 1)
+	go func() {
+		_, err := p.Start(context.Background())
+		started <- err
+	}()
+	select {
+	case err := <-started:
+		if err == nil || !strings.Contains(err.Error(), "handshake") {
+			t.Fatalf("Start: %v, want the failed handshake", err)
+		}
+	case <-time.After(testutil.WaitLimit):
+		t.Fatal("Start is still writing initialize to a plugin that does not read it")
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/bingo/bingo-plugin-rpc/protocol"
 	"github.com/bingo/bingo-plugin-rpc/proxy"
 	"github.com/bingo/bingo-plugin-rpc/sdk"
 	"github.com/bingo/bingo-plugin-rpc/transport"
@@ -36,7 +38,7 @@ func (inst *instance) sendPending(pc *pendingCall, req proxy.Request, deadline t
 	pc.written()
 	if err != nil {
 		inst.inFlight.drop(pc)
-		if inst.wire.down() {
+		if inst.wire.isDown() {
 			return jsonrpc2.ErrClosed
 		}
 		return err
@@ -49,12 +51,42 @@ func (inst *instance) sendPending(pc *pendingCall, req proxy.Request, deadline t
 // the instance alive (see wedgeTracker).
 func (inst *instance) probe() {
 	p := inst.p
-	id := jsonrpc2.ID{Str: "h" + strconv.FormatUint(p.nextReq.Add(1), 10), IsString: true}
+	id := p.newID()
 	req := proxy.Request{Method: p.opts.Probe}
 	start := p.opts.Clock.Now()
 	pc := inst.newPendingCall(id, req, start.Add(p.opts.Deadlines.Grace))
 	pc.probe = true
 	_ = inst.sendPending(pc, req, p.opts.Deadlines.Grace, start)
+}
+
+// newID names one of the host's requests: "h" and a number, a string id,
+// so an answer finds its request.
+func (p *Plugin) newID() jsonrpc2.ID {
+	return jsonrpc2.ID{Str: "h" + strconv.FormatUint(p.nextReq.Add(1), 10), IsString: true}
+}
+
+// handshake sends initialize, an ordinary request in the table under its
+// own deadline (Deadlines.Initialize), and waits for its answer, read
+// under the declaration's cap (MaxDeclaration): a line over it answers it
+// with errOverCap.
+func (inst *instance) handshake(ctx context.Context, answer *json.RawMessage) error {
+	p := inst.p
+	req := proxy.Request{Method: protocol.MethodInitialize, Params: protocol.InitializeParams{
+		Protocol: protocol.Version, PluginRoot: p.opts.Root, Config: orNull(p.opts.Config), Env: orEmpty(p.opts.Env),
+		DataDir: p.opts.DataDir,
+	}}
+	deadline, start := p.opts.Deadlines.Initialize, p.opts.Clock.Now()
+	// Its id is 0, a number, as it has always been on the wire: no
+	// request of the host's has another number id (newID).
+	pc := inst.newPendingCall(jsonrpc2.ID{}, req, start.Add(deadline))
+	pc.capped = true
+	inst.wire.stream.SetMaxLine(min(MaxDeclaration, cmp.Or(p.opts.MaxLine, protocol.DefaultMaxLine)))
+	defer inst.wire.stream.SetMaxLine(0)
+	if err := inst.sendPending(pc, req, deadline, start); err != nil {
+		return err
+	}
+	defer inst.inFlight.done(pc)
+	return pc.wait(ctx, pc.expired, answer)
 }
 
 // takeAnswer takes the answer r to the host's request id, on whichever
@@ -77,7 +109,8 @@ func (inst *instance) takeAnswer(id jsonrpc2.ID, r reply) bool {
 // jsonrpc2's Waiter does: ctx's error when ctx ends first, errPastDeadline
 // when due is closed first (the request's deadline; nil: none),
 // jsonrpc2's ErrClosed when the wire closes first, the plugin's
-// *jsonrpc2.Error when it answered with one; and ctx's error or
+// *jsonrpc2.Error when it answered with one (errOverCap, a line over the
+// cap it is read under); and ctx's error or
 // errPastDeadline, whatever has arrived, when either has passed before
 // the wait begins. A request whose wait ended unanswered stays
 // registered: its late answer is still taken, and still counts as one.
@@ -120,9 +153,10 @@ func (pc *pendingCall) wait(ctx context.Context, due <-chan struct{}, result any
 // caller reading when ctx ends, or due passes (see tick), is
 // interrupted.
 func (pc *pendingCall) await(ctx context.Context, due <-chan struct{}) (reply, error) {
-	s := pc.inst.wire.stream
+	w := pc.inst.wire
+	s := w.turns
 	var turn <-chan struct{} // nil, never ready, without turns
-	if s.turns() {
+	if s != nil {
 		s.enter()
 		defer s.leave()
 		if ctx.Done() != nil {
@@ -160,7 +194,7 @@ func (pc *pendingCall) await(ctx context.Context, due <-chan struct{}) (reply, e
 				return r, nil
 			default:
 			}
-			s.readTurn(over)
+			w.readTurn(over)
 		}
 	}
 }
@@ -179,8 +213,7 @@ func (p *Plugin) Call(ctx context.Context, req proxy.Request, result any) error 
 		start = p.opts.Clock.Now()
 	}
 	defer p.release(inst)
-	id := jsonrpc2.ID{Str: "h" + strconv.FormatUint(p.nextReq.Add(1), 10), IsString: true}
-	pc, err := inst.send(id, req, deadline, start)
+	pc, err := inst.send(p.newID(), req, deadline, start)
 	if err != nil {
 		return p.callError(inst, req, err)
 	}

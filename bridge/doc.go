@@ -1,9 +1,8 @@
 // Package bridge owns one Plugin per manifest: starting its instance
 // through a transport (it sees only transport.Conn, so exec and wasm keep
 // the same rules), the handshake, routing what the plugin sends back,
-// deadlines, and the death rules. It builds the plugin's proxies (package
-// proxy) from its declaration and is the proxy.Caller they send through.
-// Why the rules are these: docs/design.md.
+// deadlines, and the death rules. It builds the plugin's proxies from its
+// declaration and is the proxy.Caller they send through. Why: docs/design.md.
 //
 // The rules, from the spec:
 //
@@ -37,19 +36,19 @@
 //     long as a handshake may. A start that follows no death that fails is
 //     its one notice. A handshake that declares otherwise than held
 //     replaces the declaration, with one notice (Options.Redeclared).
-//   - Idle stop: nothing in flight or unanswered for Deadlines.IdleStop stops the
-//     instance quietly; it sleeps until the next read.
-//   - A Plugin's lifecycle is one state (Status); every start runs under
-//     its lifetime, which Close ends, and Close says what it could not stop.
-//   - The wire is line-delimited JSON-RPC: a line that is not a message, is
-//     over the cap, or answers an unknown id is logged and dropped.
+//   - Idle stop: unused for Deadlines.IdleStop, the instance is stopped
+//     quietly; it sleeps until the next read.
+//   - A Plugin's lifecycle is one state (Status); Close ends every start
+//     and says what it could not stop.
+//   - The wire is line-delimited JSON-RPC, run by one engine (wire.go); a
+//     line that is not a message, is over the cap, or answers an unknown id
+//     is logged and dropped.
 //   - bingo.host is the reserved service key: ask (only during a call the
 //     plugin is running; withdrawn when it ends) and notice.
 //
 // # Bounds
 //
-// What a plugin can make the host hold is bounded, per plugin, however it
-// misbehaves:
+// What a plugin can make the host hold is bounded, however it misbehaves:
 //
 //   - its requests answered at once: MaxPluginRequests, then backpressure;
 //   - its notices: NoticeBurst, then one a NoticeEvery, the rest logged;

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sourcegraph/jsonrpc2"
+
 	"github.com/bingo/bingo-plugin-rpc/protocol"
 )
 
@@ -24,7 +26,8 @@ func (pipeConn) Write(p []byte) (int, error) { return len(p), nil }
 
 // callerWait is what a host's caller does while it waits for its answer
 // on ch (pendingCall.await): it reads in its turns.
-func callerWait(ctx context.Context, s *readerHandoff, ch chan string) (string, error) {
+func callerWait(ctx context.Context, w *wire, ch chan string) (string, error) {
+	s := w.turns
 	s.enter()
 	defer s.leave()
 	defer context.AfterFunc(ctx, s.interrupt)()
@@ -41,62 +44,66 @@ func callerWait(ctx context.Context, s *readerHandoff, ch chan string) (string, 
 				return a, nil
 			default:
 			}
-			s.readTurn(func() bool { return ctx.Err() != nil })
+			w.readTurn(func() bool { return ctx.Err() != nil })
 		}
 	}
 }
 
-// turnsRig is a stream over a pipe whose other end the test writes, with
-// callers' answers routed by id, and ReadObject run as a JSON-RPC
-// library's reader would run it.
+// turnsRig is a wire over a pipe whose other end the test writes, with
+// callers' answers routed by id (their results go to their channels), and
+// the plugin's requests recorded as run serves them.
 type turnsRig struct {
-	s   *readerHandoff
-	w   *os.File
-	mu  sync.Mutex
-	chs map[string]chan string
+	wire *wire
+	w    *os.File
+	mu   sync.Mutex
+	chs  map[string]chan string
 
-	notes   []string // notifications, in the order they were handled
-	objects []string // what ReadObject returned
-	readErr chan error
+	notes    []string // notifications, in the order they were handled
+	requests []string // the requests run served, in order
+	served   chan struct{}
 }
 
-func newTurnsRig(t *testing.T) *turnsRig { return newTurnsRigWith(t, protocol.LineStreamOptions{}) }
+func newTurnsRig(t *testing.T) *turnsRig { return newTurnsRigWith(t, func([]byte, error) {}) }
 
-func newTurnsRigWith(t *testing.T, sopts protocol.LineStreamOptions) *turnsRig {
+func newTurnsRigWith(t *testing.T, skipped func([]byte, error)) *turnsRig {
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &turnsRig{w: w, chs: map[string]chan string{}, readErr: make(chan error, 1)}
-	g.s = newReaderHandoff(protocol.NewLineStream(pipeConn{r}, sopts),
-		func(method string, params json.RawMessage) {
+	g := &turnsRig{w: w, chs: map[string]chan string{}, served: make(chan struct{}, 1000)}
+	g.wire = newWire(pipeConn{r}, protocol.LineStreamOptions{}, wireHooks{
+		notify: func(method string, params json.RawMessage) {
 			g.notes = append(g.notes, string(params)) // one reader at a time: no lock
 		},
-		func(line []byte) bool {
-			var m struct{ ID string }
-			if json.Unmarshal(line, &m) != nil || !strings.HasPrefix(m.ID, "c") {
+		answer: func(id jsonrpc2.ID, r reply) bool {
+			g.mu.Lock()
+			ch := g.chs[id.Str]
+			delete(g.chs, id.Str)
+			g.mu.Unlock()
+			if ch == nil {
 				return false
 			}
-			g.mu.Lock()
-			ch := g.chs[m.ID]
-			delete(g.chs, m.ID)
-			g.mu.Unlock()
-			ch <- string(line)
+			ch <- string(r.result)
 			return true
 		},
-		r.SetReadDeadline)
-	go func() {
-		for {
-			var v json.RawMessage
-			if err := g.s.ReadObject(&v); err != nil {
-				g.readErr <- err
-				return
-			}
-			g.objects = append(g.objects, string(v)) // read after readErr only
-		}
-	}()
-	t.Cleanup(func() { w.Close(); r.Close() })
+		serve: func(m *message) {
+			g.requests = append(g.requests, fmt.Sprintf(`{"id":%s,"method":%q}`, m.ID, m.Method)) // read after ran only
+			g.served <- struct{}{}
+		},
+		skipped: skipped,
+		log:     io.Discard,
+	})
+	if g.wire.turns == nil {
+		t.Fatal("a pipe's wire does not read in turns")
+	}
+	t.Cleanup(func() { w.Close(); <-g.wire.ran; r.Close() })
 	return g
+}
+
+// end closes the plugin's side and waits for the wire's reader to end.
+func (g *turnsRig) end() {
+	g.w.Close()
+	<-g.wire.ran
 }
 
 func (g *turnsRig) expect(id string) chan string {
@@ -119,18 +126,18 @@ func (g *turnsRig) write(t *testing.T, line string) {
 // the record of a garbage line read just before it.)
 func TestTurnsSkippedLineIsLoggedBeforeTheNextIsRead(t *testing.T) {
 	logging, logged := make(chan struct{}), make(chan struct{})
-	g := newTurnsRigWith(t, protocol.LineStreamOptions{Skipped: func([]byte, error) {
+	g := newTurnsRigWith(t, func([]byte, error) {
 		close(logging)
 		<-logged // a log slow to write
-	}})
+	})
 	ch := g.expect("c1")
 	answered := make(chan string, 1)
 	go func() {
-		a, _ := callerWait(context.Background(), g.s, ch)
+		a, _ := callerWait(context.Background(), g.wire, ch)
 		answered <- a
 	}()
 	g.write(t, "this is not json")
-	g.write(t, `{"id":"c1"}`)
+	g.write(t, `{"id":"c1","result":1}`)
 	<-logging
 	select {
 	case a := <-answered:
@@ -146,9 +153,10 @@ func TestTurnsSkippedLineIsLoggedBeforeTheNextIsRead(t *testing.T) {
 }
 
 // Many callers waiting at once, their answers out of order, among
-// notifications, lines for ReadObject, and lines split across writes: each
-// caller gets its own answer, notifications are handled in wire order, and
-// ReadObject returns every other line in wire order, then the stream's end.
+// notifications, the plugin's requests, and lines split across writes:
+// each caller gets its own answer, notifications are handled in wire
+// order, and run serves every request in wire order, then ends with the
+// stream.
 func TestTurnsManyCallers(t *testing.T) {
 	g := newTurnsRig(t)
 	const callers = 40
@@ -163,24 +171,25 @@ func TestTurnsManyCallers(t *testing.T) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			got, err := callerWait(ctx, g.s, chs[i])
-			if want := fmt.Sprintf(`{"id":%q,"result":%d}`, ids[i], i); err != nil || got != want {
+			got, err := callerWait(ctx, g.wire, chs[i])
+			if want := fmt.Sprint(i); err != nil || got != want {
 				t.Errorf("caller %d: %q, %v; want %q", i, got, err, want)
 			}
 		})
 	}
 	order := rand.Perm(callers)
-	var wantNotes, wantObjects []string
+	var wantNotes, wantRequests []string
 	for k, i := range order {
 		note := fmt.Sprintf(`{"n":%d}`, k)
 		wantNotes = append(wantNotes, note)
 		g.write(t, `{"method":"progress","params":`+note+`}`)
 		obj := fmt.Sprintf(`{"id":%d,"method":"service/call"}`, k)
-		wantObjects = append(wantObjects, obj)
+		wantRequests = append(wantRequests, obj)
 		g.write(t, obj)
 		answer := fmt.Sprintf(`{"id":%q,"result":%d}`, ids[i], i)
-		// Half the answers arrive in two writes, a pause apart: a read
-		// interrupted between them must lose nothing.
+		// Half the answers arrive in two writes: a read that takes the
+		// first half must wait for the rest. (A read interrupted between
+		// the halves: TestTurnsCallerGivesUp.)
 		if k%2 == 0 {
 			g.write(t, answer)
 			continue
@@ -188,24 +197,20 @@ func TestTurnsManyCallers(t *testing.T) {
 		if _, err := g.w.Write([]byte(answer[:7])); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Millisecond)
 		g.write(t, answer[7:])
 	}
 	wg.Wait()
-	g.w.Close()
-	if err := <-g.readErr; !errors.Is(err, io.EOF) {
-		t.Fatalf("ReadObject ended with %v, want EOF", err)
-	}
+	g.end()
 	if strings.Join(g.notes, " ") != strings.Join(wantNotes, " ") {
 		t.Errorf("notifications\n%v\nwant\n%v", g.notes, wantNotes)
 	}
-	if strings.Join(g.objects, " ") != strings.Join(wantObjects, " ") {
-		t.Errorf("ReadObject returned\n%v\nwant\n%v", g.objects, wantObjects)
+	if strings.Join(g.requests, " ") != strings.Join(wantRequests, " ") {
+		t.Errorf("run served\n%v\nwant\n%v", g.requests, wantRequests)
 	}
 }
 
 // One caller at a time, as a host with one call in flight: the caller
-// reads its answer itself, and between calls ReadObject reads.
+// reads its answer itself, and between calls run reads.
 func TestTurnsOneCallAtATime(t *testing.T) {
 	g := newTurnsRig(t)
 	for i := range 200 {
@@ -214,26 +219,23 @@ func TestTurnsOneCallAtATime(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			got, err := callerWait(context.Background(), g.s, ch)
-			if err != nil || !strings.Contains(got, id) {
-				t.Errorf("call %d: %q, %v", i, got, err)
+			got, err := callerWait(context.Background(), g.wire, ch)
+			if want := fmt.Sprint(i); err != nil || got != want {
+				t.Errorf("call %d: %q, %v; want %s", i, got, err, want)
 			}
 		}()
 		if i%3 == 0 {
 			g.write(t, `{"method":"progress","params":{}}`)
 		}
-		g.write(t, fmt.Sprintf(`{"id":%q,"result":1}`, id))
+		g.write(t, fmt.Sprintf(`{"id":%q,"result":%d}`, id, i))
 		<-done
 		if i%5 == 0 {
-			g.write(t, fmt.Sprintf(`{"id":%d,"method":"between"}`, i)) // ReadObject's, with no caller
+			g.write(t, fmt.Sprintf(`{"id":%d,"method":"between"}`, i)) // run's, with no caller
 		}
 	}
-	g.w.Close()
-	if err := <-g.readErr; !errors.Is(err, io.EOF) {
-		t.Fatalf("ReadObject ended with %v, want EOF", err)
-	}
-	if len(g.objects) != 40 {
-		t.Errorf("ReadObject returned %d lines, want 40", len(g.objects))
+	g.end()
+	if len(g.requests) != 40 {
+		t.Errorf("run served %d requests, want 40", len(g.requests))
 	}
 }
 
@@ -247,46 +249,45 @@ func TestTurnsCallerGivesUp(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	c0 := g.expect("c0")
-	if _, err := callerWait(ctx, g.s, c0); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := callerWait(ctx, g.wire, c0); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("gave up with %v, want the deadline", err)
 	}
 	g.write(t, `,"result":0}`)
 	g.write(t, `{"id":"c1","result":1}`)
-	got, err := callerWait(context.Background(), g.s, ch)
-	if err != nil || got != `{"id":"c1","result":1}` {
+	got, err := callerWait(context.Background(), g.wire, ch)
+	if err != nil || got != "1" {
 		t.Fatalf("next caller: %q, %v", got, err)
 	}
 	select { // the half line read when c0 gave up was finished, not lost
 	case a := <-c0:
-		if a != `{"id":"c0","result":0}` {
+		if a != "0" {
 			t.Fatalf("c0 got %q", a)
 		}
 	default:
 		t.Fatal("the half-read line was lost")
 	}
-	g.w.Close()
-	<-g.readErr
+	g.end()
 }
 
-// The stream ending while a caller reads (the plugin dying) ends
-// ReadObject with the same error, and no one reads after it.
+// The stream ending while a caller reads (the plugin dying) ends run,
+// which takes the wire down, and no one reads after it.
 func TestTurnsEndWhileACallerReads(t *testing.T) {
 	g := newTurnsRig(t)
 	ch := g.expect("c0")
 	ctx, cancel := context.WithCancel(context.Background())
 	waited := make(chan error, 1)
 	go func() {
-		_, err := callerWait(ctx, g.s, ch)
+		_, err := callerWait(ctx, g.wire, ch)
 		waited <- err
 	}()
 	g.write(t, `{"id":7,"method":"last words"}`)
-	time.Sleep(20 * time.Millisecond) // the caller is reading
-	g.w.Close()
-	if err := <-g.readErr; !errors.Is(err, io.EOF) {
-		t.Fatalf("ReadObject ended with %v, want EOF", err)
+	<-g.served // read by the caller (run does not read while it waits), served by run; the caller reads on
+	g.end()
+	if !g.wire.isDown() {
+		t.Error("the stream's end did not take the wire down")
 	}
-	if len(g.objects) != 1 {
-		t.Errorf("ReadObject returned %q, want the last words", g.objects)
+	if len(g.requests) != 1 {
+		t.Errorf("run served %q, want the last words", g.requests)
 	}
 	cancel() // the connection's owner tells the caller the wire is down
 	if err := <-waited; !errors.Is(err, context.Canceled) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -20,7 +19,7 @@ import (
 type instance struct {
 	p       *Plugin
 	conn    transport.Conn
-	wire    *wire           // the connection: jsonrpc2 and the host's requests past it
+	wire    *wire           // the connection: one reader, one writer (wire.go)
 	ctx     context.Context // ends when the instance does
 	cancel  context.CancelFunc
 	started time.Time
@@ -48,11 +47,6 @@ type instance struct {
 	recorded chan struct{}  // closed once its death is recorded and noticed
 	dead     chan struct{}  // closed once everything the instance started has ended
 	handlers sync.WaitGroup // the plugin's requests being answered; dead waits for them
-
-	// While the handshake waits for the declaration, handshake ends the
-	// wait; a line past MaxDeclaration then ends it and sets tooLong.
-	handshake atomic.Pointer[context.CancelFunc]
-	tooLong   atomic.Bool
 
 	handlerSlots chan struct{} // a token per request of the plugin's being answered (MaxPluginRequests)
 	answering    sync.Mutex    // one answer written at a time, each guarded from its turn on
@@ -102,27 +96,21 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 		probe = inst.probe
 	}
 	inst.inFlight.init(p.opts.Deadlines.Grace, p.opts.Clock, inst.wedged, probe)
-	sopts := protocol.LineStreamOptions{
-		MaxLine: p.opts.MaxLine,
-		Skipped: func(line []byte, why error) {
-			fmt.Fprintf(p.opts.Log, "bridge: skipped a stdout line (%v): %q\n", why, line)
-			if end := inst.handshake.Load(); end != nil && errors.Is(why, protocol.ErrLineTooLong) {
-				inst.tooLong.Store(true)
-				(*end)()
-			}
-		},
-	}
+	sopts := protocol.LineStreamOptions{MaxLine: p.opts.MaxLine}
 	if p.opts.Trace {
 		sopts.Trace = p.traceLine
 	}
-	inst.wire = newWire(ctx, conn, sopts, wireHooks{
+	inst.wire = newWire(conn, sopts, wireHooks{
 		notify: inst.notification,
 		answer: inst.takeAnswer,
-		// The handshake's answer, or a stray: it too shows the instance
-		// alive.
-		answered: func(id jsonrpc2.ID) { inst.inFlight.answered(id) },
-		handler:  inst,
-		log:      p.opts.Log,
+		serve:  inst.serve,
+		skipped: func(line []byte, why error) {
+			fmt.Fprintf(p.opts.Log, "bridge: skipped a stdout line (%v): %q\n", why, line)
+			if errors.Is(why, protocol.ErrLineTooLong) {
+				inst.inFlight.overCap() // the handshake's declaration, if it waits for one
+			}
+		},
+		log: p.opts.Log,
 	})
 	go func() {
 		inst.exitErr = conn.Wait()
@@ -144,6 +132,7 @@ func (inst *instance) monitor() {
 	inst.p.died(inst, inst.waitReason())
 	close(inst.recorded)
 	inst.handlers.Wait()
+	<-inst.wire.ran // the conn's end, or the kill, has ended its read
 	close(inst.dead)
 }
 
@@ -188,6 +177,11 @@ func (inst *instance) wedged(why string) {
 	if p.sup.state == closed {
 		p.mu.Unlock()
 		return // Close is stopping it, and closing is not a death
+	}
+	if inst.phase == handshaking {
+		p.mu.Unlock()
+		inst.kill() // its failed start says why
+		return
 	}
 	p.watchers.Add(1)
 	p.mu.Unlock()
@@ -269,8 +263,9 @@ func (inst *instance) kill() {
 	inst.wire.close()
 }
 
-// notification handles what the plugin tells the host. It runs on the
-// wire's reader goroutine, so notifications are handled in wire order: a
+// notification handles what the plugin tells the host. It runs on
+// whichever goroutine read it, holding the reader's role, so
+// notifications are handled in wire order: a
 // stream's deltas all arrive before its answer, a call's progress before
 // its result.
 func (inst *instance) notification(method string, params json.RawMessage) {
@@ -311,48 +306,44 @@ func (inst *instance) notification(method string, params json.RawMessage) {
 	}
 }
 
-// Handle answers the plugin's requests (jsonrpc2.Handler). A request may
-// wait on a person (ask), so each is answered on its own goroutine and the
-// reader goes on — unless MaxPluginRequests are being answered already:
-// then the reader waits for one of them to finish (see MaxPluginRequests).
-// ctx ends when the wire closes.
-func (inst *instance) Handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
+// serve answers one of the plugin's requests, on the wire's reader. A
+// request may wait on a person (ask), so each is answered on its own
+// goroutine and the reader goes on — unless MaxPluginRequests are being
+// answered already: then the reader waits for one of them to finish (see
+// MaxPluginRequests), or for the wire to go down.
+func (inst *instance) serve(m *message) {
 	p := inst.p
-	switch {
-	case req.Notif:
-		// readerHandoff hands notifications to notification(); one that
-		// reaches here was not well-formed enough for it.
-		fmt.Fprintf(p.opts.Log, "bridge: ignored notification %q\n", req.Method)
-	case req.Method == protocol.MethodServiceCall:
-		var params json.RawMessage
-		if req.Params != nil {
-			params = *req.Params
-		}
-		select {
-		case inst.handlerSlots <- struct{}{}:
-		case <-ctx.Done():
-			return // the wire is down: there is no one to answer
-		}
-		if !inst.inFlight.startHandler(&inst.handlers) {
-			<-inst.handlerSlots
+	id, err := idOf(m.ID)
+	if err != nil {
+		fmt.Fprintf(p.opts.Log, "bridge: ignored a request whose id is not a JSON-RPC id: %s %.512s\n", m.Method, m.ID)
+		return
+	}
+	if m.Method != protocol.MethodServiceCall {
+		inst.answer(id, nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound,
+			Message: "the host answers only service/call, not " + m.Method})
+		return
+	}
+	select {
+	case inst.handlerSlots <- struct{}{}:
+	case <-inst.wire.closed():
+		return // there is no one to answer
+	}
+	if !inst.inFlight.startHandler(&inst.handlers) {
+		<-inst.handlerSlots
+		return
+	}
+	p.hold(inst, false)
+	go func() {
+		defer inst.handlers.Done()
+		defer p.release(inst)
+		defer func() { <-inst.handlerSlots }()
+		res, err := p.serveService(inst, m.Params)
+		if err != nil {
+			inst.answer(id, nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidRequest, Message: err.Error()})
 			return
 		}
-		p.hold(inst, false)
-		go func() {
-			defer inst.handlers.Done()
-			defer p.release(inst)
-			defer func() { <-inst.handlerSlots }()
-			res, err := p.serveService(inst, params)
-			if err != nil {
-				inst.answer(req.ID, nil, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidRequest, Message: err.Error()})
-				return
-			}
-			inst.answer(req.ID, protocol.ServiceCallResult{Result: res}, nil)
-		}()
-	default:
-		inst.answer(req.ID, nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound,
-			Message: "the host answers only service/call, not " + req.Method})
-	}
+		inst.answer(id, protocol.ServiceCallResult{Result: res}, nil)
+	}()
 }
 
 // answer sends the answer to one of the plugin's requests: result, or rerr
@@ -366,7 +357,7 @@ func (inst *instance) answer(id jsonrpc2.ID, result any, rerr *jsonrpc2.Error) {
 	inst.answering.Lock()
 	defer inst.answering.Unlock()
 	_ = inst.guardWrite(inst.p.opts.Deadlines.Grace, "the answer to its request", func() error {
-		return inst.wire.reply(inst.ctx, id, result, rerr)
+		return inst.wire.reply(id, result, rerr)
 	})
 }
 

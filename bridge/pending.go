@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,7 @@ type pendingCall struct {
 	answer chan reply // buffered: the reader never waits on a caller
 	due    time.Time  // overdue from then, for the wedge rule; guarded by inFlight.mu
 	probe  bool       // the wedge rule's liveness probe (Options.Probe)
+	capped bool       // answered under a lowered line cap (the handshake's): a line over it answers it (errOverCap)
 
 	// Its deadline timer: it closes expired at the deadline, which ends
 	// the wait, and it guards the write as guardWrite guards any other.
@@ -54,11 +56,15 @@ type pendingCall struct {
 	left     int64              // the bytes of deltas still allowed (a stream's cap)
 }
 
-// reply is the answer to one of the host's requests.
+// reply is the answer to one of the host's requests: its result, or its
+// error (the plugin's *jsonrpc2.Error, or errOverCap).
 type reply struct {
 	result json.RawMessage
-	err    *jsonrpc2.Error
+	err    error
 }
+
+// errOverCap answers a capped request when a line over the cap comes.
+var errOverCap = errors.New("a line over the cap came before the answer")
 
 // newPendingCall is request id for req, due at due, not yet in the table.
 func (inst *instance) newPendingCall(id jsonrpc2.ID, req proxy.Request, due time.Time) *pendingCall {
@@ -168,6 +174,27 @@ func (f *inFlight) extend(pc *pendingCall, due time.Time) {
 	}
 }
 
+// overCap answers the capped requests (the handshake's) with errOverCap:
+// a line over the lowered cap came, which would have been their answer.
+// It shows the instance alive, as an answer does.
+func (f *inFlight) overCap() {
+	var hit []*pendingCall
+	f.mu.Lock()
+	for id, pc := range f.byID {
+		if pc.capped {
+			delete(f.byID, id)
+			f.unroute(pc)
+			f.wedge.answered(pc)
+			hit = append(hit, pc)
+		}
+	}
+	f.mu.Unlock()
+	for _, pc := range hit {
+		pc.endRoute()
+		pc.answer <- reply{err: errOverCap}
+	}
+}
+
 // unroute takes pc out of byKey. Called with mu held.
 func (f *inFlight) unroute(pc *pendingCall) {
 	if pc.key != "" && f.byKey[pc.key] == pc {
@@ -232,7 +259,9 @@ func (pc *pendingCall) tick() {
 	if !pc.fired {
 		pc.fired = true
 		close(pc.expired)
-		pc.inst.wire.stream.interrupt() // a caller may be reading (await)
+		if h := pc.inst.wire.turns; h != nil {
+			h.interrupt() // a caller may be reading (await)
+		}
 	}
 	if !pc.writing.Load() {
 		return

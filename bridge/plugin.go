@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -301,23 +300,12 @@ func (p *Plugin) spawn(ctx context.Context) (*instance, protocol.InitializeResul
 		return nil, decl, nil, fmt.Errorf("start: %w", err)
 	}
 	inst := p.newInstance(conn)
-	hctx, cancel := context.WithTimeout(ctx, p.opts.Deadlines.Initialize)
-	defer cancel()
-	// The declaration is read under its own cap (MaxDeclaration): a
-	// longer line ends the handshake as it arrives.
-	inst.handshake.Store(&cancel)
-	inst.wire.stream.SetMaxLine(min(MaxDeclaration, cmp.Or(p.opts.MaxLine, protocol.DefaultMaxLine)))
 	var answer json.RawMessage
-	err = inst.wire.call(hctx, protocol.MethodInitialize, protocol.InitializeParams{
-		Protocol: protocol.Version, PluginRoot: p.opts.Root, Config: orNull(p.opts.Config), Env: orEmpty(p.opts.Env),
-		DataDir: p.opts.DataDir,
-	}, &answer)
-	inst.handshake.Store(nil)
-	inst.wire.stream.SetMaxLine(0)
+	err = inst.handshake(ctx, &answer)
 	switch {
-	case inst.tooLong.Load():
+	case errors.Is(err, errOverCap):
 		err = fmt.Errorf("sent a line over %s before its declaration was read, the most a declaration may be", size(MaxDeclaration))
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, errPastDeadline) || errors.Is(err, context.DeadlineExceeded):
 		err = fmt.Errorf("no answer to initialize within %s (deadlines.initialize)", p.opts.Deadlines.Initialize)
 	case gone(err):
 		p.stopQuietly(inst) // so the reason is the exit's, not just "closed its stdout"

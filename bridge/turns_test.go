@@ -124,7 +124,7 @@ func TestTurnsManyCallsOutOfOrder(t *testing.T) {
 	}}
 	e := startPiped(t, s)
 	e.plugin.mu.Lock()
-	turns := e.plugin.sup.inst.wire.stream.turns()
+	turns := e.plugin.sup.inst.wire.turns != nil
 	e.plugin.mu.Unlock()
 	if !turns {
 		t.Fatal("the piped wire does not read in turns")
@@ -148,10 +148,10 @@ func TestTurnsManyCallsOutOfOrder(t *testing.T) {
 	}
 	wg.Wait()
 	e.plugin.mu.Lock()
-	read := e.plugin.sup.inst.wire.stream.turnReads.Load()
+	read := e.plugin.sup.inst.wire.turns.turnReads.Load()
 	e.plugin.mu.Unlock()
 	if read == 0 {
-		t.Error("no caller read the wire: every answer went through jsonrpc2's reader")
+		t.Error("no caller read the wire: every answer went through the wire's reader")
 	}
 	if n := e.notices.Next(t); n.Message != "half way" {
 		t.Errorf("notice %q, want the plugin's", n.Message)

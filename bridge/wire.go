@@ -1,12 +1,13 @@
 package bridge
 
 import (
-	"context"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"strings"
-	"time"
+	"os"
+	"sync"
 
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -14,54 +15,215 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/transport"
 )
 
-// wire is an instance's connection, and the one seam between the two ways
-// messages cross it.
-//
-// sourcegraph/jsonrpc2 (rpc) owns the connection's life, the handshake,
-// the plugin's requests and the host's answers to them, and the host's
-// notifications. The host's own requests bypass it for speed: jsonrpc2
-// decodes every line twice (generically, then into its Response) before
-// the caller decodes the result a third time, and wakes the caller from
-// its reading goroutine. So sendRequest writes them itself, and the stream
-// offers every line to the fast path before jsonrpc2 reads it: a
-// notification to notify, an answer to one of the host's requests,
-// decoded once, to answer. Whatever these do not take (the handshake's
-// answer, an answer to no request, the plugin's requests) jsonrpc2 reads
-// as before, and answered hears of each answer it reads. Over a conn
-// whose reads a deadline can interrupt (transport.ReadDeadliner), a
-// caller waiting for its answer reads the stream itself in its turn
-// (readerHandoff).
+// wire is an instance's connection: the one engine that reads and writes
+// its line-delimited JSON-RPC. Every line read is decoded and classified
+// once (classify): a notification goes to notify, an answer to answer
+// (the inFlight table, where the handshake's request is one like any
+// other, so every answer passes the wedge rule), a request of the
+// plugin's to serve, and anything else to one log line. One goroutine
+// reads (run); over a conn whose reads a deadline can interrupt
+// (transport.ReadDeadliner), a caller waiting for its answer reads in its
+// turn instead (readerHandoff). Writes go through the LineStream, one at
+// a time. sourcegraph/jsonrpc2 gives the message types and error codes,
+// not a connection.
 type wire struct {
-	rpc    *jsonrpc2.Conn
-	stream *readerHandoff
+	stream *protocol.LineStream
+	turns  *readerHandoff // nil: only run reads
+	hooks  wireHooks
+
+	down     chan struct{} // closed once the wire is down: its read ended, or close
+	downOnce sync.Once
+	ran      chan struct{} // closed once run has returned
 }
 
-// wireHooks are what a wire hands the lines it reads to.
+// wireHooks are what a wire hands the messages it reads to, on the
+// goroutine that read them.
 type wireHooks struct {
-	notify   func(method string, params json.RawMessage)
-	answer   func(id jsonrpc2.ID, r reply) bool // reports whether the answer was the host's to take
-	answered func(id jsonrpc2.ID)               // an answer jsonrpc2 read
-	handler  jsonrpc2.Handler                   // the plugin's requests
-	log      io.Writer                          // where jsonrpc2 reports an answer with an unknown id
+	notify  func(method string, params json.RawMessage)
+	answer  func(id jsonrpc2.ID, r reply) bool // reports whether the answer was to a request in flight
+	serve   func(m *message)                   // the plugin's request; only on run's goroutine, which it may hold up
+	skipped func(line []byte, why error)       // a line that is not a message (also the LineStream's Skipped)
+	log     io.Writer
 }
 
-func newWire(ctx context.Context, conn transport.Conn, sopts protocol.LineStreamOptions, hooks wireHooks) *wire {
-	var setDeadline func(time.Time) error
+// message is a line of the wire, decoded once.
+type message struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"` // "null" when null, nil when absent
+	Error  *jsonrpc2.Error `json:"error"`
+}
+
+// errNeither is why a line of valid JSON was skipped.
+var errNeither = errors.New("not a JSON-RPC message: neither a request, an answer nor a notification")
+
+// What a line read is.
+type lineKind int
+
+const (
+	notAMessage lineKind = iota // reported to skipped
+	aNotification
+	anAnswer
+	aRequest
+	neither // valid JSON, but none of the above
+)
+
+func newWire(conn io.ReadWriteCloser, sopts protocol.LineStreamOptions, hooks wireHooks) *wire {
+	sopts.Skipped = hooks.skipped
+	w := &wire{stream: protocol.NewLineStream(conn, sopts), hooks: hooks, down: make(chan struct{}), ran: make(chan struct{})}
 	if d, ok := conn.(transport.ReadDeadliner); ok {
-		setDeadline = d.SetReadDeadline
+		w.turns = newReaderHandoff(d.SetReadDeadline)
 	}
-	takeAnswer := func(line []byte) bool {
-		id, r, ok := decodeAnswer(line)
-		return ok && hooks.answer(id, r)
-	}
-	w := &wire{stream: newReaderHandoff(protocol.NewLineStream(conn, sopts), hooks.notify, takeAnswer, setDeadline)}
-	w.rpc = jsonrpc2.NewConn(ctx, w.stream, hooks.handler, jsonrpc2.SetLogger(logWriter{hooks.log}),
-		jsonrpc2.OnRecv(func(_ *jsonrpc2.Request, resp *jsonrpc2.Response) {
-			if resp != nil {
-				hooks.answered(resp.ID)
-			}
-		}))
+	go w.run()
 	return w
+}
+
+// classify decodes line into m and says what it is.
+func (w *wire) classify(line []byte, m *message) lineKind {
+	if err := json.Unmarshal(line, m); err != nil {
+		w.hooks.skipped(line[:min(len(line), 512)], fmt.Errorf("not a JSON-RPC message: %w", err))
+		return notAMessage
+	}
+	switch {
+	case m.Method != "" && m.ID == nil:
+		return aNotification
+	case m.Method != "":
+		return aRequest
+	case m.ID != nil && (m.Result != nil || m.Error != nil):
+		return anAnswer
+	}
+	return neither
+}
+
+// handle acts on a message read, but a request (serve's, on run).
+func (w *wire) handle(line []byte, m *message, k lineKind) {
+	switch k {
+	case aNotification:
+		w.hooks.notify(m.Method, m.Params)
+	case anAnswer:
+		id, err := idOf(m.ID)
+		if err != nil {
+			fmt.Fprintf(w.hooks.log, "bridge: ignored an answer whose id is not a JSON-RPC id: %.512s\n", line)
+			return
+		}
+		r := reply{result: m.Result}
+		if m.Error != nil {
+			r.err = m.Error
+		}
+		if !w.hooks.answer(id, r) {
+			fmt.Fprintf(w.hooks.log, "bridge: ignoring answer #%s with no corresponding request\n", id)
+		}
+	case neither:
+		w.hooks.skipped(line[:min(len(line), 512)], errNeither)
+	}
+}
+
+// idOf decodes a message's id. The host's own ids are plain strings,
+// decoded here without an error value: jsonrpc2.ID's decoder tries a
+// number first.
+func idOf(raw json.RawMessage) (jsonrpc2.ID, error) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return jsonrpc2.ID{Str: string(raw[1 : n-1]), IsString: true}, nil
+	}
+	var id jsonrpc2.ID
+	err := id.UnmarshalJSON(raw)
+	return id, err
+}
+
+// run is the wire's reader: it reads until the stream ends, handing the
+// reading to callers in their turns where it can, and serves the
+// plugin's requests itself, in wire order; serve may hold it up (a full
+// set of handler slots), which is the backpressure. Its end takes the
+// wire down.
+func (w *wire) run() {
+	defer close(w.ran)
+	for {
+		m, err := w.nextRequest()
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, transport.ErrKilled) && !errors.Is(err, os.ErrClosed) {
+				fmt.Fprintf(w.hooks.log, "bridge: reading its stdout: %v\n", err)
+			}
+			w.close()
+			return
+		}
+		w.hooks.serve(m)
+	}
+}
+
+// nextRequest reads on until a request of the plugin's, handling every
+// other line as it comes: itself while no caller waits, or a caller's
+// read for it (readerHandoff). It returns the stream's end.
+func (w *wire) nextRequest() (*message, error) {
+	if w.turns == nil {
+		for {
+			line, err := w.stream.ReadLine()
+			if err != nil {
+				return nil, err
+			}
+			m := new(message)
+			if k := w.classify(line, m); k != aRequest {
+				w.handle(line, m, k)
+				continue
+			}
+			return m, nil
+		}
+	}
+	h := w.turns
+	for {
+		m, err := h.runTurn()
+		if m != nil || err != nil {
+			return m, err
+		}
+		line, err := w.stream.ReadLine()
+		if m, done := w.took(line, err); done {
+			if m != nil {
+				h.release() // served without the role: callers read on meanwhile
+			}
+			return m, err
+		}
+	}
+}
+
+// readTurn is a waiting caller's turn at reading (readerHandoff): it
+// reads one line, unless over reports true, and gives the role up; a
+// request, or the stream's end, goes to run with the role.
+func (w *wire) readTurn(over func() bool) {
+	h := w.turns
+	if !h.beginTurn(over) {
+		return
+	}
+	line, err := w.stream.ReadLine()
+	if err == nil {
+		h.turnReads.Add(1)
+	}
+	if m, done := w.took(line, err); done {
+		h.leaveToRun(m, err)
+	}
+}
+
+// took handles a line read holding the role. done reports a request or
+// the stream's end, for run, with the role still held; for any other
+// line, or a read woken by its deadline, the role is given back.
+func (w *wire) took(line []byte, err error) (m *message, done bool) {
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		w.turns.release()
+		return nil, false
+	case err != nil:
+		return nil, true // past the end, the role stays taken: no one reads after it
+	}
+	m = new(message)
+	k := w.classify(line, m)
+	if k == aRequest {
+		return m, true
+	}
+	// Handled holding the role: a caller that takes it next must find its
+	// answer already delivered, or it would read on for it; and a line
+	// that is not a message is logged before the next is read.
+	w.handle(line, m, k)
+	w.turns.release()
+	return nil, false
 }
 
 // wireRequest is a request as it goes on the wire; jsonrpc2's Request
@@ -73,68 +235,61 @@ type wireRequest struct {
 	Params  any         `json:"params,omitempty"`
 }
 
-// sendRequest writes one of the host's requests, past jsonrpc2.
+// sendRequest writes one of the host's requests.
 func (w *wire) sendRequest(id jsonrpc2.ID, method string, params any) error {
 	return w.stream.WriteObject(wireRequest{ID: id, JSONRPC: "2.0", Method: method, Params: params})
 }
 
-// decodeAnswer decodes line if it is an answer to one of the host's
-// requests, whose ids are strings: a line with any other id is not.
-// (jsonrpc2.ID's own decoder tries a number first, and a string id costs
-// it an error value.)
-func decodeAnswer(line []byte) (jsonrpc2.ID, reply, bool) {
-	var m struct {
-		ID     *string         `json:"id"`
-		Method *string         `json:"method"`
-		Result json.RawMessage `json:"result"` // "null" when null, empty when absent
-		Error  *jsonrpc2.Error `json:"error"`
-	}
-	if json.Unmarshal(line, &m) != nil || m.ID == nil || m.Method != nil || (m.Result == nil && m.Error == nil) {
-		return jsonrpc2.ID{}, reply{}, false
-	}
-	return jsonrpc2.ID{Str: *m.ID, IsString: true}, reply{result: m.Result, err: m.Error}, true
-}
-
-// call sends a request through jsonrpc2 and waits for its answer: the
-// handshake's.
-func (w *wire) call(ctx context.Context, method string, params, result any) error {
-	return w.rpc.Call(ctx, method, params, result)
-}
-
 // notify sends a notification.
 func (w *wire) notify(method string, params any) error {
-	return w.rpc.Notify(context.Background(), method, params)
+	if w.isDown() {
+		return jsonrpc2.ErrClosed
+	}
+	req := &jsonrpc2.Request{Method: method, Notif: true}
+	if err := req.SetParams(params); err != nil {
+		return err
+	}
+	return w.stream.WriteObject(req)
 }
 
 // reply answers one of the plugin's requests: result, or rerr if not nil.
-func (w *wire) reply(ctx context.Context, id jsonrpc2.ID, result any, rerr *jsonrpc2.Error) error {
-	if rerr != nil {
-		return w.rpc.ReplyWithError(ctx, id, rerr)
+func (w *wire) reply(id jsonrpc2.ID, result any, rerr *jsonrpc2.Error) error {
+	if w.isDown() {
+		return jsonrpc2.ErrClosed
 	}
-	return w.rpc.Reply(ctx, id, result)
+	resp := &jsonrpc2.Response{ID: id, Error: rerr}
+	if rerr == nil {
+		if err := resp.SetResult(result); err != nil {
+			return err
+		}
+	}
+	return w.stream.WriteObject(resp)
 }
 
 // closed is closed once the wire is down.
-func (w *wire) closed() <-chan struct{} { return w.rpc.DisconnectNotify() }
+func (w *wire) closed() <-chan struct{} { return w.down }
 
-// down reports whether the wire is down.
-func (w *wire) down() bool {
+// isDown reports whether the wire is down.
+func (w *wire) isDown() bool {
 	select {
-	case <-w.closed():
+	case <-w.down:
 		return true
 	default:
 		return false
 	}
 }
 
-// close takes the wire down (stdin closed first, by the conn's Close);
-// jsonrpc2.ErrClosed if it was down already.
-func (w *wire) close() error { return w.rpc.Close() }
-
-// logWriter adapts the plugin's log to jsonrpc2's Logger, which is where
-// an answer with an unknown id is reported.
-type logWriter struct{ w io.Writer }
-
-func (l logWriter) Printf(format string, v ...any) {
-	fmt.Fprintf(l.w, "bridge: "+strings.TrimPrefix(format, "jsonrpc2: "), v...)
+// close takes the wire down and closes the instance's stdin (the conn's
+// Close); jsonrpc2.ErrClosed if it was down already. The reader reads on
+// until the conn's end (a kill ends it).
+func (w *wire) close() error {
+	first := false
+	w.downOnce.Do(func() {
+		first = true
+		close(w.down)
+	})
+	if !first {
+		return jsonrpc2.ErrClosed
+	}
+	return w.stream.Close()
 }
