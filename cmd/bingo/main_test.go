@@ -220,16 +220,15 @@ func TestCLI(t *testing.T) {
 // container that forbids it); and [nouserns]: whether the script's
 // nouserns can refuse user namespaces to what it runs.
 func condition(cond string) (bool, error) {
+	if cond != "nouserns" && cond != "mountproc" {
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
 	if _, err := exec.LookPath("unshare"); err != nil {
 		return false, nil
 	}
-	switch cond {
-	case "nouserns":
+	if cond == "nouserns" {
 		// Refused within, as nouserns means them to be.
 		return runCmd(append(append([]string{"unshare"}, refuseUserns...), "sh", "-c", "! unshare -U true 2>/dev/null"), nil) == nil, nil
-	case "mountproc":
-	default:
-		return false, fmt.Errorf("unknown condition %q", cond)
 	}
 	dir, err := os.MkdirTemp("", "mountproc")
 	if err != nil {
