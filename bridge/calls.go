@@ -20,7 +20,7 @@ import (
 )
 
 // send enters request id for req in the table and writes it, its deadline
-// counting from start. A wire already down sends nothing (ErrClosed).
+// counting from start. An instance that has ended sends nothing (errEnded).
 func (inst *instance) send(id jsonrpc2.ID, req proxy.Request, deadline time.Duration, start time.Time) (*pendingCall, error) {
 	pc := inst.newPendingCall(id, req, start.Add(deadline))
 	return pc, inst.sendPending(pc, req, deadline, start)
@@ -31,15 +31,15 @@ func (inst *instance) sendPending(pc *pendingCall, req proxy.Request, deadline t
 	id := pc.id
 	if !inst.inFlight.add(pc) {
 		pc.endRoute()
-		return jsonrpc2.ErrClosed
+		return errEnded
 	}
 	pc.startTimer(deadline, start)
 	err := inst.wire.sendRequest(id, req.Method, req.Params)
 	pc.written()
 	if err != nil {
 		inst.inFlight.drop(pc)
-		if inst.wire.isDown() {
-			return jsonrpc2.ErrClosed
+		if inst.ended() {
+			return errEnded
 		}
 		return err
 	}
@@ -108,7 +108,7 @@ func (inst *instance) takeAnswer(id jsonrpc2.ID, r reply) bool {
 // wait waits for the answer and decodes its result into result, as
 // jsonrpc2's Waiter does: ctx's error when ctx ends first, errPastDeadline
 // when due is closed first (the request's deadline; nil: none),
-// jsonrpc2's ErrClosed when the wire closes first, the plugin's
+// errEnded when the instance ends first, the plugin's
 // *jsonrpc2.Error when it answered with one (errOverCap, a line over the
 // cap it is read under); and ctx's error or
 // errPastDeadline, whatever has arrived, when either has passed before
@@ -151,7 +151,7 @@ func (pc *pendingCall) wait(ctx context.Context, due <-chan struct{}, result any
 // it from the poller, with no hand-over from another goroutine, and a
 // line for anyone else goes where the reader would have sent it. A
 // caller reading when ctx ends, or due passes (see tick), is
-// interrupted.
+// interrupted. The instance's end answers it too (inFlight.close).
 func (pc *pendingCall) await(ctx context.Context, due <-chan struct{}) (reply, error) {
 	w := pc.inst.wire
 	s := w.turns
@@ -180,13 +180,6 @@ func (pc *pendingCall) await(ctx context.Context, due <-chan struct{}) (reply, e
 			return reply{}, errPastDeadline
 		case <-ctx.Done():
 			return reply{}, ctx.Err()
-		case <-pc.inst.wire.closed():
-			select {
-			case r := <-pc.answer: // answered just before the wire closed
-				return r, nil
-			default:
-				return reply{}, jsonrpc2.ErrClosed
-			}
 		case <-turn:
 			select {
 			case r := <-pc.answer: // read by the reader before
@@ -375,7 +368,7 @@ func (p *Plugin) callError(inst *instance, req proxy.Request, err error) error {
 // is ending (killed, as a wedged one is), whether the read or the write
 // found out first.
 func gone(err error) bool {
-	return errors.Is(err, jsonrpc2.ErrClosed) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed) ||
+	return errors.Is(err, errEnded) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed) ||
 		errors.Is(err, transport.ErrKilled)
 }
 

@@ -61,6 +61,7 @@ type turnsRig struct {
 	notes    []string // notifications, in the order they were handled
 	requests []string // the requests run served, in order
 	served   chan struct{}
+	ended    chan error // the reason the stream's end gave
 }
 
 func newTurnsRig(t *testing.T) *turnsRig { return newTurnsRigWith(t, func([]byte, error) {}) }
@@ -70,8 +71,8 @@ func newTurnsRigWith(t *testing.T, skipped func([]byte, error)) *turnsRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &turnsRig{w: w, chs: map[string]chan string{}, served: make(chan struct{}, 1000)}
-	g.wire = newWire(pipeConn{r}, protocol.LineStreamOptions{}, wireHooks{
+	g := &turnsRig{w: w, chs: map[string]chan string{}, served: make(chan struct{}, 1000), ended: make(chan error, 1)}
+	g.wire = newWire(pipeConn{r}, protocol.LineStreamOptions{}, make(chan struct{}), wireHooks{
 		notify: func(method string, params json.RawMessage) {
 			g.notes = append(g.notes, string(params)) // one reader at a time: no lock
 		},
@@ -91,6 +92,7 @@ func newTurnsRigWith(t *testing.T, skipped func([]byte, error)) *turnsRig {
 			g.served <- struct{}{}
 		},
 		skipped: skipped,
+		end:     func(why error) { g.ended <- why },
 		log:     io.Discard,
 	})
 	if g.wire.turns == nil {
@@ -270,7 +272,7 @@ func TestTurnsCallerGivesUp(t *testing.T) {
 }
 
 // The stream ending while a caller reads (the plugin dying) ends run,
-// which takes the wire down, and no one reads after it.
+// which ends the instance, and no one reads after it.
 func TestTurnsEndWhileACallerReads(t *testing.T) {
 	g := newTurnsRig(t)
 	ch := g.expect("c0")
@@ -283,8 +285,8 @@ func TestTurnsEndWhileACallerReads(t *testing.T) {
 	g.write(t, `{"id":7,"method":"last words"}`)
 	<-g.served // read by the caller (run does not read while it waits), served by run; the caller reads on
 	g.end()
-	if !g.wire.isDown() {
-		t.Error("the stream's end did not take the wire down")
+	if why := <-g.ended; !errors.Is(why, errStdoutEnded) {
+		t.Errorf("the stream's end gave %v, want %v", why, errStdoutEnded)
 	}
 	if len(g.requests) != 1 {
 		t.Errorf("run served %q, want the last words", g.requests)

@@ -14,8 +14,9 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/transport"
 )
 
-// instance is one running incarnation of a plugin. Its owner is the
-// monitor goroutine, which ends it and reports its death.
+// instance is one running incarnation of a plugin: a session. It ends
+// once, in end; its monitor goroutine then tears it down and reports its
+// death.
 type instance struct {
 	p       *Plugin
 	conn    transport.Conn
@@ -28,10 +29,18 @@ type instance struct {
 	// own (pending.go): the one table of what is in flight on it.
 	inFlight inFlight
 
-	// Guarded by p.mu: where it is in its life (phase, changed only by
-	// to); the work in flight on it, when the last ended, and the clock
-	// that stops it once unused (idle.go).
-	phase    phase
+	// Its end, the one terminal state, changed only by end: done is closed
+	// once, reason set before. Whatever knows the instance has ended reads
+	// done: the wire refuses writes, the inFlight table starts nothing, the
+	// monitor tears it down.
+	endOnce sync.Once
+	done    chan struct{}
+	reason  error
+
+	// Guarded by p.mu: whether it went live (install: through its
+	// handshake, the plugin's instance); the work in flight on it, when
+	// the last ended, and the clock that stops it once unused (idle.go).
+	live     bool
 	busy     int
 	lastUsed time.Time
 	idleStop Timer
@@ -52,42 +61,10 @@ type instance struct {
 	answering    sync.Mutex    // one answer written at a time, each guarded from its turn on
 }
 
-// phase is where an instance is in its life: through its handshake, the
-// live instance, then at its end: ended, never having been live (a failed
-// start, which says nothing of its own), or endedLive, having been live (a
-// death, with its notice).
-type phase int
-
-const (
-	handshaking phase = iota
-	live
-	ended
-	endedLive
-)
-
-// to moves inst to next, from where it is: only handshaking goes live;
-// to(ended) ends it, as endedLive if it was live; an end is final. It reports
-// whether it moved. Called with p.mu held.
-func (inst *instance) to(next phase) bool {
-	switch {
-	case inst.phase >= ended:
-		return false
-	case next == live && inst.phase != handshaking:
-		return false
-	case next >= ended:
-		next = ended
-		if inst.phase == live {
-			next = endedLive
-		}
-	}
-	inst.phase = next
-	return true
-}
-
 func (p *Plugin) newInstance(conn transport.Conn) *instance {
 	ctx, cancel := context.WithCancel(context.Background())
 	inst := &instance{
-		p: p, conn: conn, ctx: ctx, cancel: cancel, started: p.opts.Clock.Now(),
+		p: p, conn: conn, ctx: ctx, cancel: cancel, started: p.opts.Clock.Now(), done: make(chan struct{}),
 		exited: make(chan struct{}), recorded: make(chan struct{}), dead: make(chan struct{}),
 		handlerSlots: make(chan struct{}, MaxPluginRequests),
 	}
@@ -95,12 +72,12 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 	if p.opts.Probe != "" {
 		probe = inst.probe
 	}
-	inst.inFlight.init(p.opts.Deadlines.Grace, p.opts.Clock, inst.wedged, probe)
+	inst.inFlight.init(inst.done, p.opts.Deadlines.Grace, p.opts.Clock, inst.wedged, probe)
 	sopts := protocol.LineStreamOptions{MaxLine: p.opts.MaxLine}
 	if p.opts.Trace {
 		sopts.Trace = p.traceLine
 	}
-	inst.wire = newWire(conn, sopts, wireHooks{
+	inst.wire = newWire(conn, sopts, inst.done, wireHooks{
 		notify: inst.notification,
 		answer: inst.takeAnswer,
 		serve:  inst.serve,
@@ -110,23 +87,51 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 				inst.inFlight.overCap() // the handshake's declaration, if it waits for one
 			}
 		},
+		end: func(why error) { inst.end(why) },
 		log: p.opts.Log,
 	})
 	go func() {
 		inst.exitErr = conn.Wait()
 		close(inst.exited)
-		inst.wire.close() // a process that exited cannot answer; end the wire too
+		inst.end(inst.waitReason()) // a process that exited cannot answer
 	}()
 	go inst.monitor()
 	return inst
 }
 
-// monitor owns the instance: once the wire is down it makes sure the
-// instance has ended, waits for its handlers, and reports the death.
+// end ends the instance, once: the first reason given is its reason, and
+// a later call changes nothing. It closes done, then fails every request
+// in flight with errEnded and the reason (nothing is sent or started
+// after), ends the instance's context, and closes its stdin, so a
+// well-behaved plugin exits; the monitor does the rest. It reports whether
+// this call ended it, and then what closing stdin could not do.
+func (inst *instance) end(reason error) (first bool, stdin error) {
+	inst.endOnce.Do(func() {
+		first = true
+		inst.reason = reason
+		close(inst.done)
+		inst.inFlight.close(reason)
+		inst.cancel()
+		stdin = inst.wire.stream.Close()
+	})
+	return first, stdin
+}
+
+// ended reports whether the instance has ended.
+func (inst *instance) ended() bool {
+	select {
+	case <-inst.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// monitor tears the instance down once it has ended: it makes sure the
+// process has, reports the death, and waits for what the instance
+// started.
 func (inst *instance) monitor() {
-	<-inst.wire.closed()
-	inst.inFlight.close() // no request is sent and no handler starts after this
-	inst.cancel()
+	<-inst.done
 	inst.killErr = inst.conn.Kill()
 	<-inst.exited
 	inst.p.died(inst, inst.waitReason())
@@ -154,11 +159,9 @@ func (inst *instance) waitReason() error {
 // do: close the instance's stdin, or kill it.
 func (inst *instance) stop() error {
 	inst.claimNotice(nil)
-	err := inst.wire.close()
-	if errors.Is(err, jsonrpc2.ErrClosed) {
-		err = nil // it had ended already
-	} else if err != nil {
-		err = fmt.Errorf("closing its stdin: %w", err)
+	var err error
+	if _, stdin := inst.end(errStopped); stdin != nil {
+		err = fmt.Errorf("closing its stdin: %w", stdin)
 	}
 	<-inst.dead
 	if inst.killErr != nil {
@@ -178,7 +181,7 @@ func (inst *instance) wedged(why string) {
 		p.mu.Unlock()
 		return // Close is stopping it, and closing is not a death
 	}
-	if inst.phase == handshaking {
+	if !inst.live {
 		p.mu.Unlock()
 		inst.kill() // its failed start says why
 		return
@@ -260,8 +263,14 @@ func (inst *instance) notify(method string, params any) error {
 // kill ends the instance now; the monitor reports the death.
 func (inst *instance) kill() {
 	_ = inst.conn.Kill()
-	inst.wire.close()
+	inst.end(errWedged)
 }
+
+// The reasons the host ends an instance (end).
+var (
+	errStopped = errors.New("stopped")
+	errWedged  = errors.New("killed as wedged")
+)
 
 // notification handles what the plugin tells the host. It runs on
 // whichever goroutine read it, holding the reader's role, so
@@ -325,7 +334,7 @@ func (inst *instance) serve(m *message) {
 	}
 	select {
 	case inst.handlerSlots <- struct{}{}:
-	case <-inst.wire.closed():
+	case <-inst.done:
 		return // there is no one to answer
 	}
 	if !inst.inFlight.startHandler(&inst.handlers) {

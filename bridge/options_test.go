@@ -1,8 +1,14 @@
 package bridge
 
 import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/bingo/bingo-plugin-rpc/proxy"
 )
 
 // The backoff's own rules, without a plugin: the first death respawns at
@@ -67,18 +73,54 @@ func TestSupervisorKeepsStateAndInstanceTogether(t *testing.T) {
 	}
 }
 
-// An instance's phase moves one way: only one through its handshake goes
-// live, its end is final, and the end remembers whether it had been live.
-func TestInstancePhase(t *testing.T) {
-	a := &instance{}
-	if !a.to(live) || a.to(live) {
-		t.Fatal("handshaking goes live once")
+// An instance ends in one place, once (instance.end): the first reason
+// holds, and everything that knows of the end follows from it. A request
+// in flight fails with errEnded and that reason, a new one is refused, the
+// wire writes nothing more, no handler of the plugin's starts, the
+// instance's context ends, and the plugin, whose instance it was, is dead
+// with the one notice of a death.
+func TestInstanceEndsOnce(t *testing.T) {
+	e := mustStart(t, script{decl: basicDecl(), handle: func(*peer, msg) bool { return true }}, nil) // answers nothing
+	e.plugin.mu.Lock()
+	inst := e.plugin.sup.inst
+	e.plugin.mu.Unlock()
+	req := proxy.Request{Method: "x/never"}
+	pc, err := inst.send(e.plugin.newID(), req, time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !a.to(ended) || a.phase != endedLive || a.to(ended) || a.to(live) {
-		t.Fatalf("a live instance ends as endedLive, once, for good: %d", a.phase)
+	defer inst.inFlight.done(pc)
+	why := errors.New("the test ended it")
+	if first, _ := inst.end(why); !first {
+		t.Fatal("the first end did not end it")
 	}
-	b := &instance{}
-	if !b.to(ended) || b.phase != ended || b.to(live) {
-		t.Fatalf("one that ended before going live stays ended: %d", b.phase)
+	if first, _ := inst.end(errStopped); first || inst.reason != why {
+		t.Fatalf("a second end changed it: reason %v", inst.reason)
+	}
+	if err := pc.wait(context.Background(), nil, nil); !errors.Is(err, errEnded) || !strings.Contains(err.Error(), why.Error()) {
+		t.Fatalf("the request in flight: %v, want errEnded with the reason", err)
+	}
+	if inst.inFlight.unanswered() {
+		t.Error("the table still holds requests")
+	}
+	if _, err := inst.send(e.plugin.newID(), req, time.Hour, time.Now()); !errors.Is(err, errEnded) {
+		t.Errorf("a request after the end: %v, want errEnded", err)
+	}
+	if err := inst.wire.notify("x/note", nil); !errors.Is(err, errEnded) {
+		t.Errorf("a notification after the end: %v, want errEnded", err)
+	}
+	var handlers sync.WaitGroup
+	if inst.inFlight.startHandler(&handlers) {
+		t.Error("a handler started after the end")
+	}
+	if inst.ctx.Err() == nil {
+		t.Error("the instance's context outlived it")
+	}
+	if n := e.notices.Next(t); !strings.Contains(n.Message, "stopped") {
+		t.Errorf("notice %q, want the death's", n.Message)
+	}
+	<-inst.dead
+	if got := e.plugin.Status(); got != "dead" {
+		t.Errorf("status %s, want dead", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +19,8 @@ import (
 // instance, from just before it is written until it is answered: what
 // waits for its answer, its deadline timer, its route, and what the wedge
 // rule counts of it. It is in its instance's inFlight table while it is
-// unanswered, even once its caller has stopped waiting.
+// unanswered, even once its caller has stopped waiting, until the
+// instance ends.
 type pendingCall struct {
 	inst   *instance
 	id     jsonrpc2.ID
@@ -89,24 +91,27 @@ func (inst *instance) newPendingCall(id jsonrpc2.ID, req proxy.Request, due time
 // the wedge rule's, wedge.go), each under mu; as in jsonrpc2_v2's
 // inFlightState, one lock covers all of it.
 type inFlight struct {
-	mu     sync.Mutex                   // the one lock over all of what follows
-	byID   map[jsonrpc2.ID]*pendingCall // sent and unanswered
-	byKey  map[string]*pendingCall      // the routed ones whose caller still waits
-	closed bool                         // the wire is down: nothing more starts
-	wedge  wedgeTracker
+	ended <-chan struct{} // the instance's done: once closed, nothing more starts
+
+	mu    sync.Mutex                   // the one lock over all of what follows
+	byID  map[jsonrpc2.ID]*pendingCall // sent and unanswered
+	byKey map[string]*pendingCall      // the routed ones whose caller still waits
+	wedge wedgeTracker
 }
 
-func (f *inFlight) init(grace time.Duration, clock Clock, wedged func(string), probe func()) {
+func (f *inFlight) init(ended <-chan struct{}, grace time.Duration, clock Clock, wedged func(string), probe func()) {
+	f.ended = ended
 	f.byID, f.byKey = map[jsonrpc2.ID]*pendingCall{}, map[string]*pendingCall{}
 	f.wedge = wedgeTracker{grace: grace, clock: clock, wedged: wedged, probe: probe, fire: f.checkWedge, lastAnswer: clock.Now()}
 }
 
 // add enters pc, about to be written: before the write, since its answer
-// may arrive before the write returns. It refuses once the wire is down.
+// may arrive before the write returns. It refuses once the instance has
+// ended.
 func (f *inFlight) add(pc *pendingCall) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.closed {
+	if f.over() {
 		return false
 	}
 	f.byID[pc.id] = pc
@@ -216,23 +221,46 @@ func (f *inFlight) unanswered() bool {
 	return len(f.byID) > 0
 }
 
-// close marks the wire down: no request is entered and no handler of the
-// plugin's requests starts after it, and the wedge watch ends.
-func (f *inFlight) close() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.closed = true
-	f.wedge.stop()
+// over reports whether the instance has ended. Checked under mu, where
+// close, which runs after the end, takes mu to fail what was entered.
+func (f *inFlight) over() bool {
+	select {
+	case <-f.ended:
+		return true
+	default:
+		return false
+	}
 }
 
+// close is the instance's end (instance.end), with its reason: the wedge
+// watch stops, and every request unanswered fails with errEnded and the
+// reason, answered once like any other and taken out of the table. Nothing
+// is entered after it, and no handler of the plugin's requests starts.
+func (f *inFlight) close(reason error) {
+	f.mu.Lock()
+	f.wedge.stop()
+	unanswered := f.byID
+	f.byID, f.byKey = map[jsonrpc2.ID]*pendingCall{}, map[string]*pendingCall{}
+	f.mu.Unlock()
+	err := fmt.Errorf("%w (%v)", errEnded, reason)
+	for _, pc := range unanswered {
+		pc.endRoute()
+		pc.answer <- reply{err: err}
+	}
+}
+
+// errEnded is what a request meets when its instance ends unanswered, and
+// a write once it has ended.
+var errEnded = errors.New("the instance has ended")
+
 // startHandler counts a handler of one of the plugin's requests into
-// handlers, unless the wire is down: the monitor waits for the handlers
-// once, after close, and one started after that would outlive the
-// instance.
+// handlers, unless the instance has ended: the monitor waits for the
+// handlers once, after the end, and one started after that would outlive
+// the instance.
 func (f *inFlight) startHandler(handlers *sync.WaitGroup) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.closed {
+	if f.over() {
 		return false
 	}
 	handlers.Add(1)

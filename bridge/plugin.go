@@ -211,10 +211,11 @@ func (p *Plugin) install(inst *instance) (failed int, err error) {
 	switch {
 	case p.sup.state == closed:
 		err = ErrClosed
-	case !inst.to(live):
+	case inst.ended():
 		err = fmt.Errorf("exited right after the handshake (%v); see %s", inst.waitReason(), p.logName())
 	default:
 		failed, p.failed = p.failed, 0
+		inst.live = true
 		p.sup.run(inst)
 		p.armIdle(inst)
 	}
@@ -264,7 +265,7 @@ func (p *Plugin) Close() error {
 	var err error
 	if inst != nil {
 		select {
-		case <-inst.wire.closed():
+		case <-inst.done:
 			// It died before we closed it: that death keeps its notice.
 			<-inst.dead
 		default:
@@ -437,11 +438,10 @@ func (p *Plugin) respawn(st *startup) {
 // that never went live raises none: its failed start says why.
 func (p *Plugin) died(inst *instance, why error) {
 	p.mu.Lock()
-	inst.to(ended)
 	if inst.idleStop != nil {
 		inst.idleStop.Stop()
 	}
-	wasLive := inst.phase == endedLive
+	wasLive := inst.live
 	current := p.sup.inst == inst
 	if current {
 		p.sup.move(dead)

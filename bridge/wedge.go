@@ -37,7 +37,6 @@ type wedgeTracker struct {
 	clock      Clock
 	timer      Timer
 	armedAt    time.Time // when the timer fires; zero while disarmed
-	over       bool      // the instance is gone, or it was found wedged
 }
 
 // lead is how long after a request's deadline the timer first looks at
@@ -55,7 +54,7 @@ func (w *wedgeTracker) lead() time.Duration {
 func (w *wedgeTracker) sent(due time.Time) { w.moved(due) }
 
 func (w *wedgeTracker) moved(due time.Time) {
-	if at := due.Add(w.lead()); !w.over && (w.armedAt.IsZero() || w.armedAt.After(at)) {
+	if at := due.Add(w.lead()); w.armedAt.IsZero() || w.armedAt.After(at) {
 		w.arm(at)
 	}
 }
@@ -78,9 +77,9 @@ func (w *wedgeTracker) answered(pc *pendingCall) {
 	w.lastAnswer, w.lateSince = now, time.Time{}
 }
 
-// stop ends the watch: the instance is gone.
+// stop ends the watch: the instance is gone. Nothing arms it again: the
+// table it reads is empty, and takes nothing more.
 func (w *wedgeTracker) stop() {
-	w.over = true
 	if w.timer != nil {
 		w.timer.Stop()
 	}
@@ -101,7 +100,7 @@ func (f *inFlight) checkWedge() {
 	f.mu.Lock()
 	w := &f.wedge
 	w.armedAt = time.Time{}
-	if w.over {
+	if f.over() { // a firing that raced the end's stop
 		f.mu.Unlock()
 		return
 	}
@@ -147,7 +146,6 @@ func (f *inFlight) checkWedge() {
 		}
 		return
 	}
-	w.over = true
 	f.mu.Unlock()
 	why := first + " unanswered past its deadline"
 	if firstMissed {

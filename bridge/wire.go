@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -28,12 +27,10 @@ import (
 // not a connection.
 type wire struct {
 	stream *protocol.LineStream
-	turns  *readerHandoff // nil: only run reads
+	turns  *readerHandoff  // nil: only run reads
+	ended  <-chan struct{} // closed once the instance has ended: nothing more is written
 	hooks  wireHooks
-
-	down     chan struct{} // closed once the wire is down: its read ended, or close
-	downOnce sync.Once
-	ran      chan struct{} // closed once run has returned
+	ran    chan struct{} // closed once run has returned
 }
 
 // wireHooks are what a wire hands the messages it reads to, on the
@@ -43,6 +40,7 @@ type wireHooks struct {
 	answer  func(id jsonrpc2.ID, r reply) bool // reports whether the answer was to a request in flight
 	serve   func(m *message)                   // the plugin's request; only on run's goroutine, which it may hold up
 	skipped func(line []byte, why error)       // a line that is not a message (also the LineStream's Skipped)
+	end     func(why error)                    // the stream has ended: the instance ends (instance.end)
 	log     io.Writer
 }
 
@@ -69,9 +67,9 @@ const (
 	neither // valid JSON, but none of the above
 )
 
-func newWire(conn io.ReadWriteCloser, sopts protocol.LineStreamOptions, hooks wireHooks) *wire {
+func newWire(conn io.ReadWriteCloser, sopts protocol.LineStreamOptions, ended <-chan struct{}, hooks wireHooks) *wire {
 	sopts.Skipped = hooks.skipped
-	w := &wire{stream: protocol.NewLineStream(conn, sopts), hooks: hooks, down: make(chan struct{}), ran: make(chan struct{})}
+	w := &wire{stream: protocol.NewLineStream(conn, sopts), ended: ended, hooks: hooks, ran: make(chan struct{})}
 	if d, ok := conn.(transport.ReadDeadliner); ok {
 		w.turns = newReaderHandoff(d.SetReadDeadline)
 	}
@@ -134,8 +132,8 @@ func idOf(raw json.RawMessage) (jsonrpc2.ID, error) {
 // run is the wire's reader: it reads until the stream ends, handing the
 // reading to callers in their turns where it can, and serves the
 // plugin's requests itself, in wire order; serve may hold it up (a full
-// set of handler slots), which is the backpressure. Its end takes the
-// wire down.
+// set of handler slots), which is the backpressure. The stream's end
+// ends the instance.
 func (w *wire) run() {
 	defer close(w.ran)
 	for {
@@ -144,7 +142,7 @@ func (w *wire) run() {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, transport.ErrKilled) && !errors.Is(err, os.ErrClosed) {
 				fmt.Fprintf(w.hooks.log, "bridge: reading its stdout: %v\n", err)
 			}
-			w.close()
+			w.hooks.end(errStdoutEnded)
 			return
 		}
 		w.hooks.serve(m)
@@ -240,10 +238,13 @@ func (w *wire) sendRequest(id jsonrpc2.ID, method string, params any) error {
 	return w.stream.WriteObject(wireRequest{ID: id, JSONRPC: "2.0", Method: method, Params: params})
 }
 
+// errStdoutEnded is the reason an instance ends when its stdout does.
+var errStdoutEnded = errors.New("closed its stdout")
+
 // notify sends a notification.
 func (w *wire) notify(method string, params any) error {
 	if w.isDown() {
-		return jsonrpc2.ErrClosed
+		return errEnded
 	}
 	req := &jsonrpc2.Request{Method: method, Notif: true}
 	if err := req.SetParams(params); err != nil {
@@ -255,7 +256,7 @@ func (w *wire) notify(method string, params any) error {
 // reply answers one of the plugin's requests: result, or rerr if not nil.
 func (w *wire) reply(id jsonrpc2.ID, result any, rerr *jsonrpc2.Error) error {
 	if w.isDown() {
-		return jsonrpc2.ErrClosed
+		return errEnded
 	}
 	resp := &jsonrpc2.Response{ID: id, Error: rerr}
 	if rerr == nil {
@@ -266,30 +267,12 @@ func (w *wire) reply(id jsonrpc2.ID, result any, rerr *jsonrpc2.Error) error {
 	return w.stream.WriteObject(resp)
 }
 
-// closed is closed once the wire is down.
-func (w *wire) closed() <-chan struct{} { return w.down }
-
-// isDown reports whether the wire is down.
+// isDown reports whether the instance has ended.
 func (w *wire) isDown() bool {
 	select {
-	case <-w.down:
+	case <-w.ended:
 		return true
 	default:
 		return false
 	}
-}
-
-// close takes the wire down and closes the instance's stdin (the conn's
-// Close); jsonrpc2.ErrClosed if it was down already. The reader reads on
-// until the conn's end (a kill ends it).
-func (w *wire) close() error {
-	first := false
-	w.downOnce.Do(func() {
-		first = true
-		close(w.down)
-	})
-	if !first {
-		return jsonrpc2.ErrClosed
-	}
-	return w.stream.Close()
 }
