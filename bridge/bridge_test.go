@@ -206,14 +206,23 @@ func TestToolDeadlineThenWedgeKillThenRespawn(t *testing.T) {
 	}
 }
 
+// waitStatus waits for p's state to be want, woken at each move.
 func waitStatus(t *testing.T, p *Plugin, want string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for p.Status() != want {
-		if time.Now().After(deadline) {
+	limit := time.NewTimer(testutil.WaitLimit)
+	defer limit.Stop()
+	for {
+		p.mu.Lock()
+		state, moved := p.sup.state, p.sup.watch()
+		p.mu.Unlock()
+		if state.String() == want {
+			return
+		}
+		select {
+		case <-moved:
+		case <-limit.C:
 			t.Fatalf("status = %s, want %s", p.Status(), want)
 		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -83,7 +83,10 @@ func TestPluginRequestsInFlightAreBounded(t *testing.T) {
 	case <-time.After(testutil.WaitLimit):
 		t.Fatalf("only %d requests reached the host", running.Load())
 	}
-	time.Sleep(50 * time.Millisecond) // time for a reader without the bound to run past it
+	// The one real sleep in these tests: it shows that something does not
+	// happen (a reader without the bound running past it), which takes
+	// goroutines given time to run, not a clock moved.
+	time.Sleep(50 * time.Millisecond)
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -79,6 +79,16 @@ type supervisor struct {
 	start *startup  // the start in flight: set exactly while starting
 	// backoff spaces the respawns that follow deaths.
 	backoff backoff
+	moved   chan struct{} // closed at the next move, while someone watches
+}
+
+// watch is closed at the next move: what a watcher of the state (a test)
+// waits on instead of polling Status.
+func (s *supervisor) watch() <-chan struct{} {
+	if s.moved == nil {
+		s.moved = make(chan struct{})
+	}
+	return s.moved
 }
 
 // to moves to s, dropping the instance or start of the state it leaves.
@@ -87,6 +97,10 @@ func (s *supervisor) to(next lifecycle) {
 		panic(fmt.Sprintf("bridge: plugin %s cannot go from %s to %s", s.name, s.state, next))
 	}
 	s.state, s.inst, s.start = next, nil, nil
+	if s.moved != nil {
+		close(s.moved)
+		s.moved = nil
+	}
 }
 
 // move moves to a state that holds nothing: not running or starting.

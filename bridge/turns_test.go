@@ -162,20 +162,34 @@ func TestTurnsManyCallsOutOfOrder(t *testing.T) {
 // call answers sdk.ErrUnavailable, the death has its one notice, and the
 // next call respawns it and is answered.
 func TestTurnsDeathWhileACallerReads(t *testing.T) {
-	e := startPiped(t, dieOnRequest())
+	const waiting = 5
+	arrived := make(chan struct{}, waiting)
+	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
+		var tc protocol.ToolCallParams
+		json.Unmarshal(m.Params, &tc)
+		switch string(tc.Input) {
+		case `"wait"`:
+			arrived <- struct{}{} // held: its caller waits, reading in its turn
+		case `"die"`:
+			return false
+		default:
+			echoAnswer(p, m)
+		}
+		return true
+	}}
+	e := startPiped(t, s)
 	tl := e.tool("plugin__t__echo")
 	var wg sync.WaitGroup
-	for i := range 6 {
+	for i := range waiting + 1 {
 		wg.Go(func() {
 			input := `"wait"`
-			if i == 5 {
-				time.Sleep(20 * time.Millisecond) // the others are waiting, one of them reading
+			if i == waiting {
+				for range waiting {
+					<-arrived // the others are waiting, one of them reading
+				}
 				input = `"die"`
 			}
 			_, err := tl.Call(context.Background(), sdk.ToolCall{ID: fmt.Sprint(i), Name: tl.Spec().Name, Input: json.RawMessage(input), Cwd: "/"}, &ui{})
-			if i < 5 && err == nil {
-				return // answered before the death
-			}
 			if !errors.Is(err, sdk.ErrUnavailable) {
 				t.Errorf("call %d: %v, want ErrUnavailable", i, err)
 			}
