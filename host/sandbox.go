@@ -54,7 +54,7 @@ func (h *Host) confine(m *manifest.Manifest, dataDir string, log io.Writer) (Con
 		if err != nil {
 			return c, fmt.Errorf("not loaded: %w", err)
 		}
-		c.Egress, c.Sandbox.Proxy = p, p.Addr()
+		c.Egress, c.Sandbox.Proxy, c.Sandbox.ProxySocket = p, p.Addr(), p.Socket()
 	}
 	c.Isolation, c.Less = shepherd.Isolation(c.Sandbox)
 	if c.Less != "" && h.settings.SandboxRequire {

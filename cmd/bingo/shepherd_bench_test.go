@@ -67,7 +67,7 @@ func echoOnce(b *testing.B, path string, argv []string, shepherded bool, sandbox
 		defer child.Close()
 		lifeline = l
 		// bingo, not this test binary, as the shepherd
-		cmd = &exec.Cmd{Path: filepath.Join(binDir, "bingo"), Args: s.Args, Env: s.Env, ExtraFiles: []*os.File{child}}
+		cmd = &exec.Cmd{Path: filepath.Join(binDir, "bingo"), Args: s.Args, Env: s.Env, ExtraFiles: []*os.File{child}, SysProcAttr: s.Sys}
 	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -99,8 +99,8 @@ func echoOnce(b *testing.B, path string, argv []string, shepherded bool, sandbox
 
 // BenchmarkSandbox times the start of a plugin — start, its first answer,
 // exit on the end of stdin — under bingo as its shepherd, unconfined and
-// in the default sandbox (Landlock, a user and network namespace, the
-// stage), alternately in the same run: a Python plugin echoing a line,
+// in the default sandbox (Landlock, a user, PID, mount and network
+// namespace), alternately in the same run: a Python plugin echoing a line,
 // and the official filesystem MCP server (Node) answering initialize.
 // Then the call latency of one running Python plugin of each kind, a line
 // there and back.
@@ -189,7 +189,7 @@ func startEcho(b *testing.B, argv []string, sandbox *shepherd.Sandbox) *echoConn
 	if err != nil {
 		b.Fatal(err)
 	}
-	cmd := &exec.Cmd{Path: filepath.Join(binDir, "bingo"), Args: s.Args, Env: s.Env, ExtraFiles: []*os.File{child}}
+	cmd := &exec.Cmd{Path: filepath.Join(binDir, "bingo"), Args: s.Args, Env: s.Env, ExtraFiles: []*os.File{child}, SysProcAttr: s.Sys}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)

@@ -10,7 +10,10 @@
 //
 // The plugin itself has no other way out: in its network namespace the
 // only thing it can reach is the port its shepherd forwards here (see
-// internal/shepherd).
+// internal/shepherd). The shepherd, in that namespace too, reaches the
+// proxy by a unix socket (Socket), whose path no network namespace
+// hides; the loopback port is for a plugin without a namespace of its
+// own.
 package egress
 
 import (
@@ -20,6 +23,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,10 +36,11 @@ const dialTimeout = 30 * time.Second
 
 // Proxy is one plugin's egress proxy.
 type Proxy struct {
-	ln      net.Listener
-	allow   []string
-	refused func(target string)
-	setting string
+	ln, unix net.Listener
+	dir      string // holds the unix socket
+	allow    []string
+	refused  func(target string)
+	setting  string
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -48,18 +54,36 @@ type Proxy struct {
 // is called once for each target refused; setting is the key that grants
 // more, for the refusal's text.
 func Start(allow []string, setting string, refused func(target string)) (*Proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// A directory of its own: only the person's processes reach the
+	// socket, and removing the directory removes it.
+	dir, err := os.MkdirTemp("", "bingo-egress-")
 	if err != nil {
 		return nil, fmt.Errorf("egress proxy: %w", err)
 	}
-	p := &Proxy{ln: ln, allow: allow, refused: refused, setting: setting, conns: map[net.Conn]struct{}{}, said: map[string]bool{}}
-	p.wg.Add(1)
-	go p.serve()
+	unix, err := net.Listen("unix", filepath.Join(dir, "proxy"))
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("egress proxy: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		_ = unix.Close()
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("egress proxy: %w", err)
+	}
+	p := &Proxy{ln: ln, unix: unix, dir: dir, allow: allow, refused: refused, setting: setting, conns: map[net.Conn]struct{}{}, said: map[string]bool{}}
+	p.wg.Add(2)
+	go p.serve(ln)
+	go p.serve(unix)
 	return p, nil
 }
 
 // Addr is the proxy's address, "127.0.0.1:port".
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// Socket is the path of the proxy's unix socket, which serves as Addr
+// does.
+func (p *Proxy) Socket() string { return p.unix.Addr().String() }
 
 // Close stops the proxy and ends every connection through it, and returns
 // once nothing of it runs.
@@ -71,7 +95,9 @@ func (p *Proxy) Close() error {
 	}
 	p.mu.Unlock()
 	err := p.ln.Close()
+	_ = p.unix.Close()
 	p.wg.Wait()
+	_ = os.RemoveAll(p.dir)
 	return err
 }
 
@@ -96,10 +122,10 @@ func Allowed(allow []string, target string) bool {
 	return false
 }
 
-func (p *Proxy) serve() {
+func (p *Proxy) serve(ln net.Listener) {
 	defer p.wg.Done()
 	for {
-		c, err := p.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			return
 		}

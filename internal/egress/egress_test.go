@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -49,8 +50,9 @@ func TestProxy(t *testing.T) {
 	}
 	defer p.Close()
 
+	network, addr := "tcp", p.Addr()
 	ask := func(request string) string {
-		c, err := net.Dial("tcp", p.Addr())
+		c, err := net.Dial(network, addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,5 +75,18 @@ func TestProxy(t *testing.T) {
 	}
 	if len(refused) != 1 || refused[0] != "example.com:443" {
 		t.Errorf("refused reported %q, want example.com:443 once", refused)
+	}
+	// The unix socket, by which a shepherd in the plugin's network
+	// namespace reaches it, serves the same.
+	network, addr = "unix", p.Socket()
+	if got := ask("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\nGET /unix HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"); !strings.Contains(got, "hello /unix") {
+		t.Errorf("CONNECT by the unix socket: %q", got)
+	}
+	if got := ask("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"); !strings.Contains(got, "403") {
+		t.Errorf("refused by the unix socket: %q", got)
+	}
+	p.Close()
+	if _, err := os.Stat(addr); !os.IsNotExist(err) {
+		t.Errorf("the unix socket outlives Close: %v", err)
 	}
 }

@@ -42,12 +42,12 @@
 // of the rest of bingo (json schema compilation): see run_linux.go, and
 // docs/performance.md for what a shepherd costs.
 //
-// A Command with a Sandbox is started confined (sandbox_linux.go): through
-// a stage, the binary once more, in a user, PID, mount and network
-// namespace of its own, which mounts a /proc of its PID namespace,
-// applies Landlock and no_new_privs to itself, and starts the program as
-// that namespace's init. Where user namespaces are refused, the stage
-// adds a seccomp filter of sockets to Landlock instead (seccomp_linux.go).
+// A Command with a Sandbox is started confined (sandbox_linux.go): its
+// shepherd starts in a user, PID, mount and network namespace of its own,
+// as that PID namespace's init, mounts the namespace's /proc, and starts
+// the program from a thread it has confined by Landlock and no_new_privs.
+// Where user namespaces are refused, that thread adds a seccomp filter of
+// sockets to Landlock instead (seccomp_linux.go).
 //
 // What is outside its reach: a plugin not confined runs as the person, so
 // it can kill its own shepherd on purpose (its orphans then go to init) or keep it

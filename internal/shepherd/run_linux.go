@@ -31,13 +31,6 @@ const (
 )
 
 func init() {
-	if path, ok := os.LookupEnv(stageKey); ok {
-		_ = os.Unsetenv(stageKey)
-		var st syscall.Stat_t
-		if syscall.Fstat(reportFd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFSOCK {
-			stage(path) // never returns
-		}
-	}
 	path, ok := os.LookupEnv(envKey)
 	if !ok {
 		return
@@ -66,11 +59,10 @@ func run(path string, argv []string) int {
 	var pid int
 	var err error
 	cleanup := func() {}
-	final := func(ws syscall.WaitStatus) syscall.WaitStatus { return ws }
 	policy, confined := os.LookupEnv(sandboxKey)
 	if confined {
 		_ = os.Unsetenv(sandboxKey)
-		pid, cleanup, final, err = startConfined(path, argv, os.Environ(), decodeSandbox(policy))
+		pid, cleanup, err = startConfined(path, argv, os.Environ(), decodeSandbox(policy))
 	} else {
 		pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{
 			Env:   os.Environ(),
@@ -110,9 +102,13 @@ func run(path string, argv []string) int {
 	go listen(kill, exited, &d)
 	reapable, next := make(chan struct{}), make(chan struct{}, 1)
 	go watch(reapable, next)
-	status := final(shepherd(pid, kill, exited, reapable, next))
+	status := shepherd(pid, kill, exited, reapable, next)
 	d.finish()
 	cleanup()
+	if os.Getpid() == 1 {
+		// An init cannot die of the program's signal: see Exited.
+		_, _ = lifeline.Write(append([]byte{'X'}, itoa(int(status), '\n')...))
+	}
 	return exitAs(status)
 }
 

@@ -3,8 +3,8 @@ package shepherd
 import "strings"
 
 // Sandbox is what a program started under a shepherd may reach, when it
-// is confined (Command.Sandbox): the shepherd starts it through a stage
-// (see sandbox_linux.go) that applies this before the program runs.
+// is confined (Command.Sandbox): the shepherd applies this before the
+// program runs (see sandbox_linux.go).
 // Everything not named is out of reach: no other file is readable, none
 // writable, and no network unless Network grants it.
 type Sandbox struct {
@@ -24,8 +24,11 @@ type Sandbox struct {
 	// that serves Network's hosts (internal/egress), or "". The program
 	// is told of it by the proxy variables, and reaches nothing else: in
 	// its namespace, the same port on its own loopback is forwarded to
-	// it by the shepherd.
+	// it by the shepherd, through ProxySocket.
 	Proxy string
+	// ProxySocket is the path of the same proxy's unix socket, which the
+	// shepherd, in the program's network namespace, reaches it by.
+	ProxySocket string
 	// Require refuses to start the program unless every mechanism of the
 	// default confinement is in force, instead of starting it with less.
 	Require bool
@@ -41,7 +44,7 @@ func (s *Sandbox) AnyNetwork() bool {
 	return false
 }
 
-// encode writes s as the stage reads it from its environment: one item a
+// encode writes s as the shepherd reads it from its environment: one item a
 // line, its kind first. A path holding a line break cannot be said this
 // way and is left out: it can only narrow what the program reaches.
 func (s *Sandbox) encode() string {
@@ -68,6 +71,9 @@ func (s *Sandbox) encode() string {
 	}
 	if s.Proxy != "" {
 		put('p', s.Proxy)
+	}
+	if s.ProxySocket != "" {
+		put('s', s.ProxySocket)
 	}
 	if s.Require {
 		put('q', "")
@@ -115,6 +121,8 @@ func decodeSandbox(text string) *Sandbox {
 			s.Network = append(s.Network, v)
 		case 'p':
 			s.Proxy = v
+		case 's':
+			s.ProxySocket = v
 		case 'q':
 			s.Require = true
 		}

@@ -1,6 +1,7 @@
 package shepherd
 
 import (
+	"bufio"
 	"errors"
 	"os"
 	"os/exec"
@@ -14,7 +15,7 @@ import (
 )
 
 func TestSandboxEncodes(t *testing.T) {
-	s := &Sandbox{Read: []string{"/usr", "/a b"}, Write: []string{"/w"}, List: []string{"/l"}, Network: []string{"x:1"}, Require: true}
+	s := &Sandbox{Read: []string{"/usr", "/a b"}, Write: []string{"/w"}, List: []string{"/l"}, Network: []string{"x:1"}, Proxy: "127.0.0.1:9", ProxySocket: "/tmp/p", Require: true}
 	if got := decodeSandbox(s.encode()); !reflect.DeepEqual(got, s) {
 		t.Errorf("decoded %+v, want %+v", got, s)
 	}
@@ -38,7 +39,7 @@ func confined(t *testing.T, s *Sandbox, script string) (string, error) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(c.Path)
-	cmd.Args, cmd.Env, cmd.ExtraFiles = c.Args, c.Env, []*os.File{child}
+	cmd.Args, cmd.Env, cmd.ExtraFiles, cmd.SysProcAttr = c.Args, c.Env, []*os.File{child}, c.Sys
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -51,8 +52,17 @@ func confined(t *testing.T, s *Sandbox, script string) (string, error) {
 		return out.String(), err
 	}
 	err = cmd.Wait()
+	if ws, ok := Exited(lifeline); ok && ws.Signaled() {
+		err = signalled{ws}
+	}
 	return out.String(), err
 }
+
+// signalled is a program's end by a signal its shepherd could not die of
+// (Exited).
+type signalled struct{ syscall.WaitStatus }
+
+func (s signalled) Error() string { return "signal: " + s.Signal().String() }
 
 // What a sandbox does not name is out of reach, for the program and the
 // processes it starts, and what it names is not; it has no terminal, and
@@ -88,9 +98,9 @@ func TestConfined(t *testing.T) {
 }
 
 // A confined program's /proc is its PID namespace's: it lists its own
-// processes (the stage, its init, and itself), not the test's; and the
-// stage between passes its exit, or the signal that ended it, on as
-// the program's.
+// processes (the shepherd, its init, and itself), not the test's; and
+// the shepherd passes its exit, or the signal that ended it, on as the
+// program's.
 func TestConfinedProcAndStatus(t *testing.T) {
 	if LandlockABI() < 1 || userNamespaces() != "" {
 		t.Skip("no Landlock or user namespaces here")
@@ -112,7 +122,94 @@ func TestConfinedProcAndStatus(t *testing.T) {
 		t.Errorf("the program's /proc lists %v (the test is %s): want its own few processes", pids, mine)
 	}
 	_, err = confined(t, s, `kill -TERM $$`)
-	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+	var sig signalled
+	if !errors.As(err, &sig) || sig.Signal() != syscall.SIGTERM {
 		t.Errorf("a program ended by SIGTERM came back as %v", err)
+	}
+}
+
+// The shepherd of a confined program is the init of the program's PID
+// namespace and the program's parent: one process, one Go start, stands
+// between the host and the program.
+func TestConfinedShepherdIsInit(t *testing.T) {
+	if LandlockABI() < 1 || userNamespaces() != "" {
+		t.Skip("no Landlock or user namespaces here")
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip(err)
+	}
+	s := &Sandbox{Read: []string{"/usr", "/bin", "/lib", "/lib64", "/etc", "/proc"}, Write: []string{"/dev/null"}}
+	c, lifeline, child, err := Wrap(Command{Path: sh, Args: []string{"sh", "-c", "echo $PPID; read x"}, Env: os.Environ(), Sandbox: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lifeline.Close()
+	cmd := exec.Command(c.Path)
+	cmd.Args, cmd.Env, cmd.ExtraFiles, cmd.SysProcAttr = c.Args, c.Env, []*os.File{child}, c.Sys
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child.Close()
+	defer cmd.Wait()
+	defer stdin.Close()
+	if err := Started(lifeline, sh); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "1\n" {
+		t.Errorf("the program's parent is %q (%v), want 1, its namespace's init", line, err)
+	}
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nspid []string
+	for _, l := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(l, "NSpid:"); ok {
+			nspid = strings.Fields(rest)
+		}
+	}
+	if want := []string{strconv.Itoa(cmd.Process.Pid), "1"}; !slices.Equal(nspid, want) {
+		t.Errorf("the shepherd's pids are %v, want %v: it is not the namespace's init", nspid, want)
+	}
+}
+
+// A start refused its namespaces (as a container may refuse user
+// namespaces where no sysctl says so) is tried again without them, and
+// the shepherd told why, for the plugin's log; unless the sandbox
+// requires them, or the failure is not theirs.
+func TestWithoutNamespaces(t *testing.T) {
+	refused := &os.PathError{Op: "fork/exec", Path: self, Err: syscall.EPERM}
+	wrap := func(s *Sandbox) Command {
+		c, lifeline, child, err := Wrap(Command{Path: "/bin/true", Args: []string{"true"}, Env: []string{"A=1"}, Sandbox: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lifeline.Close()
+		child.Close()
+		if c.Sys == nil || c.Sys.Cloneflags&syscall.CLONE_NEWPID == 0 {
+			t.Fatalf("no namespaces to start the shepherd in: %+v", c.Sys)
+		}
+		return c
+	}
+	c, err := WithoutNamespaces(wrap(&Sandbox{}), refused)
+	if err != nil || c.Sys != nil || !slices.Contains(c.Env, lessKey+"="+syscall.EPERM.Error()) {
+		t.Errorf("refused: %v, %+v, %q", err, c.Sys, c.Env)
+	}
+	if _, err := WithoutNamespaces(wrap(&Sandbox{Require: true}), refused); err == nil || !strings.Contains(err.Error(), "sandbox.require is set") {
+		t.Errorf("refused, required: %v", err)
+	}
+	missing := &os.PathError{Op: "fork/exec", Path: self, Err: syscall.ENOENT}
+	if _, err := WithoutNamespaces(wrap(&Sandbox{}), missing); err != missing {
+		t.Errorf("no shepherd: %v, want %v", err, missing)
 	}
 }

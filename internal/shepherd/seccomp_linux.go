@@ -17,7 +17,7 @@ import (
 // The filter is a short classic BPF program, assembled here and loaded
 // with prctl, rather than built with github.com/elastic/go-seccomp-bpf:
 // that package's syscall tables are initialised in every process that
-// links it, so every shepherd and stage would start 0.16 ms later and
+// links it, so every shepherd would start 0.16 ms later and
 // hold 164 KB more heap (run_linux.go says why this package imports
 // little); it sends a system call of a foreign architecture to the
 // policy's default action, which here is to allow; and it brings
@@ -160,21 +160,23 @@ func socketFilter(audit uint32) []syscall.SockFilter {
 }
 
 // holdSockets installs the socket filter on the calling thread (and so
-// on every process it starts), as the stage does beside Landlock, when
-// the program has no user namespace (userns false), so no network
-// namespace of its own, and is not granted the whole network. A failure is the stage's to report: it
-// ends the stage under sandbox.require, and is said in the plugin's log
-// otherwise.
-func holdSockets(s *Sandbox, userns bool) {
+// on every process it starts), as the shepherd does beside Landlock on
+// the thread that starts the program, when the program has no user
+// namespace (userns false), so no network namespace of its own, and is
+// not granted the whole network. A failure is returned under
+// sandbox.require, which then refuses to start the program, and said in
+// the plugin's log otherwise.
+func holdSockets(s *Sandbox, userns bool) error {
 	if userns || s.AnyNetwork() {
-		return
+		return nil
 	}
 	if err := filterSockets(); err != nil {
 		if s.Require {
-			fail(err)
+			return err
 		}
 		_, _ = os.Stderr.WriteString("bingo: the plugin's UDP, DNS and other sockets are not held back: " + err.Error() + "\n")
 	}
+	return nil
 }
 
 // filterSockets installs socketFilter on the calling thread.

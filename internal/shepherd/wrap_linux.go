@@ -23,10 +23,12 @@ var Available = sync.OnceValue(func() bool {
 
 // Wrap returns the command that starts c under a shepherd, which starts c.
 // The caller starts it with child as its descriptor 3 (os/exec's
-// ExtraFiles[0]), without a parent-death signal (which would end the
-// shepherd before it could end the tree), and closes child once it has
-// started. lifeline is the host's end: Started reads the shepherd's report
-// on it, and closing it ends the program and every process it left.
+// ExtraFiles[0]), with the command's Sys, without a parent-death signal
+// (which would end the shepherd before it could end the tree), and closes
+// child once it has started; should the start fail, WithoutNamespaces
+// says whether to start it again without them. lifeline is the host's
+// end: Started reads the shepherd's report on it, and closing it ends the
+// program and every process it left.
 func Wrap(c Command) (shepherd Command, lifeline, child *os.File, err error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -43,6 +45,7 @@ func Wrap(c Command) (shepherd Command, lifeline, child *os.File, err error) {
 	}
 	if c.Sandbox != nil {
 		shepherd.Env = append(shepherd.Env, sandboxKey+"="+c.Sandbox.encode())
+		shepherd.Sys = namespaces(c.Sandbox)
 	}
 	return shepherd, os.NewFile(uintptr(fds[0]), "lifeline"), os.NewFile(uintptr(fds[1]), "lifeline"), nil
 }
@@ -52,7 +55,9 @@ func Wrap(c Command) (shepherd Command, lifeline, child *os.File, err error) {
 // program, for the error.
 func Started(lifeline *os.File, path string) error {
 	var line []byte
-	buf := make([]byte, 16)
+	// A byte at a time: what follows the report (Exited's) is not this
+	// one's to read.
+	buf := make([]byte, 1)
 	for len(line) == 0 || line[len(line)-1] != '\n' {
 		if len(line) > 32 {
 			return errors.New("shepherd: unexpected report " + string(line))
@@ -72,6 +77,28 @@ func Started(lifeline *os.File, path string) error {
 		return errors.New("shepherd: unexpected report " + report)
 	}
 	return &os.PathError{Op: "fork/exec", Path: path, Err: syscall.Errno(n)}
+}
+
+// Exited returns the program's wait status, once its shepherd has exited,
+// where the shepherd's own is not the program's: a confined program's
+// shepherd, its PID namespace's init, cannot die of the signal that ended
+// the program, and exits 128+signal instead. ok is false where the
+// shepherd's own status is the program's, or the lifeline is closed.
+func Exited(lifeline *os.File) (status syscall.WaitStatus, ok bool) {
+	var report []byte
+	buf := make([]byte, 32)
+	for len(report) < 32 {
+		n, err := lifeline.Read(buf)
+		report = append(report, buf[:n]...)
+		if err != nil || n == 0 {
+			break
+		}
+	}
+	if len(report) < 3 || report[0] != 'X' || report[len(report)-1] != '\n' {
+		return 0, false
+	}
+	n, ok := atoi(string(report[1 : len(report)-1]))
+	return syscall.WaitStatus(n), ok
 }
 
 // Hand gives the shepherd the stop of its program, whose stdin the host

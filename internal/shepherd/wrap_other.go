@@ -5,6 +5,7 @@ package shepherd
 import (
 	"errors"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -21,6 +22,12 @@ func Wrap(Command) (shepherd Command, lifeline, child *os.File, err error) {
 
 // Started fails: see Available.
 func Started(*os.File, string) error { return errUnavailable }
+
+// WithoutNamespaces returns err: see Available.
+func WithoutNamespaces(c Command, err error) (Command, error) { return c, err }
+
+// Exited reports nothing: see Available.
+func Exited(*os.File) (status syscall.WaitStatus, ok bool) { return status, false }
 
 // Hand fails: see Available.
 func Hand(*os.File, time.Duration, ...*os.File) error { return errUnavailable }

@@ -262,6 +262,11 @@ func (c *conn) signalGroup(sig syscall.Signal) error {
 // Wait or Kill.
 func (c *conn) reap() {
 	err := c.cmd.Wait()
+	if c.lifeline != nil && err != nil {
+		if ws, ok := shepherd.Exited(c.lifeline); ok && ws.Signaled() {
+			err = &signalError{ws}
+		}
+	}
 	c.reaped()
 	close(c.exited)
 
@@ -285,8 +290,7 @@ func (c *conn) reap() {
 	_ = c.Close() // nothing reads it any more
 
 	if err != nil {
-		var ee *osexec.ExitError
-		if errors.As(err, &ee) && c.killed.Load() && signaled(ee) {
+		if c.killed.Load() && signaled(err) {
 			err = fmt.Errorf("exec %q: %w: %w", c.name, ErrKilled, err)
 		} else {
 			err = fmt.Errorf("exec %q: %w", c.name, err)
@@ -296,7 +300,30 @@ func (c *conn) reap() {
 	close(c.done)
 }
 
-func signaled(ee *osexec.ExitError) bool {
-	ws, ok := ee.Sys().(syscall.WaitStatus)
-	return ok && ws.Signaled()
+// signaled reports whether err, Wait's, says a signal ended the instance.
+func signaled(err error) bool {
+	var ee *osexec.ExitError
+	if errors.As(err, &ee) {
+		ws, ok := ee.Sys().(syscall.WaitStatus)
+		return ok && ws.Signaled()
+	}
+	var se *signalError
+	return errors.As(err, &se)
 }
+
+// signalError is the end of a confined program by a signal, which its
+// shepherd, the init of the program's PID namespace, cannot die of, and
+// reports instead (shepherd.Exited). It reads as an *os/exec.ExitError
+// does; Sys is the program's wait status.
+type signalError struct{ status syscall.WaitStatus }
+
+func (e *signalError) Error() string {
+	text := "signal: " + e.status.Signal().String()
+	if e.status.CoreDump() {
+		text += " (core dumped)"
+	}
+	return text
+}
+
+// Sys returns the program's syscall.WaitStatus.
+func (e *signalError) Sys() any { return e.status }

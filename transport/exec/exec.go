@@ -171,7 +171,7 @@ func (t *Transport) Start(ctx context.Context) (transport.Conn, error) {
 		cmd.Stderr = stderrW
 	} // else nil: os/exec connects the child's stderr to /dev/null.
 
-	lifeline, err := t.startCmd(cmd, t.confinement(path))
+	cmd, lifeline, err := t.startCmd(cmd, t.confinement(path))
 	// The child holds its own copies now; ours would keep the pipes open
 	// and hide the child's end (EOF) from us.
 	closeAll(stdinR, stdoutW)

@@ -11,38 +11,53 @@ import (
 )
 
 // startCmd starts cmd, under a shepherd where there is one (see
-// internal/shepherd), and returns the instance's lifeline: nil for a
-// child started directly. The shepherd has reported whether the program
-// itself started by the time startCmd returns, so a program that cannot
-// be executed fails Start either way.
+// internal/shepherd), and returns the command it started (cmd, or its
+// second try where the first's namespaces were refused) and the
+// instance's lifeline: nil for a child started directly. The shepherd has
+// reported whether the program itself started by the time startCmd
+// returns, so a program that cannot be executed fails Start either way.
 // sandbox, if not nil, confines the program (shepherd.Sandbox).
-func (t *Transport) startCmd(cmd *osexec.Cmd, sandbox *shepherd.Sandbox) (*os.File, error) {
+func (t *Transport) startCmd(cmd *osexec.Cmd, sandbox *shepherd.Sandbox) (*osexec.Cmd, *os.File, error) {
 	if !t.shepherded {
-		return nil, cmd.Start()
+		return cmd, nil, cmd.Start()
 	}
 	path := cmd.Path
 	s, lifeline, child, err := shepherd.Wrap(shepherd.Command{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Sandbox: sandbox})
 	if err != nil {
-		return nil, err
+		return cmd, nil, err
 	}
-	cmd.Path, cmd.Args, cmd.Env = s.Path, s.Args, s.Env
-	cmd.ExtraFiles = []*os.File{child}
-	// Its own group, as every instance, but no parent-death signal: that
-	// would end the shepherd before it could end the tree. The shepherd
-	// learns of the host's death from the lifeline instead.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
-	_ = child.Close()
+	start := func(cmd *osexec.Cmd, s shepherd.Command) error {
+		cmd.Path, cmd.Args, cmd.Env = s.Path, s.Args, s.Env
+		cmd.ExtraFiles = []*os.File{child}
+		// Its own group, as every instance, but no parent-death signal:
+		// that would end the shepherd before it could end the tree. The
+		// shepherd learns of the host's death from the lifeline instead.
+		attr := syscall.SysProcAttr{}
+		if s.Sys != nil {
+			attr = *s.Sys
+		}
+		attr.Setpgid = true
+		cmd.SysProcAttr = &attr
+		return cmd.Start()
+	}
+	if err = start(cmd, s); err != nil && s.Sys != nil {
+		if s, err = shepherd.WithoutNamespaces(s, err); err == nil {
+			// A command is started once: its copy, unstarted.
+			cmd = &osexec.Cmd{Dir: cmd.Dir, Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr}
+			err = start(cmd, s)
+		}
+	}
+	_ = child.Close() // the shepherd's copy is its own
 	if err != nil {
 		_ = lifeline.Close()
-		return nil, err
+		return cmd, nil, err
 	}
 	if err := shepherd.Started(lifeline, path); err != nil {
 		_ = lifeline.Close()
 		_ = cmd.Wait() // the shepherd exits at once after its report
-		return nil, err
+		return cmd, nil, err
 	}
-	return lifeline, nil
+	return cmd, lifeline, nil
 }
 
 // cutLifeline orders the shepherd to end the instance's whole tree now,
