@@ -523,16 +523,18 @@ func (s *startOnce) Start(ctx context.Context) (transport.Conn, error) {
 // as not reading its input.
 func TestShortDeadlineIsNoReadingBound(t *testing.T) {
 	writing := make(chan struct{}, 1)
+	clock := &fakeClock{now: time.Unix(1000, 0)}
 	s := echoScript()
 	s.init = func(p *peer, m msg) {
 		p.reply(m, basicDecl())
-		<-writing                           // the host is sending the tool call ...
-		<-time.After(50 * time.Millisecond) // ... and the plugin is busy for a while, past the deadline
+		<-writing                            // the host is sending the tool call ...
+		clock.Advance(50 * time.Millisecond) // ... and the plugin is busy for a while, past the deadline
 	}
 	ct := &countingTransport{Transport: mem.New(s.main, nil)}
 	e := mustStart(t, s, func(o *Options) {
 		o.Transport = writeTap{ct, writing}
 		o.Deadlines.Tool = time.Millisecond // Grace stays its default
+		o.Clock = clock
 	})
 	_, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c", nil)
 	var de *DeadlineError
@@ -634,7 +636,8 @@ func TestDroppedRequestIsOwedUntilThePluginFallsQuiet(t *testing.T) {
 		}
 		return true // context/contribute is dropped
 	}}
-	e, ct := startOwing(t, s, grace, func(o *Options) { o.Deadlines.IdleStop = 300 * time.Millisecond })
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	e, ct := startOwing(t, s, grace, func(o *Options) { o.Deadlines.IdleStop = 300 * time.Millisecond; o.Clock = clock })
 	_, err := e.plugin.Contributions().Contributors[0].Contribute(context.Background(), sdk.Query{Prompt: "hi"})
 	var de *DeadlineError
 	if !errors.As(err, &de) || de.Method != protocol.MethodContextContribute {
@@ -650,19 +653,20 @@ func TestDroppedRequestIsOwedUntilThePluginFallsQuiet(t *testing.T) {
 		t.Fatalf("after the dropped request's deadline: %d routes, %d owed; want 0 routes and 1 owed", routes, owed)
 	}
 
-	// Busy well past the dropped request's deadline and Grace: alive.
-	busyUntil := time.Now().Add(grace + grace/2)
-	for i := 0; time.Now().Before(busyUntil); i++ {
+	// Busy well past the dropped request's deadline and Grace (a call
+	// every 100ms of the clock, for Grace and a half): alive.
+	for i := range int((grace + grace/2) / (100 * time.Millisecond)) {
 		if out, err := call(t, e.tool("plugin__t__echo"), context.Background(), fmt.Sprint("c", i), nil); err != nil || out.Text() != "echo {}" {
 			t.Fatalf("call %d while owing the dropped request: %v, %v", i, out, err)
 		}
-		<-time.After(100 * time.Millisecond)
+		clock.Advance(100 * time.Millisecond)
 	}
 	if got := e.notices.All(); len(got) != 0 || ct.count() != 1 || e.plugin.Status() != "running" {
 		t.Fatalf("answering, it was stopped: %s, %d starts, notices %v", e.plugin.Status(), ct.count(), got)
 	}
 
 	// Quiet: Grace later, wedged, not idle.
+	clock.Advance(grace)
 	n := e.notices.Next(t)
 	if !strings.Contains(n.Message, "context/contribute unanswered past its deadline, and nothing answered for 2s; stopping the wedged instance") {
 		t.Fatalf("notice = %v", n)

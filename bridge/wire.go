@@ -83,6 +83,9 @@ func (w *wire) classify(line []byte, m *message) lineKind {
 		w.hooks.skipped(line[:min(len(line), 512)], fmt.Errorf("not a JSON-RPC message: %w", err))
 		return notAMessage
 	}
+	if string(m.ID) == "null" {
+		m.ID = nil // as jsonrpc2 reads it: no id
+	}
 	switch {
 	case m.Method != "" && m.ID == nil:
 		return aNotification
