@@ -100,16 +100,16 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 }
 
 // end ends the instance, once: the first reason given is its reason, and
-// a later call changes nothing. It closes done, then fails every request
-// in flight with errEnded and the reason (nothing is sent or started
-// after), ends the instance's context, and closes its stdin, so a
-// well-behaved plugin exits; the monitor does the rest. It reports whether
-// this call ended it, and then what closing stdin could not do.
+// a later call changes nothing. The in-flight table closes done and fails
+// every request unanswered with errEnded and the reason (nothing is sent
+// or started after); then the instance's context ends and its stdin
+// closes, so a well-behaved plugin exits; the monitor does the rest. It
+// reports whether this call ended it, and then what closing stdin could
+// not do.
 func (inst *instance) end(reason error) (first bool, stdin error) {
 	inst.endOnce.Do(func() {
 		first = true
 		inst.reason = reason
-		close(inst.done)
 		inst.inFlight.close(reason)
 		inst.cancel()
 		stdin = inst.wire.stream.Close()

@@ -91,7 +91,7 @@ func (inst *instance) newPendingCall(id jsonrpc2.ID, req proxy.Request, due time
 // the wedge rule's, wedge.go), each under mu; as in jsonrpc2_v2's
 // inFlightState, one lock covers all of it.
 type inFlight struct {
-	ended <-chan struct{} // the instance's done: once closed, nothing more starts
+	ended chan struct{} // the instance's done, closed by close under mu: nothing more starts
 
 	mu    sync.Mutex                   // the one lock over all of what follows
 	byID  map[jsonrpc2.ID]*pendingCall // sent and unanswered
@@ -99,7 +99,7 @@ type inFlight struct {
 	wedge wedgeTracker
 }
 
-func (f *inFlight) init(ended <-chan struct{}, grace time.Duration, clock Clock, wedged func(string), probe func()) {
+func (f *inFlight) init(ended chan struct{}, grace time.Duration, clock Clock, wedged func(string), probe func()) {
 	f.ended = ended
 	f.byID, f.byKey = map[jsonrpc2.ID]*pendingCall{}, map[string]*pendingCall{}
 	f.wedge = wedgeTracker{grace: grace, clock: clock, wedged: wedged, probe: probe, fire: f.checkWedge, lastAnswer: clock.Now()}
@@ -221,8 +221,9 @@ func (f *inFlight) unanswered() bool {
 	return len(f.byID) > 0
 }
 
-// over reports whether the instance has ended. Checked under mu, where
-// close, which runs after the end, takes mu to fail what was entered.
+// over reports whether the instance has ended. Checked under mu, under
+// which close closes ended: what starts before it is failed or waited
+// for, and nothing starts after.
 func (f *inFlight) over() bool {
 	select {
 	case <-f.ended:
@@ -232,12 +233,14 @@ func (f *inFlight) over() bool {
 	}
 }
 
-// close is the instance's end (instance.end), with its reason: the wedge
-// watch stops, and every request unanswered fails with errEnded and the
-// reason, answered once like any other and taken out of the table. Nothing
-// is entered after it, and no handler of the plugin's requests starts.
+// close is the instance's end (instance.end), with its reason: it closes
+// the instance's done, the wedge watch stops, and every request
+// unanswered fails with errEnded and the reason, answered once like any
+// other and taken out of the table. Nothing is entered after it, and no
+// handler of the plugin's requests starts.
 func (f *inFlight) close(reason error) {
 	f.mu.Lock()
+	close(f.ended)
 	f.wedge.stop()
 	unanswered := f.byID
 	f.byID, f.byKey = map[jsonrpc2.ID]*pendingCall{}, map[string]*pendingCall{}
