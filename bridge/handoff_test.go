@@ -98,6 +98,7 @@ func newTurnsRigWith(t *testing.T, skipped func([]byte, error)) *turnsRig {
 	if g.wire.turns == nil {
 		t.Fatal("a pipe's wire does not read in turns")
 	}
+	go g.wire.run()
 	t.Cleanup(func() { w.Close(); <-g.wire.ran; r.Close() })
 	return g
 }

@@ -90,6 +90,7 @@ func (p *Plugin) newInstance(conn transport.Conn) *instance {
 		end: func(why error) { inst.end(why) },
 		log: p.opts.Log,
 	})
+	go inst.wire.run()
 	go func() {
 		inst.exitErr = conn.Wait()
 		close(inst.exited)

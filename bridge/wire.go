@@ -67,13 +67,14 @@ const (
 	neither // valid JSON, but none of the above
 )
 
+// newWire makes the wire; go run starts its reading, once its owner holds
+// it (the hooks may reach the wire as soon as a line comes).
 func newWire(conn io.ReadWriteCloser, sopts protocol.LineStreamOptions, ended <-chan struct{}, hooks wireHooks) *wire {
 	sopts.Skipped = hooks.skipped
 	w := &wire{stream: protocol.NewLineStream(conn, sopts), ended: ended, hooks: hooks, ran: make(chan struct{})}
 	if d, ok := conn.(transport.ReadDeadliner); ok {
 		w.turns = newReaderHandoff(d.SetReadDeadline)
 	}
-	go w.run()
 	return w
 }
 
