@@ -101,7 +101,8 @@ func echoOnce(b *testing.B, path string, argv []string, shepherded bool, sandbox
 // exit on the end of stdin — under bingo as its shepherd, unconfined and
 // in the default sandbox (Landlock, a user, PID, mount and network
 // namespace), alternately in the same run: a Python plugin echoing a line,
-// and the official filesystem MCP server (Node) answering initialize.
+// and the official filesystem MCP server (Node) answering initialize;
+// and cat, the sandbox's own cost.
 // Then the call latency of one running Python plugin of each kind, a line
 // there and back.
 func BenchmarkSandbox(b *testing.B) {
@@ -127,6 +128,11 @@ func BenchmarkSandbox(b *testing.B) {
 		sandbox    *shepherd.Sandbox
 	}
 	plugins := []plugin{{"python", []string{python, "-c", echo}, "ping\n", "ping\n", confine(prefix(python))}}
+	// cat starts as fast as a program can: what is left is the sandbox's
+	// own cost.
+	if cat, err := exec.LookPath("cat"); err == nil {
+		plugins = append(plugins, plugin{"cat", []string{cat}, "ping\n", "ping\n", confine()})
+	}
 	if node, err := exec.LookPath("node"); err == nil {
 		if dir, err := filepath.Abs(npmServers); err == nil {
 			if _, err := os.Stat(filepath.Join(dir, "server-filesystem", "dist", "index.js")); err == nil {
