@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -105,7 +107,9 @@ func TestUnshepherdedInstanceIsItsGroup(t *testing.T) {
 }
 
 // Wait sees what the plugin's own wait status would have been, even for a
-// signal the Go runtime of the shepherd would otherwise handle itself.
+// signal the Go runtime of the shepherd would otherwise handle itself, and
+// for a confined plugin's, whose shepherd, its PID namespace's init,
+// cannot die of one.
 func TestShepherdPassesOnTheExit(t *testing.T) {
 	needShepherd(t)
 	for _, tc := range []struct {
@@ -116,16 +120,22 @@ func TestShepherdPassesOnTheExit(t *testing.T) {
 		{"kill -USR1 $$", func(ws syscall.WaitStatus) bool { return ws.Signaled() && ws.Signal() == syscall.SIGUSR1 }},
 		{"kill -TERM $$", func(ws syscall.WaitStatus) bool { return ws.Signaled() && ws.Signal() == syscall.SIGTERM }},
 	} {
-		t.Run(tc.script, func(t *testing.T) {
-			c := start(t, Config{Command: "sh", Args: []string{"-c", tc.script}})
-			if c.lifeline == nil {
-				t.Fatal("not started under a shepherd")
-			}
-			var ee *osexec.ExitError
-			if err := c.Wait(); !errors.As(err, &ee) || !tc.check(ee.Sys().(syscall.WaitStatus)) {
-				t.Fatalf("Wait = %v", err)
-			}
-		})
+		for _, sandbox := range []*shepherd.Sandbox{nil, {Read: shepherd.SystemRead, Write: shepherd.SystemWrite}} {
+			t.Run(fmt.Sprintf("%s/confined=%v", tc.script, sandbox != nil), func(t *testing.T) {
+				c := start(t, Config{Command: "sh", Args: []string{"-c", tc.script}, Sandbox: sandbox})
+				if c.lifeline == nil {
+					t.Fatal("not started under a shepherd")
+				}
+				var ee interface{ Sys() any }
+				err := c.Wait()
+				if !errors.As(err, &ee) || !tc.check(ee.Sys().(syscall.WaitStatus)) {
+					t.Fatalf("Wait = %v", err)
+				}
+				if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() && !strings.Contains(err.Error(), "signal: "+ws.Signal().String()) {
+					t.Errorf("Wait = %v, which does not name the signal", err)
+				}
+			})
+		}
 	}
 }
 
