@@ -242,25 +242,27 @@ func around(dir, home string) (list, entries []string) {
 }
 
 // sayLessIsolated says once, at Open, which exec plugins run with less
-// than the default sandbox here, and why.
+// than the default sandbox here, and why: one notice for each reason,
+// naming the plugins it holds for.
 func (h *Host) sayLessIsolated() {
-	var names []string
-	why := ""
+	var reasons []string
+	names := map[string][]string{}
 	for _, l := range h.plugins {
 		if l.less != "" && l.err == nil {
-			names = append(names, l.m.Name)
-			why = l.less
+			if names[l.less] == nil {
+				reasons = append(reasons, l.less)
+			}
+			names[l.less] = append(names[l.less], l.m.Name)
 		}
 	}
-	if len(names) == 0 {
-		return
+	for _, why := range reasons {
+		who := "plugin " + names[why][0] + " runs"
+		if len(names[why]) > 1 {
+			who = "plugins " + strings.Join(names[why], ", ") + " run"
+		}
+		h.notice("warn", "%s with less than the default sandbox: %s; \"sandbox\": {\"require\": true} in your settings refuses to start them instead",
+			who, why)
 	}
-	who := "plugin " + names[0] + " runs"
-	if len(names) > 1 {
-		who = "plugins " + strings.Join(names, ", ") + " run"
-	}
-	h.notice("warn", "%s with less than the default sandbox: %s; \"sandbox\": {\"require\": true} in your settings refuses to start them instead",
-		who, why)
 }
 
 // egressFor starts the egress proxy through which the plugin named name
