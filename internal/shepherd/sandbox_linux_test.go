@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestSandboxEncodes(t *testing.T) {
@@ -211,5 +212,84 @@ func TestWithoutNamespaces(t *testing.T) {
 	missing := &os.PathError{Op: "fork/exec", Path: self, Err: syscall.ENOENT}
 	if _, err := WithoutNamespaces(wrap(&Sandbox{}), missing); err != missing {
 		t.Errorf("no shepherd: %v, want %v", err, missing)
+	}
+}
+
+// The end of the lifeline, which is what the host's death amounts to
+// (SIGKILL included), ends a confined program's whole tree: what left its
+// session and its group too.
+func TestConfinedTreeEndsWithTheLifeline(t *testing.T) {
+	if LandlockABI() < 1 || userNamespaces() != "" {
+		t.Skip("no Landlock or user namespaces here")
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip(err)
+	}
+	s := &Sandbox{Read: SystemRead, Write: SystemWrite}
+	script := `setsid sleep 60 & (sleep 60 &); echo ready; read x`
+	c, lifeline, child, err := Wrap(Command{Path: sh, Args: []string{"sh", "-c", script}, Env: os.Environ(), Sandbox: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(c.Path)
+	cmd.Args, cmd.Env, cmd.ExtraFiles, cmd.SysProcAttr = c.Args, c.Env, []*os.File{child}, c.Sys
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child.Close()
+	if err := Started(lifeline, sh); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("read %q, %v", line, err)
+	}
+	// The tree, as the host sees it: every process in the shepherd's PID
+	// namespace.
+	ns, err := os.Readlink("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/ns/pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := func() (pids []string) {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			if _, err := strconv.Atoi(e.Name()); err == nil {
+				if l, err := os.Readlink("/proc/" + e.Name() + "/ns/pid"); err == nil && l == ns {
+					pids = append(pids, e.Name())
+				}
+			}
+		}
+		return pids
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(tree()) < 4 && time.Now().Before(deadline) { // the shepherd, sh, two sleeps
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := tree(); len(got) < 4 {
+		t.Fatalf("the tree is %v, want the shepherd, sh and two sleeps", got)
+	}
+	lifeline.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("the shepherd outlived its lifeline")
+	}
+	for len(tree()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := tree(); len(got) > 0 {
+		t.Errorf("%v outlived the lifeline", got)
 	}
 }
