@@ -109,8 +109,8 @@ func (inst *instance) takeAnswer(id jsonrpc2.ID, r reply) bool {
 // jsonrpc2's Waiter does: ctx's error when ctx ends first, errPastDeadline
 // when due is closed first (the request's deadline; nil: none),
 // errEnded when the instance ends first, the plugin's
-// *jsonrpc2.Error when it answered with one (errOverCap, a line over the
-// cap it is read under); and ctx's error or
+// *jsonrpc2.Error when it answered with one, errOverCap when a line over
+// the cap it is read under came instead; and ctx's error or
 // errPastDeadline, whatever has arrived, when either has passed before
 // the wait begins. A request whose wait ended unanswered stays
 // registered: its late answer is still taken, and still counts as one.

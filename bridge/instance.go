@@ -274,10 +274,9 @@ var (
 )
 
 // notification handles what the plugin tells the host. It runs on
-// whichever goroutine read it, holding the reader's role, so
-// notifications are handled in wire order: a
-// stream's deltas all arrive before its answer, a call's progress before
-// its result.
+// whichever goroutine read it, holding the reader's role, so notifications
+// are handled in wire order: a stream's deltas all arrive before its
+// answer, a call's progress before its result.
 func (inst *instance) notification(method string, params json.RawMessage) {
 	p := inst.p
 	switch method {
