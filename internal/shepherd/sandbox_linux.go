@@ -37,11 +37,13 @@ import (
 // Exited reads.
 
 // sandboxKey holds the Sandbox (encode), for the shepherd; lessKey, set
-// by Wrap where the shepherd starts without a user namespace, says why,
-// for the plugin's log.
+// by WithoutNamespaces where the shepherd starts without a user
+// namespace, says why, for the plugin's log; idsKey holds the host's user
+// and group IDs, for mapSelf.
 const (
 	sandboxKey = "BINGO_SANDBOX"
 	lessKey    = "BINGO_SANDBOX_LESS"
+	idsKey     = "BINGO_SANDBOX_IDS"
 )
 
 // Linux constants the syscall package does not name.
@@ -75,14 +77,22 @@ func (s *Sandbox) proxyPort() int {
 // namespaces returns how the shepherd of a program confined to s starts
 // in namespaces of its own. Where user namespaces are refused, the start
 // fails, and WithoutNamespaces says what then.
+//
+// The clone is a vfork (CLONE_VM|CLONE_VFORK), which Go makes only
+// without a new user namespace, as for any other start: a fork would copy
+// the host's page tables, whose cost grows with its memory (12 ms for a
+// host of 300 MB here) and stalls its other threads. Go leaves the vfork
+// out there because the parent, suspended until the child executes,
+// could not write the child's ID maps; so none is given, and the
+// shepherd writes its own (mapSelf), which a process may do for its own
+// IDs.
 func namespaces(s *Sandbox) *syscall.SysProcAttr {
-	uid, gid := os.Getuid(), os.Getgid()
 	attr := &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-		// Exec keeps no capability of the namespace but these: to mount
-		// its /proc, and to bring up its loopback for the proxy.
+		Cloneflags: syscall.CLONE_VM | syscall.CLONE_VFORK |
+			syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
+		// Exec keeps no capability of the namespace but these: to write
+		// its ID maps and mount its /proc, and to bring up its loopback
+		// for the proxy.
 		AmbientCaps: []uintptr{capSysAdmin},
 	}
 	if !s.AnyNetwork() {
@@ -92,6 +102,30 @@ func namespaces(s *Sandbox) *syscall.SysProcAttr {
 		}
 	}
 	return attr
+}
+
+// mapSelf writes the shepherd's own ID maps in the user namespace it
+// starts in: its user and group IDs outside (uid and gid, which Wrap
+// passes, since inside they read as the overflow IDs until mapped) map to
+// themselves, and setgroups is refused, as the kernel requires of a
+// process mapping its own group.
+func mapSelf(uid, gid string) error {
+	for _, w := range [][2]string{
+		{"/proc/self/setgroups", "deny"},
+		{"/proc/self/gid_map", gid + " " + gid + " 1\n"},
+		{"/proc/self/uid_map", uid + " " + uid + " 1\n"},
+	} {
+		fd, err := syscall.Open(w[0], syscall.O_WRONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return &os.SyscallError{Syscall: "open " + w[0], Err: err}
+		}
+		_, err = syscall.Write(fd, []byte(w[1]))
+		_ = syscall.Close(fd)
+		if err != nil {
+			return &os.SyscallError{Syscall: "write " + w[0], Err: err}
+		}
+	}
+	return nil
 }
 
 // WithoutNamespaces returns c, the Command Wrap returned, to be started
@@ -141,8 +175,16 @@ func startConfined(path string, argv, env []string, s *Sandbox) (pid int, cleanu
 	}
 	userns := os.Getpid() == 1 // a PID namespace comes with the user namespace
 	if userns {
-		// In namespaces of its own (Wrap): /proc is made the
-		// namespace's, and the proxy's port on its loopback forwarded.
+		// In namespaces of its own (Wrap): its IDs are mapped, /proc is
+		// made the namespace's, and the proxy's port on its loopback
+		// forwarded.
+		ids := strings.Fields(os.Getenv(idsKey))
+		if len(ids) != 2 {
+			return 0, cleanup, syscall.EINVAL
+		}
+		if err := mapSelf(ids[0], ids[1]); err != nil {
+			return 0, cleanup, err
+		}
 		if err := mountProc(); err != nil {
 			if s.Require {
 				return 0, cleanup, err
@@ -159,7 +201,7 @@ func startConfined(path string, argv, env []string, s *Sandbox) (pid int, cleanu
 	} else if why, ok := os.LookupEnv(lessKey); ok {
 		_, _ = os.Stderr.WriteString("bingo: " + withoutUserns(s, why) + "\n")
 	}
-	env = unsetenv(env, lessKey)
+	env = unsetenv(unsetenv(env, lessKey), idsKey)
 	dropTerminal()
 	// Its /proc entries (environ, fd, mem, the threads') are for no one
 	// without CAP_SYS_PTRACE, which the program never has: not even those

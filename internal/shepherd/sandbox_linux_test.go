@@ -200,6 +200,12 @@ func TestWithoutNamespaces(t *testing.T) {
 		if c.Sys == nil || c.Sys.Cloneflags&syscall.CLONE_NEWPID == 0 {
 			t.Fatalf("no namespaces to start the shepherd in: %+v", c.Sys)
 		}
+		// A vfork, whose cost is not the host's memory; which a parent
+		// must not be asked to write ID maps in (it is suspended).
+		const vfork = syscall.CLONE_VM | syscall.CLONE_VFORK
+		if c.Sys.Cloneflags&vfork != vfork || c.Sys.UidMappings != nil || c.Sys.GidMappings != nil {
+			t.Fatalf("the shepherd is not started by a vfork: %+v", c.Sys)
+		}
 		return c
 	}
 	c, err := WithoutNamespaces(wrap(&Sandbox{}), refused)

@@ -46,6 +46,7 @@ func Wrap(c Command) (shepherd Command, lifeline, child *os.File, err error) {
 	if c.Sandbox != nil {
 		shepherd.Env = append(shepherd.Env, sandboxKey+"="+c.Sandbox.encode())
 		shepherd.Sys = namespaces(c.Sandbox)
+		shepherd.Env = append(shepherd.Env, idsKey+"="+string(itoa(os.Getuid(), ' '))+string(itoa(os.Getgid(), ' ')))
 	}
 	return shepherd, os.NewFile(uintptr(fds[0]), "lifeline"), os.NewFile(uintptr(fds[1]), "lifeline"), nil
 }
