@@ -367,20 +367,9 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 			bounds = h.settings.WasmCompile.Bounds()
 			budget = nil
 		}
-		// It sees its data directory read-write and its own files
-		// read-only, beside the working directory; never ~/.bingo
-		// (Private, Hide), whatever it was granted.
 		cwd := h.sandboxCwd()
 		root = cwd
-		var mounts []wasm.Mount
-		if dataDir != "" {
-			mounts = append(mounts, wasm.Mount{Dir: dataDir, Writable: true})
-		}
-		if err := Private(h.cfg.Home, m.Root); err != nil && m.Layer != manifest.LayerUser {
-			h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: "its own directory is not mounted: " + err.Error()})
-		} else {
-			mounts = append(mounts, wasm.Mount{Dir: m.Root})
-		}
+		box := h.confineWasm(m, dataDir, grant, log)
 		var slow func()
 		if h.cfg.SlowCompile != nil {
 			name := m.Name
@@ -394,7 +383,7 @@ func (h *Host) build(ctx context.Context, m *manifest.Manifest) *loaded {
 		}
 		cfg := wasm.Config{
 			Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
-			Dir: cwd, Writable: grant.Writable, Mounts: mounts, Hide: filepath.Join(h.cfg.Home, ".bingo"), MemoryLimitMiB: grant.MemoryMiB, Budget: budget, Stderr: log,
+			Dir: cwd, Writable: box.Writable, Mounts: box.Mounts, Hide: box.Hide, MemoryLimitMiB: box.MemoryLimitMiB, Budget: budget, Stderr: log,
 			InstantiateTimeout: h.settings.Deadlines.Initialize, SlowCompile: slow, SlowCompileAfter: h.cfg.SlowCompileAfter,
 			Bounds: bounds,
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/bingo/bingo-plugin-rpc/internal/egress"
 	"github.com/bingo/bingo-plugin-rpc/internal/shepherd"
 	"github.com/bingo/bingo-plugin-rpc/manifest"
+	"github.com/bingo/bingo-plugin-rpc/transport/wasm"
 )
 
 // Confinement is the sandbox one exec plugin or stdio MCP server runs
@@ -318,4 +319,68 @@ func (r *refusals) Write(p []byte) (int, error) {
 		break
 	}
 	return r.LogFile.Write(p)
+}
+
+// ConfineWasm returns the sandbox a run gives the wasm plugin m (which
+// the person trusts) with its data directory dataDir ("" for none), as
+// the part of its wasm.Config that says what it sees: Writable, Mounts,
+// Hide and MemoryLimitMiB. The caller sets the rest, the working directory
+// (Dir) included. It is what bingo plugins check runs the plugin in, so
+// that what the check passes is what runs. What is not mounted is written
+// in log and, where a notice is due, said through cfg.Notify.
+func ConfineWasm(cfg Config, s settings.Settings, m *manifest.Manifest, dataDir string, log io.Writer) wasm.Config {
+	if cfg.Notify == nil {
+		cfg.Notify = func(bridge.Notice) {}
+	}
+	h := &Host{cfg: cfg, settings: s}
+	return h.confineWasm(m, dataDir, h.grantOf(m), log)
+}
+
+// confineWasm is what a wasm plugin sees beside the working directory:
+// that read-only unless grant makes it writable, its data directory
+// read-write, its own files read-only, and the directories grant names
+// (read-only, or read-write), each at its own path; never ~/.bingo
+// (Private, and Hide), whatever it was granted; the memory grant gives.
+// WASI gives a module directories, not files, and no sockets: a granted
+// file or network is written in log as not given.
+func (h *Host) confineWasm(m *manifest.Manifest, dataDir string, grant settings.Sandbox, log io.Writer) wasm.Config {
+	c := wasm.Config{Writable: grant.Writable, MemoryLimitMiB: grant.MemoryMiB}
+	if h.cfg.Home != "" {
+		c.Hide = filepath.Join(h.cfg.Home, ".bingo")
+	}
+	if dataDir != "" {
+		c.Mounts = append(c.Mounts, wasm.Mount{Dir: dataDir, Writable: true})
+	}
+	if err := Private(h.cfg.Home, m.Root); err != nil && m.Layer != manifest.LayerUser {
+		h.cfg.Notify(bridge.Notice{Plugin: m.Name, Level: "warn", Message: "its own directory is not mounted: " + err.Error()})
+	} else {
+		c.Mounts = append(c.Mounts, wasm.Mount{Dir: m.Root})
+	}
+	if len(grant.Read)+len(grant.Write) > 0 {
+		h.sayMissing(m, log)
+	}
+	for _, g := range []struct {
+		paths    []string
+		writable bool
+	}{{grant.Read, false}, {grant.Write, true}} {
+		for _, p := range h.expandHome(g.paths) {
+			fi, err := os.Stat(p)
+			switch {
+			case err != nil:
+				// Missing: sayMissing said so.
+			case !fi.IsDir():
+				fmt.Fprintf(log, "bingo: %s is a file, and a wasm plugin is given directories only: not granted\n", p)
+			default:
+				if err := Private(h.cfg.Home, p); err != nil {
+					fmt.Fprintf(log, "bingo: %s is not granted: %v\n", p, err)
+					continue
+				}
+				c.Mounts = append(c.Mounts, wasm.Mount{Dir: p, Writable: g.writable})
+			}
+		}
+	}
+	if len(grant.Network) > 0 {
+		fmt.Fprintf(log, "bingo: a wasm plugin has no sockets, so the network it is granted (%s) gives it nothing\n", strings.Join(grant.Network, ", "))
+	}
+	return c
 }

@@ -291,18 +291,17 @@ func (c *checker) run(ctx context.Context) {
 			c.add(Warn, "signal", "a Go guest that calls signal.Notify, built with -ldflags=-s: the host cannot find its signal watcher (the name section is stripped), "+
 				"and once it waits for stdin it never reads again; build it without -s, or call signal.Notify only when runtime.GOOS is not wasip1")
 		}
-		// As the host mounts it: never ~/.bingo.
-		dir := c.opts.Cwd
-		var hide string
-		if c.opts.Home != "" {
-			hide = filepath.Join(c.opts.Home, ".bingo")
-		}
-		if err := host.Private(c.opts.Home, dir); err != nil {
+		// Confined as a run confines it, by the same grants: never
+		// ~/.bingo.
+		cfg := host.ConfineWasm(host.Config{Home: c.opts.Home, Cwd: c.opts.Cwd, Notify: c.sandboxNotice}, c.set, m, dataDir, c.stderr)
+		cfg.Dir = c.opts.Cwd
+		if err := host.Private(c.opts.Home, cfg.Dir); err != nil {
 			c.add(Warn, "sandbox", "the working directory is not mounted: %v", err)
-			dir = ""
+			cfg.Dir = ""
 		}
-		tr = wh.Transport(wasm.Config{Path: m.Entry.Wasm, Name: m.Name, Args: m.Entry.Args, Env: m.Entry.Env,
-			Dir: dir, Hide: hide, Mounts: []wasm.Mount{{Dir: dataDir, Writable: true}}, Stderr: c.stderr, InstantiateTimeout: c.dl.Initialize, Bounds: c.bounds})
+		cfg.Path, cfg.Name, cfg.Args, cfg.Env = m.Entry.Wasm, m.Name, m.Entry.Args, m.Entry.Env
+		cfg.Stderr, cfg.InstantiateTimeout, cfg.Bounds = c.stderr, c.dl.Initialize, c.bounds
+		tr = wh.Transport(cfg)
 	default:
 		// Confined as a run confines it, by the same grants (the
 		// person's sandbox.<name> and the manifest's permissions): what
