@@ -48,7 +48,7 @@ func Confine(cfg Config, s settings.Settings, m *manifest.Manifest, dataDir stri
 // confine is Confine for the host's own settings: execSandbox, with an
 // egress proxy for the hosts granted by name.
 func (h *Host) confine(m *manifest.Manifest, dataDir string, log io.Writer) (Confinement, error) {
-	c := Confinement{Sandbox: h.execSandbox(m, dataDir)}
+	c := Confinement{Sandbox: h.execSandbox(m, dataDir, log)}
 	h.sayMissing(m, log)
 	if len(c.Sandbox.Network) > 0 && !c.Sandbox.AnyNetwork() {
 		p, err := h.egressFor(m.Name, c.Sandbox.Network, log)
@@ -70,8 +70,9 @@ func (h *Host) confine(m *manifest.Manifest, dataDir string, log io.Writer) (Con
 // the working directory read-only (read-write if granted), its data
 // directory and a private temporary directory (the shepherd's) writable,
 // no network; and whatever the person's sandbox.<name> adds. Neither home
-// nor a directory holding it is ever given whole, nor ~/.bingo.
-func (h *Host) execSandbox(m *manifest.Manifest, dataDir string) *shepherd.Sandbox {
+// nor a directory holding it is ever given whole, nor ~/.bingo, whatever
+// was granted (grantPaths, which writes in log what it leaves out).
+func (h *Host) execSandbox(m *manifest.Manifest, dataDir string, log io.Writer) *shepherd.Sandbox {
 	grant := h.grantOf(m)
 	s := &shepherd.Sandbox{
 		Read:    append([]string(nil), shepherd.SystemRead...),
@@ -101,8 +102,8 @@ func (h *Host) execSandbox(m *manifest.Manifest, dataDir string) *shepherd.Sandb
 	if dataDir != "" {
 		s.Write = append(s.Write, dataDir)
 	}
-	s.Read = append(s.Read, h.expandHome(grant.Read)...)
-	s.Write = append(s.Write, h.expandHome(grant.Write)...)
+	s.Read = append(s.Read, h.grantPaths(grant.Read, log)...)
+	s.Write = append(s.Write, h.grantPaths(grant.Write, log)...)
 	if d, ok := launchers[filepath.Base(m.Entry.Command)]; ok {
 		s.Read = append(s.Read, h.expandHome(d.read)...)
 		for _, dir := range h.expandHome(d.write) {
@@ -163,6 +164,23 @@ var launchers = map[string]launcher{
 		network: []string{"pypi.org:443", "files.pythonhosted.org:443"}},
 	"uv": {read: []string{"~/.config/uv"}, write: []string{"~/.cache/uv", "~/.local/share/uv"},
 		network: []string{"pypi.org:443", "files.pythonhosted.org:443"}},
+}
+
+// grantPaths returns the granted paths, a leading "~/" read as the
+// person's home, less any that is ~/.bingo or lies inside it (Private):
+// a plugin that could read it would learn every plugin's state, and one
+// that could write it would trust a repository, whoever granted it. Each
+// left out is written in log.
+func (h *Host) grantPaths(paths []string, log io.Writer) []string {
+	var out []string
+	for _, p := range h.expandHome(paths) {
+		if err := Private(h.cfg.Home, p); err != nil {
+			fmt.Fprintf(log, "bingo: %s is not granted: %v\n", p, err)
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // expandHome returns paths with a leading "~/" read as the person's home.
@@ -363,7 +381,7 @@ func (h *Host) confineWasm(m *manifest.Manifest, dataDir string, grant settings.
 		paths    []string
 		writable bool
 	}{{grant.Read, false}, {grant.Write, true}} {
-		for _, p := range h.expandHome(g.paths) {
+		for _, p := range h.grantPaths(g.paths, log) {
 			fi, err := os.Stat(p)
 			switch {
 			case err != nil:
@@ -371,10 +389,6 @@ func (h *Host) confineWasm(m *manifest.Manifest, dataDir string, grant settings.
 			case !fi.IsDir():
 				fmt.Fprintf(log, "bingo: %s is a file, and a wasm plugin is given directories only: not granted\n", p)
 			default:
-				if err := Private(h.cfg.Home, p); err != nil {
-					fmt.Fprintf(log, "bingo: %s is not granted: %v\n", p, err)
-					continue
-				}
 				c.Mounts = append(c.Mounts, wasm.Mount{Dir: p, Writable: g.writable})
 			}
 		}
