@@ -102,8 +102,14 @@ func (h *Host) execSandbox(m *manifest.Manifest, dataDir string, log io.Writer) 
 	if dataDir != "" {
 		s.Write = append(s.Write, dataDir)
 	}
-	s.Read = append(s.Read, h.grantPaths(grant.Read, log)...)
-	s.Write = append(s.Write, h.grantPaths(grant.Write, log)...)
+	for _, g := range []struct {
+		paths []string
+		to    *[]string
+	}{{grant.Read, &s.Read}, {grant.Write, &s.Write}} {
+		paths, list := h.besideBingo(h.grantPaths(g.paths, log))
+		*g.to = append(*g.to, paths...)
+		s.List = append(s.List, list...)
+	}
 	if d, ok := launchers[filepath.Base(m.Entry.Command)]; ok {
 		s.Read = append(s.Read, h.expandHome(d.read)...)
 		for _, dir := range h.expandHome(d.write) {
@@ -181,6 +187,47 @@ func (h *Host) grantPaths(paths []string, log io.Writer) []string {
 		out = append(out, p)
 	}
 	return out
+}
+
+// besideBingo returns paths with each that holds ~/.bingo (your home, /,
+// /home) replaced by what it holds beside the way down to ~/.bingo, as it
+// is now, and the directories along that way in list (their names may be
+// read): a Landlock rule grants a directory's whole tree, and no grant may
+// reach ~/.bingo.
+func (h *Host) besideBingo(paths []string) (out, list []string) {
+	if h.cfg.Home == "" {
+		return paths, nil
+	}
+	bingo := filepath.Join(h.cfg.Home, ".bingo")
+	for _, p := range paths {
+		dir, inner, ok := holding(p, bingo)
+		if !ok {
+			out = append(out, p)
+			continue
+		}
+		l, entries := around(dir, inner)
+		list = append(list, l...)
+		for _, e := range entries {
+			if Private(h.cfg.Home, e) == nil { // not a link to it
+				out = append(out, e)
+			}
+		}
+	}
+	return out, list
+}
+
+// holding reports whether dir holds inner, by any of their spellings
+// (made absolute, or with symlinks resolved), and the two spellings that
+// show it.
+func holding(dir, inner string) (d, i string, ok bool) {
+	for _, i := range spellings(inner) {
+		for _, d := range spellings(dir) {
+			if d != i && within(i, d) {
+				return d, i, true
+			}
+		}
+	}
+	return "", "", false
 }
 
 // expandHome returns paths with a leading "~/" read as the person's home.
