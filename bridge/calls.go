@@ -320,12 +320,14 @@ func (p *Plugin) waitStream(ctx context.Context, inst *instance, req proxy.Reque
 			if pc.muted() {
 				continue
 			}
+			// The wedge rule's due time moves first, then the stream's
+			// own timer: one armed for ProviderIdle means both have moved.
+			deadline = p.opts.Deadlines.ProviderIdle
+			inst.inFlight.extend(pc, p.opts.Clock.Now().Add(deadline))
 			if !timer.Stop() {
 				<-timer.C()
 			}
-			deadline = p.opts.Deadlines.ProviderIdle
 			timer.Reset(deadline)
-			inst.inFlight.extend(pc, p.opts.Clock.Now().Add(deadline))
 		case <-timer.C():
 			stopWait()
 			<-answered

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,6 +76,22 @@ func (p *peer) notify(method string, params any) {
 func (p *peer) request(id int, method string, params any) {
 	p.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
+
+// mark sends the host a notification it does not know, which it logs as
+// ignored on the wire's reader, and returns that log line. The host takes
+// the plugin's lines one at a time, in wire order, so once the line is in
+// the log it has taken everything the plugin wrote before it (a late
+// answer, a probe's answer): a test waits for it (env.taken) before moving
+// the clock past what those should have changed. Unlike a request, whose
+// answer's write the host guards with a timer, it arms nothing.
+func (p *peer) mark() string {
+	method := fmt.Sprintf("test/mark/%d", marks.Add(1))
+	p.notify(method, nil)
+	return fmt.Sprintf("bridge: ignored notification %q\n", method)
+}
+
+// marks numbers the marks (peer.mark) of every test.
+var marks atomic.Int64
 
 // script is a scripted plugin: handle is called for each message after
 // the handshake; returning false ends the instance (a death).
@@ -149,12 +167,17 @@ func (c *countingTransport) Start(ctx context.Context) (transport.Conn, error) {
 // waits for it: Advance moves Now and fires every timer it passes at once.
 // Time also passes as it does (from now, set at the start): a timer
 // nobody advances past still fires when its duration has really passed,
-// so a test moves only the time it would otherwise sleep through.
+// so a test moves only the time it would otherwise sleep through (and
+// gives what it moves durations no test lasts).
+//
+// Moving the clock before the bridge has armed the timer it is meant to
+// fire proves nothing; waitArmed waits until it has.
 type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time // the clock's time when real was read
-	real   time.Time
-	timers map[*fakeTimer]bool
+	mu      sync.Mutex
+	now     time.Time // the clock's time when real was read
+	real    time.Time
+	timers  map[*fakeTimer]bool
+	changed chan struct{} // closed, and replaced, whenever a timer is armed
 }
 
 func (c *fakeClock) Now() time.Time {
@@ -170,9 +193,15 @@ func (c *fakeClock) nowLocked() time.Time {
 	return c.now.Add(time.Since(c.real))
 }
 
-// Advance moves the clock d ahead and fires every timer now due; an
-// AfterFunc's f has run when it returns.
-func (c *fakeClock) Advance(d time.Duration) {
+// Advance moves the clock d ahead and fires every timer now due; every
+// AfterFunc's f it fired has run when it returns.
+func (c *fakeClock) Advance(d time.Duration) { c.advance(d).Wait() }
+
+// advance moves the clock d ahead and fires every timer now due, each
+// AfterFunc's f in its own goroutine, as time.AfterFunc does (so findings
+// that come due together race as they do in real time); it returns once
+// all are under way, with what waits for them to end.
+func (c *fakeClock) advance(d time.Duration) *sync.WaitGroup {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
 	now := c.nowLocked()
@@ -183,8 +212,47 @@ func (c *fakeClock) Advance(d time.Duration) {
 		}
 	}
 	c.mu.Unlock()
+	var running sync.WaitGroup
 	for _, t := range due {
-		t.fire(t.gen())
+		gen := t.gen()
+		if t.f == nil {
+			t.fire(gen)
+			continue
+		}
+		running.Go(func() { t.fire(gen) })
+	}
+	return &running
+}
+
+// waitArmed waits until n timers are armed that were set to fire between
+// lo and hi from when they were armed, failing the test past WaitLimit.
+// A test waits for the timer the bridge arms once it has taken what it
+// should have (a call written, a delta seen), then moves the clock.
+func (c *fakeClock) waitArmed(t *testing.T, n int, lo, hi time.Duration) {
+	t.Helper()
+	limit := time.NewTimer(testutil.WaitLimit)
+	defer limit.Stop()
+	for {
+		c.mu.Lock()
+		got := 0
+		for tm := range c.timers {
+			if tm.d >= lo && tm.d <= hi {
+				got++
+			}
+		}
+		if c.changed == nil {
+			c.changed = make(chan struct{})
+		}
+		changed := c.changed
+		c.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-changed:
+		case <-limit.C:
+			t.Fatalf("%d timers armed for between %s and %s, want %d", got, lo, hi, n)
+		}
 	}
 }
 
@@ -207,7 +275,8 @@ type fakeTimer struct {
 	f     func()
 	ch    chan time.Time
 	at    time.Time
-	armed int // bumped by each Reset and Stop: a stale firing is dropped
+	d     time.Duration // what it was last armed for
+	armed int           // bumped by each Reset and Stop: a stale firing is dropped
 	real  *time.Timer
 }
 
@@ -261,11 +330,15 @@ func (t *fakeTimer) Reset(d time.Duration) bool {
 	t.c.timers[t] = true
 	t.armed++
 	gen := t.armed
-	t.at = t.c.nowLocked().Add(d)
+	t.at, t.d = t.c.nowLocked().Add(d), d
 	if t.real != nil {
 		t.real.Stop()
 	}
 	t.real = time.AfterFunc(d, func() { t.fire(gen) })
+	if t.c.changed != nil {
+		close(t.c.changed)
+		t.c.changed = nil
+	}
 	t.c.mu.Unlock()
 	return was
 }
@@ -299,6 +372,12 @@ func mustStart(t *testing.T, s script, tweak func(*Options)) *env {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// taken waits until the host has taken mark (peer.mark) and all before it.
+func (e *env) taken(mark string) {
+	e.t.Helper()
+	e.log.WaitFor(e.t, mark)
 }
 
 func (e *env) tool(name string) sdk.Tool {

@@ -192,9 +192,10 @@ func TestNoticeFloodIsSummarised(t *testing.T) {
 	}
 }
 
-// endless is a provider that streams text deltas of size bytes, one every
-// gap, until it hears provider/cancel: then it ends the stream.
-func endless(size int, gap time.Duration) script {
+// endless is a provider that streams text deltas of size bytes until it
+// hears provider/cancel: then it ends the stream. With a clock, it moves it
+// gap after each delta, taking that long to make the next.
+func endless(size int, clock *fakeClock, gap time.Duration) script {
 	decl := basicDecl()
 	decl.Providers = []protocol.ProviderDecl{{ID: "endless"}}
 	stop := make(chan struct{})
@@ -211,8 +212,11 @@ func endless(size int, gap time.Duration) script {
 					case <-stop:
 						p.reply(m, protocol.ProviderStreamResult{End: sdk.StreamEnd{StopReason: "cancelled"}})
 						return
-					case <-time.After(gap):
-						p.notify(protocol.NotifyProviderDelta, protocol.ProviderDelta{StreamID: ps.StreamID, Event: delta})
+					default:
+					}
+					p.notify(protocol.NotifyProviderDelta, protocol.ProviderDelta{StreamID: ps.StreamID, Event: delta})
+					if clock != nil {
+						clock.Advance(gap)
 					}
 				}
 			}()
@@ -253,6 +257,7 @@ func stream(t *testing.T, e *env) (delivered int, err error) {
 // its total deadline, whichever comes first, with one notice; the caller
 // has at most the cap, and the plugin goes on.
 func TestEndlessStreamIsCutOff(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1000, 0)}
 	for _, c := range []struct {
 		name   string
 		plugin script
@@ -261,18 +266,26 @@ func TestEndlessStreamIsCutOff(t *testing.T) {
 		notice string
 	}{{
 		name:   "cap",
-		plugin: endless(64<<10, 0),
+		plugin: endless(64<<10, nil, 0),
 		tweak:  func(o *Options) { o.Limits.ProviderResponseMiB = 1 },
 		err: func(err error) bool {
 			return err.Error() == "plugin t: provider/stream: the response passed 1 MiB, the cap on one response"
 		},
 		notice: "provider/stream sent more than 1 MiB; cancelled it",
 	}, {
-		name:   "total deadline",
-		plugin: endless(10, 5*time.Millisecond),
-		tweak:  func(o *Options) { o.Deadlines.ProviderTotal = 300 * time.Millisecond },
+		name: "total deadline",
+		// A delta every minute, for an hour; no other deadline comes
+		// within the hour, nor in the minutes the plugin may take to
+		// hear the cancel.
+		plugin: endless(10, clock, time.Minute),
+		tweak: func(o *Options) {
+			o.Clock = clock
+			o.Deadlines.ProviderTotal = time.Hour
+			o.Deadlines.Provider, o.Deadlines.ProviderIdle = 10*time.Hour, 10*time.Hour
+			o.Deadlines.Tool, o.Deadlines.Grace, o.Deadlines.IdleStop = 10*time.Hour, 10*time.Hour, 10*time.Hour
+		},
 		err:    func(err error) bool { return errors.Is(err, context.DeadlineExceeded) },
-		notice: "provider/stream went on past its total deadline of 300ms; cancelled it",
+		notice: "provider/stream went on past its total deadline of 1h0m0s; cancelled it",
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			e := mustStart(t, c.plugin, c.tweak)

@@ -235,42 +235,48 @@ func TestNewerCallDoesNotProtectAnOverdueOne(t *testing.T) {
 // the instance is wedged all the same, with one notice; the calls that
 // follow reach a fresh instance, and are answered.
 func TestWedgedUnderTraffic(t *testing.T) {
-	const deadline, grace = 300 * time.Millisecond, 300 * time.Millisecond
-	main := firstInstanceSilent()
+	const deadline, grace = time.Hour, time.Hour
+	const step = deadline / 3 // between two calls
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	seen := make(chan struct{})
 	e := mustStart(t, script{}, func(o *Options) {
-		o.Transport = mem.New(main, nil)
+		o.Transport = mem.New(firstInstanceSilent(seen), nil)
+		o.Clock = clock
 		o.Deadlines.Tool = deadline
 		o.Deadlines.Grace = grace
 	})
 	tl := e.tool("plugin__t__echo")
-	began := time.Now()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	answered := make(chan time.Time, 1)
+	defer e.plugin.Close() // ends the calls still waiting, if the test fails
 	for i := 0; ; i++ {
-		if time.Since(began) > deadline+grace+5*time.Second {
-			t.Fatalf("no call answered %s into steady traffic; notices %v", time.Since(began), e.notices.All())
+		wedged := len(e.notices.All()) > 0
+		if !wedged && time.Duration(i)*step > deadline+grace+step {
+			t.Fatalf("not wedged %s into steady traffic", time.Duration(i)*step)
 		}
+		answered := make(chan error, 1)
+		wg.Go(func() {
+			out, err := call(t, tl, context.Background(), fmt.Sprint("c", i), nil)
+			if err == nil && out.Text() != "echo {}" {
+				err = fmt.Errorf("answered %q", out.Text())
+			}
+			answered <- err
+		})
 		select {
-		case at := <-answered:
-			if took := at.Sub(began); took > deadline+grace+2*time.Second {
-				t.Fatalf("a call was answered again only %s after the first call, want within its deadline, Grace and 2s", took)
+		case <-seen: // written, so its deadline is counted in
+		case <-time.After(testutil.WaitLimit):
+			t.Fatalf("call %d never reached the plugin", i)
+		}
+		if wedged {
+			if err := <-answered; err != nil {
+				t.Fatalf("the call after the wedge: %v", err)
 			}
 			if n := e.notices.All(); len(n) != 1 || !strings.Contains(n[0].Message, "stopping the wedged instance") {
 				t.Fatalf("notices = %v, want the wedge's one", n)
 			}
 			return
-		default:
 		}
-		wg.Go(func() {
-			if out, err := call(t, tl, context.Background(), fmt.Sprint("c", i), nil); err == nil && out.Text() == "echo {}" {
-				select {
-				case answered <- time.Now():
-				default:
-				}
-			}
-		})
-		<-time.After(deadline / 3)
+		clock.Advance(step)
 	}
 }
 
@@ -278,76 +284,95 @@ func TestWedgedUnderTraffic(t *testing.T) {
 // is (tool/cancel), and its answer is still awaited: one that comes after
 // the cancel, within Grace, shows the instance alive.
 func TestDeadlineSendsTheCancel(t *testing.T) {
-	const deadline, grace = 200 * time.Millisecond, 500 * time.Millisecond
-	cancelled := make(chan time.Time, 1)
+	const deadline, grace = time.Hour, 2 * time.Hour
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	arrived, cancelled := make(chan struct{}, 1), make(chan string, 1)
 	var running msg // the call, answered only once cancelled
 	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
 		switch m.Method {
 		case protocol.MethodToolCall:
 			running = m
+			arrived <- struct{}{}
 		case protocol.NotifyToolCancel:
-			cancelled <- time.Now()
 			p.reply(running, protocol.ToolCallResult{Output: sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart("cancelled")}}})
+			cancelled <- p.mark()
 		}
 		return true
 	}}
 	e := mustStart(t, s, func(o *Options) {
+		o.Clock = clock
 		o.Deadlines.Tool = deadline
 		o.Deadlines.Grace = grace
+		o.Deadlines.IdleStop = 100 * grace // not what is tested
 	})
-	_, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c1", nil)
-	missed := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		_, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c1", nil)
+		done <- err
+	}()
+	<-arrived // written, so its deadline is armed
+	clock.Advance(deadline)
 	var de *DeadlineError
-	if !errors.As(err, &de) {
+	if err := <-done; !errors.As(err, &de) {
 		t.Fatalf("call = %v, want its deadline error", err)
 	}
-	cancelHeardAndAlive(t, e, cancelled, missed, grace, "tool/cancel")
+	cancelHeardAndAlive(t, e, clock, cancelled, grace, "tool/cancel")
 }
 
 // A provider stream past its deadline is cancelled as an interrupted one
 // is: the plugin hears provider/cancel, and the stream's end, if it comes,
 // is still taken.
 func TestStreamDeadlineSendsTheCancel(t *testing.T) {
-	const deadline, grace = 200 * time.Millisecond, 500 * time.Millisecond
-	cancelled := make(chan time.Time, 1)
+	const deadline, grace = time.Hour, 2 * time.Hour
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	arrived, cancelled := make(chan struct{}, 1), make(chan string, 1)
 	var running msg // the stream, ended only once cancelled
 	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
 		switch m.Method {
 		case protocol.MethodProviderStream:
 			running = m
+			arrived <- struct{}{}
 		case protocol.NotifyProviderCancel:
-			cancelled <- time.Now()
 			p.reply(running, protocol.ProviderStreamResult{End: sdk.StreamEnd{StopReason: "cancelled"}})
+			cancelled <- p.mark()
 		}
 		return true
 	}}
 	s.decl.Providers = []protocol.ProviderDecl{{ID: "p"}}
 	e := mustStart(t, s, func(o *Options) {
+		o.Clock = clock
 		o.Deadlines.Provider = deadline
+		o.Deadlines.ProviderTotal = 10 * grace
 		o.Deadlines.Grace = grace
+		o.Deadlines.IdleStop = 100 * grace // not what is tested
 	})
-	_, err := e.plugin.Contributions().Providers[0].Stream(context.Background(), sdk.ProviderRequest{}, func(sdk.StreamEvent) {})
-	missed := time.Now()
-	if !errors.Is(err, context.DeadlineExceeded) {
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.plugin.Contributions().Providers[0].Stream(context.Background(), sdk.ProviderRequest{}, func(sdk.StreamEvent) {})
+		done <- err
+	}()
+	<-arrived
+	clock.waitArmed(t, 1, deadline, deadline) // the stream's own deadline (waitStream)
+	clock.Advance(deadline)
+	if err := <-done; !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("stream = %v, want its deadline error", err)
 	}
-	cancelHeardAndAlive(t, e, cancelled, missed, grace, "provider/cancel")
+	cancelHeardAndAlive(t, e, clock, cancelled, grace, "provider/cancel")
 }
 
-// cancelHeardAndAlive checks that the plugin heard what (its cancel)
-// within a second of the deadline missed at missed, and that, having
-// answered it, it is still running without a notice two graces later.
-func cancelHeardAndAlive(t *testing.T, e *env, cancelled <-chan time.Time, missed time.Time, grace time.Duration, what string) {
+// cancelHeardAndAlive checks that the plugin heard what (its cancel) with
+// the clock still at the deadline it missed, and that, once the host has
+// taken its answer (the mark the plugin sent after it), it is still running
+// without a notice two graces later.
+func cancelHeardAndAlive(t *testing.T, e *env, clock *fakeClock, cancelled <-chan string, grace time.Duration, what string) {
 	t.Helper()
 	select {
-	case at := <-cancelled:
-		if late := at.Sub(missed); late > time.Second {
-			t.Fatalf("%s came %s after the missed deadline", what, late)
-		}
+	case mark := <-cancelled:
+		e.taken(mark)
 	case <-time.After(testutil.WaitLimit):
 		t.Fatalf("no %s after a missed deadline", what)
 	}
-	<-time.After(2 * grace)
+	clock.Advance(2 * grace)
 	if n := e.notices.All(); len(n) != 0 || e.plugin.Status() != "running" {
 		t.Fatalf("a plugin that answered after %s: %s, notices %v", what, e.plugin.Status(), n)
 	}
@@ -358,36 +383,49 @@ func cancelHeardAndAlive(t *testing.T, e *env, cancelled <-chan time.Time, misse
 // itself): the probe, sent as the deadline passes, must be answered within
 // Grace, or the instance is wedged.
 func TestProbe(t *testing.T) {
-	const deadline, grace = 200 * time.Millisecond, 300 * time.Millisecond
+	const deadline, grace = time.Hour, 2 * time.Hour
 	for _, c := range []struct {
 		name   string
 		answer bool // the probe
 	}{{"answered", true}, {"unanswered", false}} {
 		t.Run(c.name, func(t *testing.T) {
-			probes := make(chan struct{}, 8)
+			clock := &fakeClock{now: time.Unix(1000, 0)}
+			arrived, probes := make(chan struct{}, 1), make(chan struct{}, 8)
+			late, taken := make(chan struct{}), make(chan string, 1)
 			s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
 				switch m.Method {
 				case protocol.MethodToolCall:
 					// As a translator whose server is silent: an answer
 					// of its own once the call's deadline has passed.
 					go func() {
-						<-time.After(deadline + 20*time.Millisecond)
+						<-late
 						p.reply(m, protocol.ToolCallResult{Output: sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart("cancelled")}}})
+						taken <- p.mark()
 					}()
+					arrived <- struct{}{}
 				case "probe":
-					probes <- struct{}{}
 					if c.answer {
 						p.reply(m, struct{}{})
 					}
+					probes <- struct{}{}
 				}
 				return true
 			}}
 			e := mustStart(t, s, func(o *Options) {
+				o.Clock = clock
 				o.Deadlines.Tool = deadline
 				o.Deadlines.Grace = grace
+				o.Deadlines.IdleStop = 100 * grace // not what is tested
 				o.Probe = "probe"
 			})
-			if _, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c1", nil); !errors.Is(err, context.DeadlineExceeded) {
+			done := make(chan error, 1)
+			go func() {
+				_, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c1", nil)
+				done <- err
+			}()
+			<-arrived
+			clock.Advance(deadline)
+			if err := <-done; !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("call = %v, want its deadline error", err)
 			}
 			select {
@@ -395,13 +433,18 @@ func TestProbe(t *testing.T) {
 			case <-time.After(testutil.WaitLimit):
 				t.Fatal("no probe past the deadline")
 			}
+			// The call's own answer, half a Grace late: it puts off nothing.
+			clock.Advance(grace / 2)
+			close(late)
+			e.taken(<-taken)
+			clock.Advance(grace / 2)
 			if !c.answer {
-				if n := e.notices.Next(t); !strings.Contains(n.Message, "tool/call unanswered past its deadline, and nothing answered for 300ms; stopping the wedged instance") {
+				if n := e.notices.Next(t); !strings.Contains(n.Message, "tool/call unanswered past its deadline, and nothing answered for 2h0m0s; stopping the wedged instance") {
 					t.Fatalf("notice = %v", n)
 				}
 				return
 			}
-			<-time.After(3 * grace)
+			clock.Advance(3 * grace)
 			if n := e.notices.All(); len(n) != 0 || e.plugin.Status() != "running" {
 				t.Fatalf("a plugin that answered its probe: %s, notices %v", e.plugin.Status(), n)
 			}
@@ -429,15 +472,16 @@ func startOwing(t *testing.T, s script, grace time.Duration, tweak func(*Options
 // A provider stream that keeps talking is within its deadline: each delta
 // gives it ProviderIdle more, for the wedge rule too.
 func TestTalkingStreamIsNotWedged(t *testing.T) {
-	// The first delta has to beat the provider deadline on a loaded machine.
-	const provider, grace = 500 * time.Millisecond, 100 * time.Millisecond
+	const provider, grace, idle = time.Hour, time.Hour, 100 * time.Hour
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	end := make(chan struct{})
 	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
 		if m.Method == protocol.MethodProviderStream {
 			var ps protocol.ProviderStreamParams
 			json.Unmarshal(m.Params, &ps)
 			go func() {
 				p.notify(protocol.NotifyProviderDelta, protocol.ProviderDelta{StreamID: ps.StreamID, Event: sdk.StreamEvent{Kind: sdk.EventText, Text: "thinking"}})
-				<-time.After(2 * (provider + grace)) // past the first deadline and Grace, within ProviderIdle
+				<-end // past the first deadline and Grace, within ProviderIdle
 				p.reply(m, protocol.ProviderStreamResult{End: sdk.StreamEnd{StopReason: "end_turn"}})
 			}()
 		}
@@ -445,14 +489,28 @@ func TestTalkingStreamIsNotWedged(t *testing.T) {
 	}}
 	s.decl.Providers = []protocol.ProviderDecl{{ID: "p"}}
 	e := mustStart(t, s, func(o *Options) {
+		o.Clock = clock
 		o.Deadlines.Provider = provider
-		o.Deadlines.ProviderIdle = testutil.WaitLimit
+		o.Deadlines.ProviderIdle = idle
+		o.Deadlines.ProviderTotal = 2 * idle
 		o.Deadlines.Grace = grace
 	})
-	var text strings.Builder
-	end, err := e.plugin.Contributions().Providers[0].Stream(context.Background(), sdk.ProviderRequest{}, func(ev sdk.StreamEvent) { text.WriteString(ev.Text) })
-	if err != nil || end.StopReason != "end_turn" || text.String() != "thinking" {
-		t.Fatalf("stream = %+v %q, %v", end, text.String(), err)
+	type result struct {
+		end  sdk.StreamEnd
+		text string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var text strings.Builder
+		end, err := e.plugin.Contributions().Providers[0].Stream(context.Background(), sdk.ProviderRequest{}, func(ev sdk.StreamEvent) { text.WriteString(ev.Text) })
+		done <- result{end, text.String(), err}
+	}()
+	clock.waitArmed(t, 1, idle, idle) // the delta has given the stream ProviderIdle
+	clock.Advance(2 * (provider + grace))
+	close(end)
+	if r := <-done; r.err != nil || r.end.StopReason != "end_turn" || r.text != "thinking" {
+		t.Fatalf("stream = %+v %q, %v", r.end, r.text, r.err)
 	}
 	if n := e.notices.All(); len(n) != 0 {
 		t.Fatalf("notices = %v", n)
@@ -461,37 +519,57 @@ func TestTalkingStreamIsNotWedged(t *testing.T) {
 
 // However many requests find an instance wedged, it dies once: one notice.
 func TestOneNoticePerWedgedInstance(t *testing.T) {
+	const deadline, grace = time.Hour, time.Hour
 	big := json.RawMessage(`"` + strings.Repeat("x", 1<<16) + `"`)
+	const calls = 50
+	read := make(chan struct{}, calls) // the tool calls an answering plugin has read
 	for _, c := range []struct {
 		name  string
 		main  mem.Main
 		input json.RawMessage
+		reads bool // the plugin reads every call (on read)
 	}{
-		{"unanswered", script{decl: basicDecl(), handle: func(*peer, msg) bool { return true }}.main, json.RawMessage(`{}`)},
-		{"not reading", deaf, big},
+		{"unanswered", script{decl: basicDecl(), handle: func(_ *peer, m msg) bool {
+			if m.Method == protocol.MethodToolCall {
+				read <- struct{}{}
+			}
+			return true
+		}}.main, json.RawMessage(`{}`), true},
+		{"not reading", deaf, big, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			clock := &fakeClock{now: time.Unix(1000, 0)}
 			e := mustStart(t, script{}, func(o *Options) {
 				// A call that finds the instance already dead fails at once,
 				// rather than reaching (and wedging) a new one.
 				o.Transport = &startOnce{Transport: mem.New(c.main, nil)}
-				o.Deadlines.Tool = 100 * time.Millisecond
-				o.Deadlines.Grace = 100 * time.Millisecond
+				o.Clock = clock
+				o.Deadlines.Tool = deadline
+				o.Deadlines.Grace = grace
 				// A slow sink (a busy terminal) holds the first notice for
-				// Grace: every other request's verdict comes due meanwhile.
+				// Grace: every other request's verdict comes due meanwhile,
+				// each on its own goroutine, as the timers' are.
 				notify, first := o.Raise, sync.Once{}
 				o.Raise = func(n Notice) {
-					first.Do(func() { <-time.After(o.Deadlines.Grace) })
+					first.Do(func() { clock.advance(grace) })
 					notify(n)
 				}
 			})
 			tl := e.tool("plugin__t__echo")
 			var wg sync.WaitGroup
-			for i := range 50 {
+			for i := range calls {
 				wg.Go(func() {
 					tl.Call(context.Background(), sdk.ToolCall{ID: fmt.Sprint("c", i), Input: c.input}, &ui{})
 				})
 			}
+			clock.waitArmed(t, calls, deadline/2, deadline) // every call's deadline, each armed as its write begins
+			if c.reads {                                    // every call is written
+				for range calls {
+					<-read
+				}
+			}
+			clock.Advance(deadline)
+			clock.Advance(grace)
 			wg.Wait()
 			if n := e.notices.Next(t); !strings.Contains(n.Message, "wedged") {
 				t.Fatalf("notice = %v", n)
@@ -678,13 +756,20 @@ func TestDroppedRequestIsOwedUntilThePluginFallsQuiet(t *testing.T) {
 }
 
 // firstInstanceSilent is a plugin whose first instance answers nothing
-// and whose later ones echo every tool call.
-func firstInstanceSilent() mem.Main {
+// and whose later ones echo every tool call. Every tool call it reads is
+// sent on seen, if not nil.
+func firstInstanceSilent(seen chan<- struct{}) mem.Main {
 	var starts atomic.Int32
 	return func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
 		first := starts.Add(1) == 1
 		return script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
-			if m.Method == protocol.MethodToolCall && !first {
+			if m.Method != protocol.MethodToolCall {
+				return true
+			}
+			if seen != nil {
+				seen <- struct{}{}
+			}
+			if !first {
 				echoAnswer(p, m)
 			}
 			return true
@@ -723,26 +808,44 @@ func (c slowKillConn) Kill() error {
 // killed: a call that comes meanwhile starts a fresh instance and is
 // answered, however long the kill takes.
 func TestAWedgedInstanceIsNotUsedWhileItIsKilled(t *testing.T) {
-	// The deadline also bounds the second call's wait for the fresh
-	// instance's start, which a loaded machine can make slow.
-	const deadline, grace = 2 * time.Second, 200 * time.Millisecond
-	main := firstInstanceSilent()
-	tr := &slowKill{Transport: mem.New(main, nil), release: make(chan struct{})}
+	const deadline, grace = time.Hour, time.Hour
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	seen := make(chan struct{}, 2)
+	tr := &slowKill{Transport: mem.New(firstInstanceSilent(seen), nil), release: make(chan struct{})}
 	defer close(tr.release)
 	e := mustStart(t, script{}, func(o *Options) {
 		o.Transport = tr
+		o.Clock = clock
 		o.Deadlines.Tool = deadline
 		o.Deadlines.Grace = grace
 	})
 	tl := e.tool("plugin__t__echo")
-	if _, err := call(t, tl, context.Background(), "first", nil); err == nil {
+	first := make(chan error, 1)
+	go func() {
+		_, err := call(t, tl, context.Background(), "first", nil)
+		first <- err
+	}()
+	<-seen
+	// Not Advance: the wedge finding's kill, which it waits for, takes
+	// until the test ends.
+	clock.advance(deadline + grace)
+	if err := <-first; err == nil {
 		t.Fatal("the first instance answered")
 	}
 	if n := e.notices.Next(t); !strings.Contains(n.Message, "stopping the wedged instance") {
 		t.Fatalf("notice %v, want the wedge's", n)
 	}
-	out, err := call(t, tl, context.Background(), "after", nil)
-	if err != nil || out.Text() != "echo {}" {
-		t.Fatalf("a call while the wedged instance is being killed: %v %v; want a fresh instance's answer", out, err)
+	after := make(chan string, 1)
+	go func() {
+		out, err := call(t, tl, context.Background(), "after", nil)
+		after <- fmt.Sprint(out.Text(), err)
+	}()
+	select {
+	case got := <-after:
+		if got != "echo {}<nil>" {
+			t.Fatalf("a call while the wedged instance is being killed: %s; want a fresh instance's answer", got)
+		}
+	case <-time.After(testutil.WaitLimit):
+		t.Fatal("a call while the wedged instance is being killed waited for the kill")
 	}
 }
