@@ -131,21 +131,16 @@ func confine(s *Sandbox, ports []uint16) (int, error) {
 	}
 	defer syscall.Close(int(fd))
 	read := uint64(fsExecute | fsReadFile | fsReadDir)
-	for _, p := range s.Read {
-		if err := allow(int(fd), p, read&attr.handledFS); err != nil {
-			return 0, err
+	grant := func(paths []string, access uint64) {
+		for _, p := range paths {
+			if err := allow(int(fd), p, access); err != nil {
+				_, _ = os.Stderr.WriteString("bingo: the sandbox grant of " + p + " is left out: " + err.Error() + "\n")
+			}
 		}
 	}
-	for _, p := range s.Write {
-		if err := allow(int(fd), p, attr.handledFS); err != nil {
-			return 0, err
-		}
-	}
-	for _, p := range s.List {
-		if err := allow(int(fd), p, fsReadDir); err != nil {
-			return 0, err
-		}
-	}
+	grant(s.Read, read&attr.handledFS)
+	grant(s.Write, attr.handledFS)
+	grant(s.List, fsReadDir)
 	if attr.handledNet != 0 {
 		for _, port := range ports {
 			rule := netPortAttr{allowed: netConnectTCP, port: uint64(port)}
@@ -179,7 +174,7 @@ func allow(ruleset int, path string, access uint64) error {
 	rule := pathBeneathAttr{allowed: access, parentFd: int32(fd)}
 	if _, _, errno := syscall.RawSyscall6(sysLandlockAddRule, uintptr(ruleset), landlockRulePathBeneath,
 		uintptr(unsafe.Pointer(&rule)), 0, 0, 0); errno != 0 {
-		return &os.SyscallError{Syscall: "landlock_add_rule " + path, Err: errno}
+		return &os.SyscallError{Syscall: "landlock_add_rule", Err: errno}
 	}
 	return nil
 }

@@ -73,6 +73,9 @@ func run(path string, argv []string) int {
 	}
 	if err != nil {
 		cleanup()
+		if se, ok := err.(*os.SyscallError); ok {
+			err = se.Err
+		}
 		errno, ok := err.(syscall.Errno)
 		if !ok {
 			errno = syscall.EINVAL

@@ -222,8 +222,13 @@ func startConfined(path string, argv, env []string, s *Sandbox) (pid int, cleanu
 		// for anyone else).
 		_, _, _ = syscall.RawSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClearAll, 0, 0, 0, 0)
 		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetSecurebits, secbitNoroot|secbitNorootLocked, 0)
+		// Where the kernel has Landlock, a domain that could not be
+		// applied refuses the start: never a plugin that Isolation says
+		// is confined running without it. Where it has none, Isolation
+		// has said so ("none"), and the plugin runs as that says.
 		if _, err := confine(s, ports); err != nil {
-			if s.Require {
+			if s.Require || LandlockABI() >= 1 {
+				_, _ = os.Stderr.WriteString("bingo: not started: its file-system sandbox could not be applied: " + err.Error() + "\n")
 				done <- started{err: err}
 				return
 			}

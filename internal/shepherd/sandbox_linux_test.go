@@ -299,3 +299,27 @@ func TestConfinedTreeEndsWithTheLifeline(t *testing.T) {
 		t.Errorf("%v outlived the lifeline", got)
 	}
 }
+
+// A grant the kernel takes no rule for (a namespace file: EBADFD) is
+// left out, and said, and costs nothing else: the rest of the domain
+// holds.
+func TestConfinedGrantRefusedIsLeftOut(t *testing.T) {
+	if LandlockABI() < 1 {
+		t.Skip("no Landlock here")
+	}
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := &Sandbox{Read: append(slices.Clone(SystemRead), "/proc/self/ns/net"), Write: SystemWrite}
+	out, err := confined(t, s, `cat `+secret+` 2>/dev/null && echo read; echo done`)
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if strings.Contains(out, "read") || !strings.Contains(out, "done") {
+		t.Errorf("output %q: a path not granted was readable", out)
+	}
+	if !strings.Contains(out, "bingo: the sandbox grant of /proc/self/ns/net is left out: landlock_add_rule: ") {
+		t.Errorf("output %q: the grant left out is not said", out)
+	}
+}
