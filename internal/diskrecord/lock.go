@@ -27,13 +27,23 @@ func lock(path string, wait bool) (unlock func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := flock(f, wait); err != nil {
+	for {
+		f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		if err := flock(f, wait); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("cannot lock %s: %w", f.Name(), err)
+		}
+		// Whoever held it before may have removed the lock file (a
+		// pruner removing a past session's): a lock on a file no longer
+		// at the path excludes no one, so take the one there now.
+		held, err1 := f.Stat()
+		there, err2 := os.Stat(f.Name())
+		if err1 == nil && err2 == nil && os.SameFile(held, there) {
+			return func() { f.Close() }, nil
+		}
 		f.Close()
-		return nil, fmt.Errorf("cannot lock %s: %w", f.Name(), err)
 	}
-	return func() { f.Close() }, nil
 }

@@ -334,9 +334,23 @@ func (h *Handler) File() string { return h.o.Store.path(h.o.Server) }
 
 // save stores g as the grant of issuer, the one in use.
 func (h *Handler) save(issuer string, g *grant) error {
-	return h.o.Store.update(h.o.Server, h.o.URL, func(r *record) {
+	return h.o.Store.update(h.o.Server, h.o.URL, func(r *record) bool {
 		r.Current = issuer
 		r.Issuers[issuer] = g
+		return true
+	})
+}
+
+// saveRefreshed stores g, refreshed, as the grant of issuer, if the store
+// still has one: a refresh after bingo mcp logout (in another run) does
+// not bring the forgotten grant back.
+func (h *Handler) saveRefreshed(issuer string, g *grant) error {
+	return h.o.Store.update(h.o.Server, h.o.URL, func(r *record) bool {
+		if r.Issuers[issuer] == nil {
+			return false
+		}
+		r.Issuers[issuer] = g
+		return true
 	})
 }
 
@@ -365,7 +379,7 @@ func (s *savingSource) Token() (*oauth2.Token, error) {
 		s.last = tok.AccessToken
 		g := *s.g
 		g.Token = tok
-		if err := s.h.save(s.issuer, &g); err != nil && s.h.o.Say != nil {
+		if err := s.h.saveRefreshed(s.issuer, &g); err != nil && s.h.o.Say != nil {
 			s.h.o.Say(fmt.Sprintf("a refreshed token for %s was not stored: %v", s.h.o.Server, err))
 		}
 	}

@@ -108,11 +108,12 @@ func (s Store) read(server string) (*file, error) {
 }
 
 // update changes server's record for url by change (an empty record when
-// there is none), its others kept, and writes the file whole (diskrecord:
+// there is none), its others kept, and, unless change reports it changed
+// nothing, writes the file whole (diskrecord:
 // 0600, renamed over the old one), its directory made 0700. The read,
 // the change and the write hold the file's lock, so two bingo processes
 // saving grants under one name (a login beside a refresh) keep both.
-func (s Store) update(server, url string, change func(*record)) error {
+func (s Store) update(server, url string, change func(*record) bool) error {
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return err
 	}
@@ -142,7 +143,9 @@ func (s Store) update(server, url string, change func(*record)) error {
 	if r.Issuers == nil {
 		r.Issuers = map[string]*grant{}
 	}
-	change(r)
+	if !change(r) {
+		return nil
+	}
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
@@ -153,7 +156,20 @@ func (s Store) update(server, url string, change func(*record)) error {
 // Forget removes what the store keeps of server, at every URL, and
 // reports whether it kept anything.
 func (s Store) Forget(server string) (bool, error) {
-	err := os.Remove(s.path(server))
+	// Under the file's lock, so that a refresh saving at the same time
+	// (another bingo run's) does not write back what was forgotten.
+	if _, err := os.Lstat(s.path(server)); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	unlock, err := diskrecord.Lock(s.path(server))
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+	case err != nil:
+		return false, err
+	default:
+		defer unlock()
+	}
+	err = os.Remove(s.path(server))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
