@@ -28,6 +28,8 @@ const (
 	wNowait             = 0x1000000 // waitid WNOWAIT
 	sigIgn              = 1         // SIG_IGN
 	sigDfl              = 0         // SIG_DFL
+	sysCloseRange       = 436       // close_range, the same number on every port
+	closeRangeCloexec   = 1 << 2    // CLOSE_RANGE_CLOEXEC
 )
 
 func init() {
@@ -50,7 +52,10 @@ func init() {
 // plugin's exit code, or dies of the plugin's signal.
 func run(path string, argv []string) int {
 	lifeline := os.NewFile(lifelineFd, "lifeline")
-	syscall.CloseOnExec(lifelineFd) // the plugin must not hold it
+	// The plugin must hold neither the lifeline nor any descriptor the
+	// host inherited without close-on-exec (from a terminal or an IDE):
+	// Landlock does not check a descriptor already open.
+	closeOnExec()
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
 		// Linux before 3.4: the plugin still runs, and its group still
 		// ends with it, but detached processes escape.
@@ -113,6 +118,27 @@ func run(path string, argv []string) int {
 		_, _ = lifeline.Write(append([]byte{'X'}, itoa(int(status), '\n')...))
 	}
 	return exitAs(status)
+}
+
+// closeOnExec marks every descriptor from 3 up close-on-exec, so the
+// plugin starts with its stdin, stdout and stderr only; the shepherd
+// keeps them all, as it starts nothing else. close_range (Linux 5.11),
+// or where it is missing, each descriptor /proc/self/fd lists.
+func closeOnExec() {
+	if _, _, errno := syscall.RawSyscall(sysCloseRange, lifelineFd, uintptr(^uint32(0)), closeRangeCloexec); errno == 0 {
+		return
+	}
+	d, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	for _, name := range names {
+		if fd, ok := atoi(name); ok && fd >= lifelineFd {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
 
 // listen reads the host's orders on the lifeline until it ends, and

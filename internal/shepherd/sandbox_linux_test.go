@@ -323,3 +323,38 @@ func TestConfinedGrantRefusedIsLeftOut(t *testing.T) {
 		t.Errorf("output %q: the grant left out is not said", out)
 	}
 }
+
+// A descriptor the host inherited without close-on-exec (as from a
+// terminal or an IDE) does not reach the plugin, confined or not: it
+// starts with 0, 1 and 2, and whatever it opens itself.
+func TestInheritedDescriptorsStayOut(t *testing.T) {
+	leak := filepath.Join(t.TempDir(), "leak")
+	if err := os.WriteFile(leak, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := syscall.Open(leak, syscall.O_RDONLY, 0) // no O_CLOEXEC
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	for _, s := range []*Sandbox{nil, {Read: SystemRead, Write: SystemWrite}} {
+		if s != nil && LandlockABI() < 1 {
+			continue
+		}
+		out, err := confined(t, s, `ls -l /proc/self/fd`)
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			name, target, ok := strings.Cut(line, " -> ")
+			if !ok {
+				continue
+			}
+			fields := strings.Fields(name)
+			n, _ := strconv.Atoi(fields[len(fields)-1])
+			if n > 2 && !strings.HasPrefix(target, "/proc/") {
+				t.Errorf("confined %v: the plugin holds descriptor %d, %s: %s", s != nil, n, target, out)
+			}
+		}
+	}
+}
