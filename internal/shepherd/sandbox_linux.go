@@ -48,11 +48,14 @@ const (
 
 // Linux constants the syscall package does not name.
 const (
+	capSetpcap           = 8
 	capNetAdmin          = 12
 	capSysAdmin          = 21
 	prCapAmbient         = 47
 	prCapAmbientClearAll = 4
 	prSetSecurebits      = 28
+	prCapbsetDrop        = 24
+	linuxCapabilityV3    = 0x20080522
 	secbitNoroot         = 1 << 0
 	secbitNorootLocked   = 1 << 1
 	siocsifflags         = 0x8914
@@ -91,9 +94,10 @@ func namespaces(s *Sandbox) *syscall.SysProcAttr {
 		Cloneflags: syscall.CLONE_VM | syscall.CLONE_VFORK |
 			syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
 		// Exec keeps no capability of the namespace but these: to write
-		// its ID maps and mount its /proc, and to bring up its loopback
+		// its ID maps and mount its /proc, to take every capability from
+		// the program (dropCapabilities), and to bring up its loopback
 		// for the proxy.
-		AmbientCaps: []uintptr{capSysAdmin},
+		AmbientCaps: []uintptr{capSysAdmin, capSetpcap},
 	}
 	if !s.AnyNetwork() {
 		attr.Cloneflags |= syscall.CLONE_NEWNET
@@ -217,11 +221,11 @@ func startConfined(path string, argv, env []string, s *Sandbox) (pid int, cleanu
 		// domain with it, and lives while the program does, whose
 		// parent-death signal is the thread's.
 		runtime.LockOSThread()
-		// No capability of the namespace reaches the program: none
-		// ambient, and none for root either (which fails, needlessly,
-		// for anyone else).
-		_, _, _ = syscall.RawSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClearAll, 0, 0, 0, 0)
-		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetSecurebits, secbitNoroot|secbitNorootLocked, 0)
+		if err := dropCapabilities(); err != nil {
+			_, _ = os.Stderr.WriteString("bingo: not started: its capabilities could not be dropped: " + err.Error() + "\n")
+			done <- started{err: err}
+			return
+		}
 		// Where the kernel has Landlock, a domain that could not be
 		// applied refuses the start: never a plugin that Isolation says
 		// is confined running without it. Where it has none, Isolation
@@ -252,6 +256,56 @@ func startConfined(path string, argv, env []string, s *Sandbox) (pid int, cleanu
 	}()
 	r := <-done
 	return r.pid, cleanup, r.err
+}
+
+// dropCapabilities leaves the calling thread, and so the program it
+// starts, no capability: none ambient; where it may (CAP_SETPCAP: in its
+// user namespace, or bingo run as root), none in its bounding set, and
+// root's exec grants none (SECBIT_NOROOT, locked); and none permitted,
+// effective or inheritable. A program that is root in its namespace (bingo
+// run as root) would otherwise keep the capabilities the shepherd was
+// started with: no_new_privs caps what exec grants at what the thread
+// holds.
+func dropCapabilities() error {
+	prctl := func(name string, args ...uintptr) error {
+		var a [5]uintptr
+		copy(a[:], args)
+		if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, a[0], a[1], a[2], a[3], a[4], 0); errno != 0 {
+			return &os.SyscallError{Syscall: "prctl(" + name + ")", Err: errno}
+		}
+		return nil
+	}
+	// EINVAL: a kernel before 4.3, which has no ambient capabilities.
+	if err := prctl("PR_CAP_AMBIENT_CLEAR_ALL", prCapAmbient, prCapAmbientClearAll); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	hdr := struct {
+		version uint32
+		pid     int32
+	}{version: linuxCapabilityV3}
+	var data [2]struct{ effective, permitted, inheritable uint32 }
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_CAPGET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); errno != 0 {
+		return &os.SyscallError{Syscall: "capget", Err: errno}
+	}
+	if data[0].effective&(1<<capSetpcap) != 0 {
+		if err := prctl("PR_SET_SECUREBITS", prSetSecurebits, secbitNoroot|secbitNorootLocked); err != nil {
+			return err
+		}
+		for c := uintptr(0); ; c++ {
+			err := prctl("PR_CAPBSET_DROP", prCapbsetDrop, c)
+			if errors.Is(err, syscall.EINVAL) {
+				break // past the last capability the kernel knows
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	data = [2]struct{ effective, permitted, inheritable uint32 }{}
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); errno != 0 {
+		return &os.SyscallError{Syscall: "capset", Err: errno}
+	}
+	return nil
 }
 
 // mountProc gives the shepherd's mount namespace a /proc of its own PID

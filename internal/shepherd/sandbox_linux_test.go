@@ -358,3 +358,30 @@ func TestInheritedDescriptorsStayOut(t *testing.T) {
 		}
 	}
 }
+
+// A confined program has no capability, whether bingo runs as root (as
+// the tests here may) or not: none effective, permitted, inheritable or
+// ambient.
+func TestConfinedHasNoCapabilities(t *testing.T) {
+	if LandlockABI() < 1 {
+		t.Skip("no Landlock here")
+	}
+	out, err := confined(t, &Sandbox{Read: SystemRead, Write: SystemWrite}, `cat /proc/self/status`)
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	seen := 0
+	for _, line := range strings.Split(out, "\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if !ok || !strings.HasPrefix(name, "Cap") || name == "CapBnd" {
+			continue
+		}
+		seen++
+		if v, err := strconv.ParseUint(strings.TrimSpace(value), 16, 64); err != nil || v != 0 {
+			t.Errorf("%s: %s, want 0 (running as uid %d)", name, strings.TrimSpace(value), os.Getuid())
+		}
+	}
+	if seen != 4 {
+		t.Errorf("read %d capability sets, want 4: %s", seen, out)
+	}
+}
