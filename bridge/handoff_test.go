@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"os"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -54,7 +56,7 @@ func callerWait(ctx context.Context, w *wire, ch chan string) (string, error) {
 // the plugin's requests recorded as run serves them.
 type turnsRig struct {
 	wire *wire
-	w    *os.File
+	w    io.WriteCloser
 	mu   sync.Mutex
 	chs  map[string]chan string
 
@@ -71,8 +73,14 @@ func newTurnsRigWith(t *testing.T, skipped func([]byte, error)) *turnsRig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newTurnsRigOver(t, pipeConn{r}, w, skipped)
+}
+
+// newTurnsRigOver is the rig over a conn the wire reads, whose reads can be
+// interrupted, and w, which writes to it.
+func newTurnsRigOver(t *testing.T, r io.ReadWriteCloser, w io.WriteCloser, skipped func([]byte, error)) *turnsRig {
 	g := &turnsRig{w: w, chs: map[string]chan string{}, served: make(chan struct{}, 1000), ended: make(chan error, 1)}
-	g.wire = newWire(pipeConn{r}, protocol.LineStreamOptions{}, make(chan struct{}), wireHooks{
+	g.wire = newWire(r, protocol.LineStreamOptions{}, make(chan struct{}), wireHooks{
 		notify: func(method string, params json.RawMessage) {
 			g.notes = append(g.notes, string(params)) // one reader at a time: no lock
 		},
@@ -126,33 +134,42 @@ func (g *turnsRig) write(t *testing.T, line string) {
 // A line that is not a message is written to the log before anyone reads
 // the next: the caller whose answer follows it has it only once the
 // skipped line is logged. (A one-shot bingo that exits on its answer lost
-// the record of a garbage line read just before it.)
+// the record of a garbage line read just before it.) In a synctest bubble,
+// over a pipe made of channels (net.Pipe), synctest.Wait shows the caller
+// has gone as far as it can while the line is being logged: not to its
+// answer.
 func TestTurnsSkippedLineIsLoggedBeforeTheNextIsRead(t *testing.T) {
-	logging, logged := make(chan struct{}), make(chan struct{})
-	g := newTurnsRigWith(t, func([]byte, error) {
-		close(logging)
-		<-logged // a log slow to write
+	synctest.Test(t, func(t *testing.T) {
+		logging, logged := make(chan struct{}), make(chan struct{})
+		var release sync.Once
+		defer release.Do(func() { close(logged) }) // on failure too: nothing stays blocked in the bubble
+		r, w := net.Pipe()
+		g := newTurnsRigOver(t, r, w, func([]byte, error) {
+			close(logging)
+			<-logged // a log slow to write
+		})
+		ch := g.expect("c1")
+		answered := make(chan string, 1)
+		go func() {
+			a, _ := callerWait(context.Background(), g.wire, ch)
+			answered <- a
+		}()
+		go func() { // each write waits for its read
+			g.write(t, "this is not json")
+			g.write(t, `{"id":"c1","result":1}`)
+		}()
+		<-logging
+		synctest.Wait()
+		select {
+		case a := <-answered:
+			t.Fatalf("the caller had its answer %s while the line before it was still being logged", a)
+		default:
+		}
+		release.Do(func() { close(logged) })
+		if a := <-answered; a != "1" {
+			t.Fatalf("the caller's answer = %s, want 1", a)
+		}
 	})
-	ch := g.expect("c1")
-	answered := make(chan string, 1)
-	go func() {
-		a, _ := callerWait(context.Background(), g.wire, ch)
-		answered <- a
-	}()
-	g.write(t, "this is not json")
-	g.write(t, `{"id":"c1","result":1}`)
-	<-logging
-	select {
-	case a := <-answered:
-		t.Fatalf("the caller had its answer %s while the line before it was still being logged", a)
-	case <-time.After(100 * time.Millisecond):
-	}
-	close(logged)
-	select {
-	case <-answered:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the caller never had its answer")
-	}
 }
 
 // Many callers waiting at once, their answers out of order, among
