@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 	"strings"
@@ -527,32 +528,38 @@ func TestRemoteErrorIsReported(t *testing.T) {
 	}
 }
 
+// A request for any other method, an empty one included, is answered
+// with method not found.
 func TestHostAnswersOnlyServiceCall(t *testing.T) {
-	got := make(chan msg, 1)
-	s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
-		switch {
-		case m.Method == protocol.MethodToolCall:
-			p.request(5, "fs/read", map[string]any{})
-			r := <-got
-			p.reply(m, protocol.ToolCallResult{Output: sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart(r.Error.Message)}}})
-		case m.ID != nil && m.Method == "":
-			got <- m
-		}
-		return true
-	}}
-	// The reply arrives on the reader loop, so the tool answer must be sent
-	// from another goroutine.
-	s2 := script{decl: s.decl, handle: func(p *peer, m msg) bool {
-		if m.Method == protocol.MethodToolCall {
-			go s.handle(p, m)
-			return true
-		}
-		return s.handle(p, m)
-	}}
-	e := mustStart(t, s2, nil)
-	out, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c", nil)
-	if err != nil || !strings.Contains(out.Text(), "the host answers only service/call, not fs/read") {
-		t.Fatalf("%v %v", out, err)
+	for _, method := range []string{"fs/read", ""} {
+		t.Run(fmt.Sprintf("%q", method), func(t *testing.T) {
+			got := make(chan msg, 1)
+			s := script{decl: basicDecl(), handle: func(p *peer, m msg) bool {
+				switch {
+				case m.Method == protocol.MethodToolCall:
+					p.request(5, method, map[string]any{})
+					r := <-got
+					p.reply(m, protocol.ToolCallResult{Output: sdk.ToolOutput{Parts: []sdk.Part{sdk.TextPart(fmt.Sprint(r.Error.Code, " ", r.Error.Message))}}})
+				case m.ID != nil && m.Method == "":
+					got <- m
+				}
+				return true
+			}}
+			// The reply arrives on the reader loop, so the tool answer must be sent
+			// from another goroutine.
+			s2 := script{decl: s.decl, handle: func(p *peer, m msg) bool {
+				if m.Method == protocol.MethodToolCall {
+					go s.handle(p, m)
+					return true
+				}
+				return s.handle(p, m)
+			}}
+			e := mustStart(t, s2, nil)
+			out, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c", nil)
+			if want := "-32601 the host answers only service/call, not " + method; err != nil || out.Text() != want {
+				t.Fatalf("%v %v, want %q", out, err, want)
+			}
+		})
 	}
 }
 

@@ -29,11 +29,14 @@ func (inst *instance) send(id jsonrpc2.ID, req proxy.Request, deadline time.Dura
 // sendPending enters pc, for req, in the table and writes it (send).
 func (inst *instance) sendPending(pc *pendingCall, req proxy.Request, deadline time.Duration, start time.Time) error {
 	id := pc.id
+	// The timer exists before pc is in the table, where an answer (a
+	// forged one too) may find it at once and stop it.
+	pc.startTimer(deadline, start)
 	if !inst.inFlight.add(pc) {
+		pc.timer.Stop()
 		pc.endRoute()
 		return errEnded
 	}
-	pc.startTimer(deadline, start)
 	err := inst.wire.sendRequest(id, req.Method, req.Params)
 	pc.written()
 	if err != nil {

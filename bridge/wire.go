@@ -94,6 +94,10 @@ func (w *wire) classify(line []byte, m *message) lineKind {
 		return aRequest
 	case m.ID != nil && (m.Result != nil || m.Error != nil):
 		return anAnswer
+	case m.ID != nil:
+		// An id and no method, or an empty one: a request for no
+		// method, answered as one for a method the host does not serve.
+		return aRequest
 	}
 	return neither
 }
