@@ -277,7 +277,7 @@ func (c *conn) reap() {
 	// reaches only what the plugin started. (A shepherd has ended its
 	// tree before exiting; the group is empty unless it was killed.)
 	_ = c.signalGroup(syscall.SIGKILL)
-	c.cutLifeline()
+	c.closeLifeline()
 
 	if c.stderr != nil {
 		// Something outside the group (a setsid'd daemon) may still hold

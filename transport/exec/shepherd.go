@@ -61,10 +61,29 @@ func (t *Transport) startCmd(cmd *osexec.Cmd, sandbox *shepherd.Sandbox) (*osexe
 }
 
 // cutLifeline orders the shepherd to end the instance's whole tree now,
-// as the kernel does when the host dies. Idempotent.
+// as the kernel does when the host dies. Idempotent. It ends only the
+// host's writing: the shepherd of a confined instance reports the
+// program's status on the lifeline once the tree is gone (Exited), which
+// reap reads before it closes the lifeline (closeLifeline).
 func (c *conn) cutLifeline() {
+	if c.lifeline == nil {
+		return
+	}
+	c.lifelineOnce.Do(func() {
+		rc, err := c.lifeline.SyscallConn()
+		if err != nil {
+			return // closed already: the shepherd has seen its end
+		}
+		_ = rc.Control(func(fd uintptr) { _ = syscall.Shutdown(int(fd), syscall.SHUT_WR) })
+	})
+}
+
+// closeLifeline ends the lifeline, once reap has read what the shepherd
+// reported on it.
+func (c *conn) closeLifeline() {
 	if c.lifeline != nil {
-		c.lifelineOnce.Do(func() { _ = c.lifeline.Close() })
+		c.cutLifeline()
+		_ = c.lifeline.Close()
 	}
 }
 

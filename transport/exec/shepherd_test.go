@@ -11,6 +11,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -328,5 +329,29 @@ func TestLeaveHandsTheStopToTheShepherd(t *testing.T) {
 				t.Fatalf("log = %q, want the plugin's last words", b)
 			}
 		})
+	}
+}
+
+// Kill of a confined plugin is ErrKilled, as an unconfined one's is: the
+// host reads its shepherd's report of the SIGKILL before the lifeline is
+// closed.
+func TestKillConfinedIsErrKilled(t *testing.T) {
+	needShepherd(t)
+	if shepherd.LandlockABI() < 1 {
+		t.Skip("no Landlock here")
+	}
+	cfg := config(t, "ignore-term,ready,ignore-eof")
+	cfg.Sandbox = &shepherd.Sandbox{Read: append(slices.Clone(shepherd.SystemRead), filepath.Dir(cfg.Command)), Write: shepherd.SystemWrite}
+	c := start(t, cfg)
+	if got := readLine(t, bufio.NewReader(c)); got != "ready" {
+		t.Fatalf("got %q", got)
+	}
+	if err := c.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Wait()
+	var ee interface{ Sys() any }
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL || !errors.Is(err, ErrKilled) {
+		t.Fatalf("Wait = %v, want killed by SIGKILL", err)
 	}
 }
