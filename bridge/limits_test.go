@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/bingo/bingo-plugin-rpc/internal/testutil"
@@ -52,48 +53,49 @@ func flooding(n int, req func(id int) string) script {
 
 // A plugin's requests to the host run at most MaxPluginRequests at once:
 // past that the host stops reading from it until one is answered, and then
-// answers every one.
+// answers every one. In a synctest bubble (the in-memory transport's pipes
+// are channels), synctest.Wait shows the host has gone as far as it can
+// with the bound full: no further.
 func TestPluginRequestsInFlightAreBounded(t *testing.T) {
-	const n = 1000
-	var running, most atomic.Int32
-	full, release := make(chan struct{}), make(chan struct{})
-	var fullOnce sync.Once
-	router := func(ctx context.Context, _, _, _ string, _ json.RawMessage) (json.RawMessage, error) {
-		now := running.Add(1)
-		defer running.Add(-1)
-		for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 1000
+		var running, most atomic.Int32
+		full, release := make(chan struct{}), make(chan struct{})
+		var fullOnce, releaseOnce sync.Once
+		defer releaseOnce.Do(func() { close(release) }) // on failure too: nothing stays blocked in the bubble
+		router := func(ctx context.Context, _, _, _ string, _ json.RawMessage) (json.RawMessage, error) {
+			now := running.Add(1)
+			defer running.Add(-1)
+			for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
+			}
+			if now >= MaxPluginRequests {
+				fullOnce.Do(func() { close(full) })
+			}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return json.RawMessage(`{}`), nil
 		}
-		if now >= MaxPluginRequests {
-			fullOnce.Do(func() { close(full) })
+		e := mustStart(t, flooding(n, serviceCall), func(o *Options) { o.Services = router })
+		done := make(chan error, 1)
+		go func() {
+			_, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c", nil)
+			done <- err
+		}()
+		<-full
+		synctest.Wait()
+		if got := running.Load(); got != MaxPluginRequests {
+			t.Fatalf("%d of the plugin's requests running once the host could go no further; the bound is %d", got, MaxPluginRequests)
 		}
-		select {
-		case <-release:
-		case <-ctx.Done():
+		releaseOnce.Do(func() { close(release) })
+		if err := <-done; err != nil {
+			t.Fatal(err)
 		}
-		return json.RawMessage(`{}`), nil
-	}
-	e := mustStart(t, flooding(n, serviceCall), func(o *Options) { o.Services = router })
-	done := make(chan error, 1)
-	go func() {
-		_, err := call(t, e.tool("plugin__t__echo"), context.Background(), "c", nil)
-		done <- err
-	}()
-	select {
-	case <-full:
-	case <-time.After(testutil.WaitLimit):
-		t.Fatalf("only %d requests reached the host", running.Load())
-	}
-	// The one real sleep in these tests: it shows that something does not
-	// happen (a reader without the bound running past it), which takes
-	// goroutines given time to run, not a clock moved.
-	time.Sleep(50 * time.Millisecond)
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if got := most.Load(); got != MaxPluginRequests {
-		t.Fatalf("%d of the plugin's requests ran at once; the bound is %d", got, MaxPluginRequests)
-	}
+		if got := most.Load(); got != MaxPluginRequests {
+			t.Fatalf("%d of the plugin's requests ran at once; the bound is %d", got, MaxPluginRequests)
+		}
+	})
 }
 
 // A plugin that floods the host with requests and never reads the answers
