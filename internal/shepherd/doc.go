@@ -24,7 +24,8 @@
 // signal it does not depend on which thread of the host started the
 // shepherd. The group signals of the exec transport's stop sequence
 // (SIGTERM, and SIGINT or SIGHUP from a terminal) reach the shepherd too;
-// it ignores them, as they are the plugin's to act on.
+// it catches and drops every signal but SIGKILL and SIGSTOP, as they are
+// the plugin's to act on, and the plugin's own to it do nothing.
 //
 // A host about to exit hands the stop to the shepherd instead of waiting
 // for it (Hand): it closes the plugin's stdin and sends the one order the

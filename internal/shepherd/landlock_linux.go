@@ -115,6 +115,9 @@ func confine(s *Sandbox, ports []uint16) (int, error) {
 		return 0, &os.SyscallError{Syscall: "prctl(PR_SET_NO_NEW_PRIVS)", Err: errno}
 	}
 	abi := LandlockABI()
+	if s.abi > 0 && s.abi < abi {
+		abi = s.abi
+	}
 	if abi < 1 {
 		return 0, &os.SyscallError{Syscall: "landlock_create_ruleset", Err: syscall.ENOSYS}
 	}

@@ -2,6 +2,7 @@ package shepherd
 
 import (
 	"os"
+	"os/signal"
 	"sync"
 	"syscall"
 	"time"
@@ -9,10 +10,10 @@ import (
 )
 
 // This file is the shepherd's side. Its imports are kept to what package
-// os needs anyway: Go initialises packages in import-path order as soon as
-// their imports are, so with nothing more this package's init runs before
-// almost every other package of the binary, and a shepherd pays for
-// little of bingo's start-up.
+// os needs anyway, and os/signal, which needs little more: Go initialises
+// packages in import-path order as soon as their imports are, so with
+// nothing more this package's init runs before almost every other package
+// of the binary, and a shepherd pays for little of bingo's start-up.
 
 // envKey marks a process started by Wrap: its value is the program to
 // run, and argv[1:] its argv.
@@ -26,7 +27,6 @@ const (
 	prSetChildSubreaper = 36        // prctl PR_SET_CHILD_SUBREAPER
 	pAll                = 0         // waitid P_ALL
 	wNowait             = 0x1000000 // waitid WNOWAIT
-	sigIgn              = 1         // SIG_IGN
 	sigDfl              = 0         // SIG_DFL
 	sysCloseRange       = 436       // close_range, the same number on every port
 	closeRangeCloexec   = 1 << 2    // CLOSE_RANGE_CLOEXEC
@@ -56,6 +56,17 @@ func run(path string, argv []string) int {
 	// host inherited without close-on-exec (from a terminal or an IDE):
 	// Landlock does not check a descriptor already open.
 	closeOnExec()
+	// No signal sent to the shepherd ends it but SIGKILL (or stops it
+	// but SIGSTOP): the Go runtime would end it on SIGTERM, SIGINT and
+	// SIGHUP, and dump and exit on SIGQUIT, SIGABRT and a few more,
+	// skipping the end of the tree, the cleanup and the report. The group
+	// signals of the stop sequence, and a terminal's, are the plugin's to
+	// act on; and a plugin may send any signal to its shepherd, its
+	// namespace's init, where Landlock is older than ABI 6. Every one is
+	// caught and dropped, not ignored: a caught signal is back to its
+	// default across exec, so the plugin starts with the defaults, which
+	// an ignored one would not.
+	signal.Notify(make(chan os.Signal, 1))
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
 		// Linux before 3.4: the plugin still runs, and its group still
 		// ends with it, but detached processes escape.
@@ -87,14 +98,6 @@ func run(path string, argv []string) int {
 		}
 		_, _ = lifeline.Write(itoa(int(errno), '\n'))
 		return 127
-	}
-	// The group signals of the stop sequence, and a terminal's, are the
-	// plugin's to act on. Ignored only now: an ignored signal stays
-	// ignored across exec, and the plugin must start with the defaults.
-	// (Nothing sends them before the report below: the host counts the
-	// instance as started only once it has read it.)
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
-		_ = sigaction(sig, sigIgn)
 	}
 	if _, err := lifeline.Write([]byte("\n")); err != nil {
 		// The host is gone already: nothing to run the plugin for.

@@ -32,6 +32,10 @@ type Sandbox struct {
 	// Require refuses to start the program unless every mechanism of the
 	// default confinement is in force, instead of starting it with less.
 	Require bool
+
+	// abi, if not 0, is the highest Landlock ABI the shepherd uses, as
+	// on an older kernel: for this package's tests.
+	abi int
 }
 
 // AnyNetwork reports whether the sandbox lets the program reach any host.
@@ -77,6 +81,9 @@ func (s *Sandbox) encode() string {
 	}
 	if s.Require {
 		put('q', "")
+	}
+	if s.abi > 0 && s.abi < 10 {
+		put('a', string(rune('0'+s.abi)))
 	}
 	return b.String()
 }
@@ -125,6 +132,10 @@ func decodeSandbox(text string) *Sandbox {
 			s.ProxySocket = v
 		case 'q':
 			s.Require = true
+		case 'a':
+			if len(v) == 1 && v[0] > '0' && v[0] <= '9' {
+				s.abi = int(v[0] - '0')
+			}
 		}
 	}
 	return s

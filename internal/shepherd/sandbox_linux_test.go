@@ -16,7 +16,7 @@ import (
 )
 
 func TestSandboxEncodes(t *testing.T) {
-	s := &Sandbox{Read: []string{"/usr", "/a b"}, Write: []string{"/w"}, List: []string{"/l"}, Network: []string{"x:1"}, Proxy: "127.0.0.1:9", ProxySocket: "/tmp/p", Require: true}
+	s := &Sandbox{Read: []string{"/usr", "/a b"}, Write: []string{"/w"}, List: []string{"/l"}, Network: []string{"x:1"}, Proxy: "127.0.0.1:9", ProxySocket: "/tmp/p", Require: true, abi: 5}
 	if got := decodeSandbox(s.encode()); !reflect.DeepEqual(got, s) {
 		t.Errorf("decoded %+v, want %+v", got, s)
 	}
@@ -383,5 +383,33 @@ func TestConfinedHasNoCapabilities(t *testing.T) {
 	}
 	if seen != 4 {
 		t.Errorf("read %d capability sets, want 4: %s", seen, out)
+	}
+}
+
+// A signal the program sends its shepherd does nothing, where Landlock
+// (before ABI 6) does not refuse it: the shepherd, its namespace's init,
+// still passes the program's exit on and removes its TMPDIR. And an
+// unconfined program's shepherd, which is its parent, the same.
+func TestSignalsToTheShepherdDoNothing(t *testing.T) {
+	script := func(shepherd string) string {
+		return `echo "$TMPDIR"; for s in QUIT TERM HUP INT ABRT USR1 TRAP SYS; do kill -$s ` + shepherd + ` || exit 9; done; sleep 0.2; exit 3`
+	}
+	check := func(name, out string, err error) {
+		t.Helper()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+			t.Fatalf("%s: exit 3 came back as %v: %s", name, err, out)
+		}
+	}
+	out, err := confined(t, nil, script("$PPID"))
+	check("unconfined", out, err)
+	if LandlockABI() < 1 || userNamespaces() != "" {
+		t.Skip("no Landlock or user namespaces here")
+	}
+	out, err = confined(t, &Sandbox{Read: SystemRead, Write: SystemWrite, abi: 5}, script("1"))
+	check("confined, Landlock ABI 5", out, err)
+	tmp, _, _ := strings.Cut(out, "\n")
+	if _, serr := os.Stat(tmp); !strings.HasPrefix(tmp, "/") || !errors.Is(serr, os.ErrNotExist) {
+		t.Errorf("the program's TMPDIR %q is left (%v)", tmp, serr)
 	}
 }
