@@ -138,9 +138,26 @@ func mapSelf(uid, gid string) error {
 // if err is not such a refusal or c's sandbox requires them. The
 // shepherd then holds the network back by Landlock and seccomp
 // (holdSockets), not /proc.
+//
+// A refusal is EPERM (a sysctl such as unprivileged_userns_clone, a
+// container's seccomp profile, a chroot), EACCES (an LSM: AppArmor,
+// SELinux), EINVAL (a kernel built without these namespaces), or ENOSPC
+// where user.max_user_namespaces is 0. Any other error, ENOSPC past a
+// limit that is not 0 among them (which a plugin may have exhausted by
+// holding namespaces of its own), is not: the start fails with it rather
+// than give a later plugin less than its sandbox.
 func WithoutNamespaces(c Command, err error) (Command, error) {
 	var errno syscall.Errno
-	if c.Sys == nil || !errors.As(err, &errno) || errno == syscall.ENOENT {
+	if c.Sys == nil || !errors.As(err, &errno) {
+		return c, err
+	}
+	switch errno {
+	case syscall.EPERM, syscall.EACCES, syscall.EINVAL:
+	case syscall.ENOSPC:
+		if userNamespaces() == "" {
+			return c, err
+		}
+	default:
 		return c, err
 	}
 	s := decodeSandbox(getenv(c.Env, sandboxKey))

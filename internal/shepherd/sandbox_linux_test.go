@@ -219,6 +219,24 @@ func TestWithoutNamespaces(t *testing.T) {
 	if _, err := WithoutNamespaces(wrap(&Sandbox{}), missing); err != missing {
 		t.Errorf("no shepherd: %v, want %v", err, missing)
 	}
+	// An LSM's refusal, or a kernel without them, is a refusal too.
+	for _, errno := range []syscall.Errno{syscall.EACCES, syscall.EINVAL} {
+		if c, err := WithoutNamespaces(wrap(&Sandbox{}), &os.PathError{Op: "fork/exec", Path: self, Err: errno}); err != nil || c.Sys != nil {
+			t.Errorf("%v: %v, %+v: want a start without namespaces", errno, err, c.Sys)
+		}
+	}
+	// A limit reached (one a plugin may have exhausted on purpose, by
+	// holding namespaces of its own), or memory, is not: the start fails.
+	exhausted := []syscall.Errno{syscall.EAGAIN, syscall.ENOMEM, syscall.EUSERS}
+	if userNamespaces() == "" {
+		exhausted = append(exhausted, syscall.ENOSPC) // and no sysctl says 0
+	}
+	for _, errno := range exhausted {
+		failed := &os.PathError{Op: "fork/exec", Path: self, Err: errno}
+		if _, err := WithoutNamespaces(wrap(&Sandbox{}), failed); err != failed {
+			t.Errorf("%v: %v, want the start to fail with it", errno, err)
+		}
+	}
 }
 
 // The end of the lifeline, which is what the host's death amounts to
