@@ -50,6 +50,7 @@ const (
 const (
 	capSetpcap           = 8
 	capNetAdmin          = 12
+	capSysResource       = 24
 	capSysAdmin          = 21
 	prCapAmbient         = 47
 	prCapAmbientClearAll = 4
@@ -95,9 +96,9 @@ func namespaces(s *Sandbox) *syscall.SysProcAttr {
 			syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
 		// Exec keeps no capability of the namespace but these: to write
 		// its ID maps and mount its /proc, to take every capability from
-		// the program (dropCapabilities), and to bring up its loopback
-		// for the proxy.
-		AmbientCaps: []uintptr{capSysAdmin, capSetpcap},
+		// the program (dropCapabilities), to refuse it user namespaces
+		// (noNestedUserns), and to bring up its loopback for the proxy.
+		AmbientCaps: []uintptr{capSysAdmin, capSetpcap, capSysResource},
 	}
 	if !s.AnyNetwork() {
 		attr.Cloneflags |= syscall.CLONE_NEWNET
@@ -212,6 +213,12 @@ func startConfined(path string, argv, env []string, s *Sandbox) (pid int, cleanu
 			}
 			_, _ = os.Stderr.WriteString("bingo: /proc is the machine's (" + err.Error() + "): other processes' command lines and status are visible to the plugin\n")
 		}
+		if err := noNestedUserns(); err != nil {
+			if s.Require {
+				return 0, cleanup, err
+			}
+			_, _ = os.Stderr.WriteString("bingo: the plugin may make user namespaces of its own (" + err.Error() + ")\n")
+		}
 		if port != 0 && !s.AnyNetwork() {
 			l, err := listenForProxy(port)
 			if err != nil {
@@ -321,6 +328,24 @@ func dropCapabilities() error {
 	data = [2]struct{ effective, permitted, inheritable uint32 }{}
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); errno != 0 {
 		return &os.SyscallError{Syscall: "capset", Err: errno}
+	}
+	return nil
+}
+
+// noNestedUserns sets user.max_user_namespaces to 0 in the shepherd's
+// user namespace, whose limit is its own (and binds every namespace made
+// in it): the program can make no user namespace, so none of the
+// capabilities one would give it, nor a share of the person's count of
+// them to hold, which a later plugin's start would then be refused.
+func noNestedUserns() error {
+	const path = "/proc/sys/user/max_user_namespaces"
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.SyscallError{Syscall: "open " + path, Err: err}
+	}
+	defer syscall.Close(fd)
+	if _, err := syscall.Write(fd, []byte("0\n")); err != nil {
+		return &os.SyscallError{Syscall: "write " + path, Err: err}
 	}
 	return nil
 }

@@ -431,3 +431,27 @@ func TestSignalsToTheShepherdDoNothing(t *testing.T) {
 		t.Errorf("the program's TMPDIR %q is left (%v)", tmp, serr)
 	}
 }
+
+// A confined program can make no user namespace of its own: not to gain
+// the capabilities one gives, nor to hold a share of the person's count
+// of them.
+func TestConfinedMakesNoUserNamespace(t *testing.T) {
+	if LandlockABI() < 1 || userNamespaces() != "" {
+		t.Skip("no Landlock or user namespaces here")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip(err)
+	}
+	// Outside, it can: the test would prove nothing otherwise.
+	if out, err := exec.Command(unshare, "-U", "true").CombinedOutput(); err != nil {
+		t.Skipf("unshare -U fails here too: %v: %s", err, out)
+	}
+	out, err := confined(t, &Sandbox{Read: SystemRead, Write: SystemWrite}, `cat /proc/sys/user/max_user_namespaces; if unshare -U true; then echo made; fi`)
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if strings.Contains(out, "made") || !strings.HasPrefix(out, "0\n") {
+		t.Errorf("output %q: the program made a user namespace", out)
+	}
+}
