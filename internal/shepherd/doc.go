@@ -45,17 +45,16 @@
 //
 // A Command with a Sandbox is started confined (sandbox_linux.go): its
 // shepherd starts in a user, PID, mount and network namespace of its own,
-// as that PID namespace's init, mounts the namespace's /proc, and starts
-// the program from a thread it has confined by Landlock and no_new_privs.
-// Where user namespaces are refused, that thread adds a seccomp filter of
-// sockets to Landlock instead (seccomp_linux.go).
+// as that PID namespace's init, mounts its /proc, and starts the program
+// from a thread confined by Landlock (a domain it cannot apply refuses
+// the start) and no_new_privs, with no capability and no user namespace
+// to make. Where user namespaces are refused, that thread adds a seccomp
+// filter of sockets (seccomp_linux.go). Any plugin starts with 0, 1, 2.
 //
 // What is outside its reach: a plugin not confined runs as the person, so
-// it can kill its own shepherd on purpose (its orphans then go to init) or keep it
+// it can kill its own shepherd (its orphans then go to init) or keep it
 // stopped (the exec transport sends SIGCONT with the end of the lifeline,
-// and kills a shepherd it still finds stopped with its group), and a
-// process
-// it has another service start (systemd-run, at, a daemon it talks to) was
-// never in its tree. Only a cgroup or a container holds those, and neither
-// is writable everywhere bingo runs.
+// and kills a shepherd it still finds stopped with its group), and what
+// it has another service start (systemd-run, at, a daemon) was never in
+// its tree: only a cgroup or a container holds those.
 package shepherd

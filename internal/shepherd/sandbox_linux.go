@@ -18,8 +18,9 @@ import (
 // SIGTERM would not end a Python script). It mounts the namespace's
 // /proc over /proc (mountProc), lets go of the controlling terminal
 // (dropTerminal: /dev/tty opens nothing), and starts the program from a
-// thread of its own that it has confined first (confine: Landlock and
-// no_new_privs), so the program starts inside the domain and every
+// thread of its own that it has confined first (dropCapabilities, then
+// confine: Landlock and no_new_privs), so the program starts inside the
+// domain with no capability, and every
 // process it starts inherits it, while the shepherd's other threads stay
 // outside: Landlock binds the thread that asks, and the Go runtime
 // starts no thread from one a goroutine has locked. They read /proc to
