@@ -7,12 +7,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 func TestSandboxEncodes(t *testing.T) {
@@ -453,5 +455,70 @@ func TestConfinedMakesNoUserNamespace(t *testing.T) {
 	}
 	if strings.Contains(out, "made") || !strings.HasPrefix(out, "0\n") {
 		t.Errorf("output %q: the program made a user namespace", out)
+	}
+}
+
+// Where the kernel has Landlock but the domain cannot be applied, the
+// program does not start, rather than start with no file confinement:
+// here because the host is in Landlock's most nested domains already (16:
+// one more is E2BIG).
+func TestConfinedUnappliedRefusesTheStart(t *testing.T) {
+	abi := LandlockABI()
+	if abi < 1 {
+		t.Skip("no Landlock here")
+	}
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// This goroutine's thread, which starts the shepherd, is nested;
+		// locked for good, it ends with the goroutine.
+		runtime.LockOSThread()
+		if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); errno != 0 {
+			done <- result{err: errno}
+			return
+		}
+		for range 16 { // LANDLOCK_MAX_NUM_LAYERS, each granting every right on /
+			attr := rulesetAttr{handledFS: handledFS(abi)}
+			fd, _, errno := syscall.RawSyscall(sysLandlockCreateRuleset, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+			if errno != 0 {
+				done <- result{err: errno}
+				return
+			}
+			err := allow(int(fd), "/", attr.handledFS)
+			if err == nil {
+				if _, _, errno := syscall.RawSyscall(sysLandlockRestrictSelf, fd, 0, 0); errno != 0 {
+					err = errno
+				}
+			}
+			_ = syscall.Close(int(fd))
+			if err != nil {
+				done <- result{err: err}
+				return
+			}
+		}
+		var out strings.Builder
+		c, lifeline, child, err := Wrap(Command{Path: "/bin/sh", Args: []string{"sh", "-c", "echo ran"}, Env: os.Environ(), Sandbox: &Sandbox{Read: SystemRead, Write: SystemWrite}})
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer lifeline.Close()
+		cmd := exec.Command(c.Path)
+		cmd.Args, cmd.Env, cmd.ExtraFiles, cmd.SysProcAttr = c.Args, c.Env, []*os.File{child}, c.Sys
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err = cmd.Start()
+		child.Close()
+		if err == nil {
+			err = Started(lifeline, "/bin/sh")
+			_ = cmd.Wait()
+		}
+		done <- result{out.String(), err}
+	}()
+	r := <-done
+	if r.err == nil || !strings.Contains(r.out, "bingo: not started: its file-system sandbox could not be applied: landlock_restrict_self: ") || strings.Contains(r.out, "ran") {
+		t.Errorf("a domain that cannot be applied: %v: %q, want no start, and why in the log", r.err, r.out)
 	}
 }
