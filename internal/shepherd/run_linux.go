@@ -131,6 +131,11 @@ func closeOnExec() {
 	if _, _, errno := syscall.RawSyscall(sysCloseRange, lifelineFd, uintptr(^uint32(0)), closeRangeCloexec); errno == 0 {
 		return
 	}
+	closeOnExecListed()
+}
+
+// closeOnExecListed is closeOnExec where close_range is missing.
+func closeOnExecListed() {
 	d, err := os.Open("/proc/self/fd")
 	if err != nil {
 		return

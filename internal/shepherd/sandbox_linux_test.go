@@ -522,3 +522,18 @@ func TestConfinedUnappliedRefusesTheStart(t *testing.T) {
 		t.Errorf("a domain that cannot be applied: %v: %q, want no start, and why in the log", r.err, r.out)
 	}
 }
+
+// Where close_range is missing, every descriptor /proc/self/fd lists from
+// 3 up is marked close-on-exec all the same.
+func TestCloseOnExecListed(t *testing.T) {
+	fd, err := syscall.Open(os.DevNull, syscall.O_RDONLY, 0) // no O_CLOEXEC
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	closeOnExecListed()
+	flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)
+	if errno != 0 || flags&syscall.FD_CLOEXEC == 0 {
+		t.Errorf("descriptor %d: flags %#x (%v), want FD_CLOEXEC", fd, flags, errno)
+	}
+}
