@@ -48,15 +48,17 @@ func (p *peer) read() (msg, error) {
 	return m, json.Unmarshal(line, &m)
 }
 
-func (p *peer) raw(s string) {
+// raw writes one line; its error is the host's end having gone.
+func (p *peer) raw(s string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	io.WriteString(p.out, s+"\n")
+	_, err := io.WriteString(p.out, s+"\n")
+	return err
 }
 
-func (p *peer) send(v any) {
+func (p *peer) send(v any) error {
 	b, _ := json.Marshal(v)
-	p.raw(string(b))
+	return p.raw(string(b))
 }
 
 func (p *peer) reply(m msg, result any) {
@@ -67,8 +69,8 @@ func (p *peer) replyErr(m msg, code int, message string) {
 	p.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": code, "message": message}})
 }
 
-func (p *peer) notify(method string, params any) {
-	p.send(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+func (p *peer) notify(method string, params any) error {
+	return p.send(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
 }
 
 // call sends a request from the plugin to the host and waits for its answer
@@ -230,6 +232,14 @@ func (c *fakeClock) advance(d time.Duration) *sync.WaitGroup {
 // should have (a call written, a delta seen), then moves the clock.
 func (c *fakeClock) waitArmed(t *testing.T, n int, lo, hi time.Duration) {
 	t.Helper()
+	if got := c.whenArmed(n, lo, hi); got < n {
+		t.Fatalf("%d timers armed for between %s and %s, want %d", got, lo, hi, n)
+	}
+}
+
+// whenArmed is waitArmed for a goroutine other than the test's: it
+// returns how many such timers are armed, fewer than n past WaitLimit.
+func (c *fakeClock) whenArmed(n int, lo, hi time.Duration) int {
 	limit := time.NewTimer(testutil.WaitLimit)
 	defer limit.Stop()
 	for {
@@ -246,12 +256,12 @@ func (c *fakeClock) waitArmed(t *testing.T, n int, lo, hi time.Duration) {
 		changed := c.changed
 		c.mu.Unlock()
 		if got >= n {
-			return
+			return got
 		}
 		select {
 		case <-changed:
 		case <-limit.C:
-			t.Fatalf("%d timers armed for between %s and %s, want %d", got, lo, hi, n)
+			return got
 		}
 	}
 }

@@ -195,9 +195,9 @@ func TestNoticeFloodIsSummarised(t *testing.T) {
 }
 
 // endless is a provider that streams text deltas of size bytes until it
-// hears provider/cancel: then it ends the stream. With a clock, it moves it
-// gap after each delta, taking that long to make the next.
-func endless(size int, clock *fakeClock, gap time.Duration) script {
+// hears provider/cancel: then it ends the stream. With pace, its deltas
+// take time.
+func endless(size int, pace *pacing) script {
 	decl := basicDecl()
 	decl.Providers = []protocol.ProviderDecl{{ID: "endless"}}
 	stop := make(chan struct{})
@@ -209,6 +209,10 @@ func endless(size int, clock *fakeClock, gap time.Duration) script {
 			var ps protocol.ProviderStreamParams
 			json.Unmarshal(m.Params, &ps)
 			go func() {
+				if pace != nil && pace.clock.whenArmed(1, pace.total, pace.total) == 0 {
+					return // the stream never began its wait: the test fails on it
+				}
+				var moved time.Duration
 				for {
 					select {
 					case <-stop:
@@ -216,9 +220,12 @@ func endless(size int, clock *fakeClock, gap time.Duration) script {
 						return
 					default:
 					}
-					p.notify(protocol.NotifyProviderDelta, protocol.ProviderDelta{StreamID: ps.StreamID, Event: delta})
-					if clock != nil {
-						clock.Advance(gap)
+					if p.notify(protocol.NotifyProviderDelta, protocol.ProviderDelta{StreamID: ps.StreamID, Event: delta}) != nil {
+						return // the instance has ended
+					}
+					if pace != nil && moved <= pace.total {
+						pace.clock.Advance(pace.gap)
+						moved += pace.gap
 					}
 				}
 			}()
@@ -229,6 +236,16 @@ func endless(size int, clock *fakeClock, gap time.Duration) script {
 		}
 		return true
 	}}
+}
+
+// pacing is how endless takes time: from when the stream's total deadline
+// (total, Deadlines.ProviderTotal) is armed, it moves clock gap after each
+// delta, taking that long to make the next, until it has moved it past
+// total; then its deltas take no time, while the host catches up with the
+// time it made pass.
+type pacing struct {
+	clock      *fakeClock
+	gap, total time.Duration
 }
 
 // stream runs the plugin's one provider and returns what reached the
@@ -268,7 +285,7 @@ func TestEndlessStreamIsCutOff(t *testing.T) {
 		notice string
 	}{{
 		name:   "cap",
-		plugin: endless(64<<10, nil, 0),
+		plugin: endless(64<<10, nil),
 		tweak:  func(o *Options) { o.Limits.ProviderResponseMiB = 1 },
 		err: func(err error) bool {
 			return err.Error() == "plugin t: provider/stream: the response passed 1 MiB, the cap on one response"
@@ -276,10 +293,9 @@ func TestEndlessStreamIsCutOff(t *testing.T) {
 		notice: "provider/stream sent more than 1 MiB; cancelled it",
 	}, {
 		name: "total deadline",
-		// A delta every minute, for an hour; no other deadline comes
-		// within the hour, nor in the minutes the plugin may take to
-		// hear the cancel.
-		plugin: endless(10, clock, time.Minute),
+		// A delta every minute, for an hour and a minute; no other
+		// deadline comes within that.
+		plugin: endless(10, &pacing{clock: clock, gap: time.Minute, total: time.Hour}),
 		tweak: func(o *Options) {
 			o.Clock = clock
 			o.Deadlines.ProviderTotal = time.Hour
@@ -293,7 +309,7 @@ func TestEndlessStreamIsCutOff(t *testing.T) {
 			e := mustStart(t, c.plugin, c.tweak)
 			delivered, err := stream(t, e)
 			if err == nil || !c.err(err) {
-				t.Fatalf("err = %v", err)
+				t.Fatalf("err = %v; notices %v; log:\n%s", err, e.notices.All(), e.log.String())
 			}
 			if delivered > 1<<20 {
 				t.Errorf("%d bytes reached the caller past the 1 MiB cap", delivered)
