@@ -569,6 +569,9 @@ func TestOneNoticePerWedgedInstance(t *testing.T) {
 				}
 			}
 			clock.Advance(deadline)
+			if c.reads {
+				wg.Wait() // every call has heard its deadline, and sent its cancel
+			}
 			clock.Advance(grace)
 			wg.Wait()
 			if n := e.notices.Next(t); !strings.Contains(n.Message, "wedged") {
