@@ -165,6 +165,14 @@ func setup(example string) func(*testscript.Env) error {
 			return err
 		}
 		e.Setenv("HOME", home)
+		// Where a script's plugins leave marks: made before any starts,
+		// since $WORK holds home, and a grant of / gives of it only what
+		// is there at start (it never reaches ~/.bingo).
+		marks := filepath.Join(e.WorkDir, "marks")
+		if err := os.Mkdir(marks, 0o755); err != nil {
+			return err
+		}
+		e.Setenv("MARKS", marks)
 		e.Setenv("PATH", binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 		e.Setenv("EXAMPLES", examples)
 		e.Setenv("PLUGIN_SRC", filepath.Join(examples, example))
