@@ -33,10 +33,7 @@ func TestSandboxEncodes(t *testing.T) {
 // its output and error.
 func confined(t *testing.T, s *Sandbox, script string) (string, error) {
 	t.Helper()
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip(err)
-	}
+	sh := lookPath(t, "sh")
 	c, lifeline, child, err := Wrap(Command{Path: sh, Args: []string{"sh", "-c", script}, Env: os.Environ(), Sandbox: s})
 	if err != nil {
 		t.Fatal(err)
@@ -105,9 +102,7 @@ func TestConfined(t *testing.T) {
 // the shepherd passes its exit, or the signal that ended it, on as the
 // program's.
 func TestConfinedProcAndStatus(t *testing.T) {
-	if LandlockABI() < 1 || userNamespaces() != "" {
-		t.Skip("no Landlock or user namespaces here")
-	}
+	needConfinement(t)
 	s := &Sandbox{Read: []string{"/usr", "/bin", "/lib", "/lib64", "/etc", "/proc"}, Write: []string{"/dev/null"}}
 	mine := strconv.Itoa(os.Getpid())
 	out, err := confined(t, s, `ls /proc; exit 3`)
@@ -135,13 +130,8 @@ func TestConfinedProcAndStatus(t *testing.T) {
 // namespace and the program's parent: one process, one Go start, stands
 // between the host and the program.
 func TestConfinedShepherdIsInit(t *testing.T) {
-	if LandlockABI() < 1 || userNamespaces() != "" {
-		t.Skip("no Landlock or user namespaces here")
-	}
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip(err)
-	}
+	needConfinement(t)
+	sh := lookPath(t, "sh")
 	s := &Sandbox{Read: []string{"/usr", "/bin", "/lib", "/lib64", "/etc", "/proc"}, Write: []string{"/dev/null"}}
 	c, lifeline, child, err := Wrap(Command{Path: sh, Args: []string{"sh", "-c", "echo $PPID; read x"}, Env: os.Environ(), Sandbox: s})
 	if err != nil {
@@ -245,13 +235,8 @@ func TestWithoutNamespaces(t *testing.T) {
 // (SIGKILL included), ends a confined program's whole tree: what left its
 // session and its group too.
 func TestConfinedTreeEndsWithTheLifeline(t *testing.T) {
-	if LandlockABI() < 1 || userNamespaces() != "" {
-		t.Skip("no Landlock or user namespaces here")
-	}
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip(err)
-	}
+	needConfinement(t)
+	sh := lookPath(t, "sh")
 	s := &Sandbox{Read: SystemRead, Write: SystemWrite}
 	script := `setsid sleep 60 & (sleep 60 &); echo ready; read x`
 	c, lifeline, child, err := Wrap(Command{Path: sh, Args: []string{"sh", "-c", script}, Env: os.Environ(), Sandbox: s})
@@ -423,9 +408,7 @@ func TestSignalsToTheShepherdDoNothing(t *testing.T) {
 	}
 	out, err := confined(t, nil, script("$PPID"))
 	check("unconfined", out, err)
-	if LandlockABI() < 1 || userNamespaces() != "" {
-		t.Skip("no Landlock or user namespaces here")
-	}
+	needConfinement(t)
 	out, err = confined(t, &Sandbox{Read: SystemRead, Write: SystemWrite, abi: 5}, script("1"))
 	check("confined, Landlock ABI 5", out, err)
 	tmp, _, _ := strings.Cut(out, "\n")
@@ -438,13 +421,8 @@ func TestSignalsToTheShepherdDoNothing(t *testing.T) {
 // the capabilities one gives, nor to hold a share of the person's count
 // of them.
 func TestConfinedMakesNoUserNamespace(t *testing.T) {
-	if LandlockABI() < 1 || userNamespaces() != "" {
-		t.Skip("no Landlock or user namespaces here")
-	}
-	unshare, err := exec.LookPath("unshare")
-	if err != nil {
-		t.Skip(err)
-	}
+	needConfinement(t)
+	unshare := lookPath(t, "unshare")
 	// Outside, it can: the test would prove nothing otherwise.
 	if out, err := exec.Command(unshare, "-U", "true").CombinedOutput(); err != nil {
 		t.Skipf("unshare -U fails here too: %v: %s", err, out)
@@ -536,4 +514,23 @@ func TestCloseOnExecListed(t *testing.T) {
 	if errno != 0 || flags&syscall.FD_CLOEXEC == 0 {
 		t.Errorf("descriptor %d: flags %#x (%v), want FD_CLOEXEC", fd, flags, errno)
 	}
+}
+
+// needConfinement skips a test where a program cannot be confined fully:
+// no Landlock, or no user namespaces.
+func needConfinement(t *testing.T) {
+	t.Helper()
+	if LandlockABI() < 1 || userNamespaces() != "" {
+		t.Skip("no Landlock or user namespaces here")
+	}
+}
+
+// lookPath is the program name on PATH, or skips the test without it.
+func lookPath(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Skip(err)
+	}
+	return p
 }
